@@ -1,0 +1,54 @@
+package ids_test
+
+import (
+	"testing"
+
+	"github.com/vitolahq/vitola/ids"
+)
+
+func TestNewIsPrefixedAndUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		id := ids.New(ids.Cigar)
+		if !ids.Valid(id, ids.Cigar) {
+			t.Fatalf("New(cig) = %q, not a valid cigar ID", id)
+		}
+		if seen[id] {
+			t.Fatalf("duplicate ID %q", id)
+		}
+		seen[id] = true
+	}
+}
+
+func TestDeriveIsStable(t *testing.T) {
+	a, b := ids.Derive(ids.Brand, "Padrón"), ids.Derive(ids.Brand, "Padrón")
+	if a != b {
+		t.Fatalf("Derive not stable: %q vs %q", a, b)
+	}
+	if a == ids.Derive(ids.Brand, "Padron") || a == ids.Derive(ids.Cigar, "Padrón") {
+		t.Fatal("Derive collides across keys or prefixes")
+	}
+}
+
+func TestPrefix(t *testing.T) {
+	tests := []struct {
+		id     string
+		prefix string
+		ok     bool
+	}{
+		{ids.Derive(ids.Venue, "x"), ids.Venue, true},
+		{"ven_", "", false},
+		{"ven_0123456789abcdef", "ven", true},
+		{"ven_0123456789abcdeu", "", false}, // u is not in the alphabet
+		{"ven_0123456789ABCDEF", "", false},
+		{"nounderscore", "", false},
+		{"_0123456789abcdef", "", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		p, ok := ids.Prefix(tt.id)
+		if p != tt.prefix || ok != tt.ok {
+			t.Errorf("Prefix(%q) = %q, %v; want %q, %v", tt.id, p, ok, tt.prefix, tt.ok)
+		}
+	}
+}

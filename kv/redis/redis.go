@@ -1,0 +1,87 @@
+// Package redis is the kv.Store shared by replicas, on go-redis. Every key is put
+// under a prefix so that deployments (and test packages) can share one server.
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/vitolahq/vitola/kv"
+)
+
+// Store implements kv.Store.
+type Store struct {
+	client *goredis.Client
+	prefix string
+}
+
+var _ kv.Store = (*Store)(nil)
+
+// Open connects to the server at url (redis://…) and checks it answers.
+func Open(ctx context.Context, url, prefix string) (*Store, error) {
+	opts, err := goredis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse REDIS_URL: %w", err)
+	}
+	c := goredis.NewClient(opts)
+	s := &Store{client: c, prefix: prefix}
+	if err := s.Ping(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("connect to Redis: %w", err)
+	}
+	return s, nil
+}
+
+func (s *Store) k(key string) string { return s.prefix + key }
+
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	b, err := s.client.Get(ctx, s.k(key)).Bytes()
+	if errors.Is(err, goredis.Nil) {
+		return nil, kv.ErrNotFound
+	}
+	return b, err
+}
+
+func (s *Store) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	return s.client.Set(ctx, s.k(key), value, ttl).Err()
+}
+
+func (s *Store) SetNX(ctx context.Context, key string, value []byte, ttl time.Duration) (bool, error) {
+	err := s.client.SetArgs(ctx, s.k(key), value, goredis.SetArgs{Mode: "NX", TTL: ttl}).Err()
+	if errors.Is(err, goredis.Nil) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Compare and delete in one step, so a lock that expired and was taken by another
+// owner is never released by the old one.
+var deleteIfEqual = goredis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`)
+
+func (s *Store) DeleteIfEqual(ctx context.Context, key string, value []byte) (bool, error) {
+	n, err := deleteIfEqual.Run(ctx, s.client, []string{s.k(key)}, value).Int()
+	return n == 1, err
+}
+
+func (s *Store) Delete(ctx context.Context, key string) error {
+	return s.client.Del(ctx, s.k(key)).Err()
+}
+
+// The first increment sets the window's expiry, atomically with the increment.
+var incrWithTTL = goredis.NewScript(`local n = redis.call("INCR", KEYS[1]) if n == 1 then redis.call("PEXPIRE", KEYS[1], ARGV[1]) end return n`)
+
+func (s *Store) Incr(ctx context.Context, key string, ttl time.Duration) (int64, error) {
+	return incrWithTTL.Run(ctx, s.client, []string{s.k(key)}, ttl.Milliseconds()).Int64()
+}
+
+func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return s.client.Ping(ctx).Err()
+}
+
+func (s *Store) Close() error { return s.client.Close() }

@@ -1,0 +1,39 @@
+package redis_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/vitolahq/vitola/kv"
+	"github.com/vitolahq/vitola/kv/kvtest"
+	"github.com/vitolahq/vitola/kv/redis"
+)
+
+// TestContract runs against a real Redis server (VITOLA_TEST_REDIS_URL), each store
+// under a key prefix of its own.
+func TestContract(t *testing.T) {
+	url := os.Getenv("VITOLA_TEST_REDIS_URL")
+	if url == "" {
+		if os.Getenv("VITOLA_TEST_REQUIRE_SERVICES") == "1" {
+			t.Fatal("VITOLA_TEST_REQUIRE_SERVICES=1 but VITOLA_TEST_REDIS_URL is not set")
+		}
+		t.Skip("Redis tests skipped: set VITOLA_TEST_REDIS_URL=redis://127.0.0.1:6379/0 to run them")
+	}
+	kvtest.Run(t, kvtest.Harness{
+		New: func(t *testing.T) kv.Store {
+			b := make([]byte, 6)
+			rand.Read(b)
+			s, err := redis.Open(context.Background(), url, "vitola-test:kv:"+hex.EncodeToString(b)+":")
+			if err != nil {
+				t.Fatalf("Redis unreachable: %v", err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+		Advance: time.Sleep, // a real server's TTLs run on its own clock
+	})
+}

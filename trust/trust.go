@@ -1,0 +1,210 @@
+// Package trust carries the caller's identity from the edge (router, shim) to the
+// subgraphs. Every internal call holds a short-lived HS256 JWT signed with the
+// internal key from configuration; a subgraph answers 401 to any call without a
+// valid one, so `_entities` and forwarded identity cannot be forged by reaching a
+// subgraph port directly.
+package trust
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/vitolahq/vitola/apierr"
+)
+
+// Identity is who an internal call acts for.
+type Identity struct {
+	// Caller is the component that made the call: "router" or "shim".
+	Caller string `json:"caller"`
+	// KeyID is the developer key's public ID ("" for internal maintenance calls).
+	KeyID string `json:"kid,omitempty"`
+	// Entitlements of the developer key, such as "api.ai".
+	Entitlements []string `json:"ent,omitempty"`
+	// UserID and Scopes come from an OAuth access token, when there is one.
+	UserID string   `json:"uid,omitempty"`
+	Scopes []string `json:"scp,omitempty"`
+}
+
+// HasScope reports whether the identity's token carries scope.
+func (id Identity) HasScope(scope string) bool { return slices.Contains(id.Scopes, scope) }
+
+type ctxKey struct{}
+
+// WithIdentity returns ctx carrying id; the Transport signs it into internal calls.
+func WithIdentity(ctx context.Context, id Identity) context.Context {
+	return context.WithValue(ctx, ctxKey{}, id)
+}
+
+// FromContext returns the identity a subgraph received (set by Require) or the one
+// an edge component attached (WithIdentity).
+func FromContext(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(ctxKey{}).(Identity)
+	return id, ok
+}
+
+// MinKeyLen is the shortest internal key accepted: HS256 wants 256 bits.
+const MinKeyLen = 32
+
+const (
+	audience = "vitola-subgraphs"
+	issuer   = "vitola"
+	// TokenTTL bounds how long a leaked internal token is any good.
+	TokenTTL = 60 * time.Second
+	// Tokens are reused while they have this much life left, so the hot path
+	// signs once per identity per half minute, not per request.
+	reuseMargin = 30 * time.Second
+)
+
+type claims struct {
+	jwt.RegisteredClaims
+	Identity
+}
+
+// Issuer signs internal tokens.
+type Issuer struct {
+	key    []byte
+	caller string
+	now    func() time.Time
+
+	mu    sync.Mutex
+	cache map[string]cachedToken
+}
+
+type cachedToken struct {
+	token   string
+	expires time.Time
+}
+
+// NewIssuer returns an issuer for the component named caller.
+func NewIssuer(key []byte, caller string) (*Issuer, error) {
+	if len(key) < MinKeyLen {
+		return nil, fmt.Errorf("internal key must be at least %d bytes, got %d", MinKeyLen, len(key))
+	}
+	return &Issuer{key: key, caller: caller, now: time.Now, cache: map[string]cachedToken{}}, nil
+}
+
+// Token returns a signed token for id (its Caller is set to the issuer's).
+func (i *Issuer) Token(id Identity) (string, error) {
+	id.Caller = i.caller
+	ck := cacheKey(id)
+	now := i.now()
+	i.mu.Lock()
+	if c, ok := i.cache[ck]; ok && c.expires.Sub(now) > reuseMargin {
+		i.mu.Unlock()
+		return c.token, nil
+	}
+	i.mu.Unlock()
+
+	exp := now.Add(TokenTTL)
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    issuer,
+			Audience:  jwt.ClaimStrings{audience},
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(exp),
+		},
+		Identity: id,
+	}).SignedString(i.key)
+	if err != nil {
+		return "", fmt.Errorf("sign internal token: %w", err)
+	}
+	i.mu.Lock()
+	if len(i.cache) > 10000 { // bound memory: identities are few, but not trusted to be
+		clear(i.cache)
+	}
+	i.cache[ck] = cachedToken{token: tok, expires: exp}
+	i.mu.Unlock()
+	return tok, nil
+}
+
+func cacheKey(id Identity) string {
+	return strings.Join([]string{id.Caller, id.KeyID, strings.Join(id.Entitlements, ","), id.UserID, strings.Join(id.Scopes, " ")}, "\x00")
+}
+
+// Verifier checks internal tokens.
+type Verifier struct {
+	key    []byte
+	parser *jwt.Parser
+}
+
+// NewVerifier returns a verifier for tokens signed with key.
+func NewVerifier(key []byte) (*Verifier, error) {
+	if len(key) < MinKeyLen {
+		return nil, fmt.Errorf("internal key must be at least %d bytes, got %d", MinKeyLen, len(key))
+	}
+	return &Verifier{key: key, parser: jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithAudience(audience),
+		jwt.WithIssuer(issuer),
+		jwt.WithExpirationRequired(),
+		jwt.WithLeeway(5*time.Second),
+	)}, nil
+}
+
+// ErrNoToken means the call carried no internal token.
+var ErrNoToken = errors.New("no internal token")
+
+// Verify returns the identity in a valid token.
+func (v *Verifier) Verify(token string) (Identity, error) {
+	var c claims
+	_, err := v.parser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return v.key, nil })
+	if err != nil {
+		return Identity{}, err
+	}
+	if c.Caller == "" {
+		return Identity{}, errors.New("internal token names no caller")
+	}
+	return c.Identity, nil
+}
+
+// Header carries the internal token. It is not Authorization, so that an OAuth
+// bearer token forwarded for other reasons is never mistaken for it.
+const Header = "X-Vitola-Internal-Token"
+
+// Require lets through only calls with a valid internal token, with the identity
+// in the request's context.
+func Require(v *Verifier, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := r.Header.Get(Header)
+		if tok == "" {
+			apierr.Write(w, http.StatusUnauthorized, apierr.CodeUnauthorized, "this is an internal endpoint: calls must come through the Vitola router or REST shim")
+			return
+		}
+		id, err := v.Verify(tok)
+		if err != nil {
+			apierr.Write(w, http.StatusUnauthorized, apierr.CodeUnauthorized, "invalid internal token")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithIdentity(r.Context(), id)))
+	})
+}
+
+// Transport signs the identity in each request's context into the internal token
+// header. A request without an identity is sent as an anonymous internal call.
+type Transport struct {
+	Base   http.RoundTripper
+	Issuer *Issuer
+}
+
+func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	id, _ := FromContext(r.Context())
+	tok, err := t.Issuer.Token(id)
+	if err != nil {
+		return nil, err
+	}
+	r2 := r.Clone(r.Context()) // RoundTrippers must not change the caller's request
+	r2.Header.Set(Header, tok)
+	base := t.Base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return base.RoundTrip(r2)
+}

@@ -1,0 +1,91 @@
+package trust_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/vitolahq/vitola/trust"
+)
+
+var key = []byte("0123456789abcdef0123456789abcdef")
+
+func echoIdentity() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, _ := trust.FromContext(r.Context())
+		io.WriteString(w, id.Caller+"|"+id.KeyID+"|"+strings.Join(id.Scopes, " "))
+	})
+}
+
+func TestTransportCarriesIdentityToRequire(t *testing.T) {
+	v, _ := trust.NewVerifier(key)
+	srv := httptest.NewServer(trust.Require(v, echoIdentity()))
+	defer srv.Close()
+	iss, _ := trust.NewIssuer(key, "router")
+	client := &http.Client{Transport: &trust.Transport{Issuer: iss}}
+
+	req, _ := http.NewRequest("GET", srv.URL, nil)
+	req = req.WithContext(trust.WithIdentity(req.Context(), trust.Identity{KeyID: "key_1", Scopes: []string{"profile:read"}}))
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 || string(body) != "router|key_1|profile:read" {
+		t.Fatalf("got %d %q", res.StatusCode, body)
+	}
+	if req.Header.Get(trust.Header) != "" {
+		t.Fatal("transport modified the caller's request")
+	}
+}
+
+func TestRequireRejects(t *testing.T) {
+	v, _ := trust.NewVerifier(key)
+	srv := httptest.NewServer(trust.Require(v, echoIdentity()))
+	defer srv.Close()
+
+	otherIss, _ := trust.NewIssuer([]byte("another-key-another-key-another-k"), "router")
+	forged, _ := otherIss.Token(trust.Identity{KeyID: "key_1"})
+	expired, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
+		"iss": "vitola", "aud": "vitola-subgraphs", "caller": "router",
+		"exp": time.Now().Add(-time.Minute).Unix(),
+	}).SignedString(key)
+	none := "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJpc3MiOiJ2aXRvbGEiLCJhdWQiOiJ2aXRvbGEtc3ViZ3JhcGhzIiwiY2FsbGVyIjoicm91dGVyIiwiZXhwIjo5OTk5OTk5OTk5fQ."
+	noCaller, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
+		"iss": "vitola", "aud": "vitola-subgraphs", "exp": time.Now().Add(time.Minute).Unix(),
+	}).SignedString(key)
+
+	for name, tok := range map[string]string{
+		"missing": "", "wrong key": forged, "expired": expired, "alg none": none,
+		"no caller": noCaller, "garbage": "not-a-jwt",
+	} {
+		t.Run(name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", srv.URL, nil)
+			if tok != "" {
+				req.Header.Set(trust.Header, tok)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			if res.StatusCode != 401 || !strings.Contains(string(body), `"error":"unauthorized"`) {
+				t.Fatalf("got %d %s, want 401 JSON", res.StatusCode, body)
+			}
+		})
+	}
+}
+
+func TestShortKeyRefused(t *testing.T) {
+	if _, err := trust.NewIssuer([]byte("short"), "x"); err == nil {
+		t.Fatal("NewIssuer accepted a short key")
+	}
+	if _, err := trust.NewVerifier([]byte("short")); err == nil {
+		t.Fatal("NewVerifier accepted a short key")
+	}
+}
