@@ -1,0 +1,230 @@
+// Package access owns developer keys and their entitlements, shared by the router
+// and the REST shim. Keys are stored as SHA-256 hashes of their secret part and
+// compared in constant time; the plain key is shown once, when it is created.
+package access
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vitolahq/vitola/ids"
+)
+
+// Entitlements a key can carry.
+const (
+	// EntitlementAI allows the paid image-matching routes.
+	EntitlementAI = "api.ai"
+)
+
+var knownEntitlements = []string{EntitlementAI}
+
+// Key is a developer key as stored: never its secret.
+type Key struct {
+	ID           string     `json:"id"`
+	Name         string     `json:"name"`
+	Entitlements []string   `json:"entitlements"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	RevokedAt    *time.Time `json:"revokedAt,omitempty"`
+}
+
+// Has reports whether the key carries an entitlement.
+func (k Key) Has(entitlement string) bool { return slices.Contains(k.Entitlements, entitlement) }
+
+// Errors. Authenticate's errors are deliberately coarse towards clients: the edge
+// says "missing, unknown or revoked" without telling which secret part was wrong.
+var (
+	ErrNoKey        = errors.New("no developer key")
+	ErrUnknownKey   = errors.New("unknown developer key")
+	ErrRevokedKey   = errors.New("revoked developer key")
+	ErrKeyNotFound  = errors.New("no developer key with that ID")
+	ErrBadName      = errors.New("key name must be 1 to 100 characters")
+	ErrEntitlement  = fmt.Errorf("unknown entitlement (known: %s)", strings.Join(knownEntitlements, ", "))
+	ErrAlreadyGone  = errors.New("developer key already revoked")
+	errMalformedKey = errors.New("malformed developer key")
+)
+
+// StoredKey is a key with its secret's hash, as a KeyStore keeps it.
+type StoredKey struct {
+	Key
+	SecretHash string
+}
+
+// KeyStore persists keys. access/sqlstore implements it.
+type KeyStore interface {
+	InsertKey(ctx context.Context, k StoredKey) error
+	KeyByID(ctx context.Context, id string) (StoredKey, error) // ErrKeyNotFound
+	ListKeys(ctx context.Context) ([]Key, error)
+	RevokeKey(ctx context.Context, id string, at time.Time) error // ErrKeyNotFound, ErrAlreadyGone
+	Ping(ctx context.Context) error
+}
+
+// Service issues and checks developer keys.
+type Service struct {
+	store KeyStore
+	now   func() time.Time
+	ttl   time.Duration
+
+	mu    sync.Mutex
+	cache map[[32]byte]cached
+}
+
+type cached struct {
+	key     Key
+	err     error
+	expires time.Time
+}
+
+// CacheTTL bounds how stale a replica's view of a key can be: a revoked key stops
+// working everywhere within it (the contract promises one second).
+const CacheTTL = 500 * time.Millisecond
+
+// NewService returns a service over store. now is the clock (nil: time.Now).
+func NewService(store KeyStore, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{store: store, now: now, ttl: CacheTTL, cache: map[[32]byte]cached{}}
+}
+
+// Ping checks the key store, for /health.
+func (s *Service) Ping(ctx context.Context) error { return s.store.Ping(ctx) }
+
+// The plain key is "vk_" + the ID's body + "_" + a 43-character secret; the ID part
+// lets the lookup use the primary key, the secret is what is hashed.
+const keyPrefix = "vk_"
+
+// CreateKey makes a key and returns it with the plain key, which is never stored.
+func (s *Service) CreateKey(ctx context.Context, name string, entitlements []string) (Key, string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len([]rune(name)) > 100 {
+		return Key{}, "", ErrBadName
+	}
+	ents := []string{}
+	for _, e := range entitlements {
+		if !slices.Contains(knownEntitlements, e) {
+			return Key{}, "", fmt.Errorf("%q: %w", e, ErrEntitlement)
+		}
+		if !slices.Contains(ents, e) {
+			ents = append(ents, e)
+		}
+	}
+	id := ids.New(ids.Key)
+	secret := randomSecret()
+	k := Key{ID: id, Name: name, Entitlements: ents, CreatedAt: s.now().UTC().Truncate(time.Millisecond)}
+	if err := s.store.InsertKey(ctx, StoredKey{Key: k, SecretHash: hashSecret(secret)}); err != nil {
+		return Key{}, "", fmt.Errorf("store key: %w", err)
+	}
+	return k, keyPrefix + strings.TrimPrefix(id, ids.Key+"_") + "_" + secret, nil
+}
+
+// ListKeys returns every key, oldest first.
+func (s *Service) ListKeys(ctx context.Context) ([]Key, error) { return s.store.ListKeys(ctx) }
+
+// RevokeKey revokes a key by its ID or by the plain key itself.
+func (s *Service) RevokeKey(ctx context.Context, idOrKey string) error {
+	id := idOrKey
+	if strings.HasPrefix(idOrKey, keyPrefix) {
+		kid, _, err := parseKey(idOrKey)
+		if err != nil {
+			return err
+		}
+		id = kid
+	}
+	return s.store.RevokeKey(ctx, id, s.now().UTC())
+}
+
+// Authenticate returns the live key a client presented.
+func (s *Service) Authenticate(ctx context.Context, plain string) (Key, error) {
+	if plain == "" {
+		return Key{}, ErrNoKey
+	}
+	ck := sha256.Sum256([]byte(plain))
+	now := s.now()
+	s.mu.Lock()
+	if c, ok := s.cache[ck]; ok && now.Before(c.expires) {
+		s.mu.Unlock()
+		return c.key, c.err
+	}
+	s.mu.Unlock()
+
+	k, err := s.lookup(ctx, plain)
+	if err != nil && !errors.Is(err, ErrUnknownKey) && !errors.Is(err, ErrRevokedKey) {
+		return Key{}, err // a store failure is not cached
+	}
+	s.mu.Lock()
+	if len(s.cache) > 100000 { // bound memory against floods of random keys
+		clear(s.cache)
+	}
+	s.cache[ck] = cached{key: k, err: err, expires: now.Add(s.ttl)}
+	s.mu.Unlock()
+	return k, err
+}
+
+func (s *Service) lookup(ctx context.Context, plain string) (Key, error) {
+	id, secret, err := parseKey(plain)
+	if err != nil {
+		return Key{}, ErrUnknownKey
+	}
+	sk, err := s.store.KeyByID(ctx, id)
+	if errors.Is(err, ErrKeyNotFound) {
+		return Key{}, ErrUnknownKey
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("look up key: %w", err)
+	}
+	got := hashSecret(secret)
+	if subtle.ConstantTimeCompare([]byte(got), []byte(sk.SecretHash)) != 1 {
+		return Key{}, ErrUnknownKey
+	}
+	if sk.RevokedAt != nil {
+		return Key{}, ErrRevokedKey
+	}
+	return sk.Key, nil
+}
+
+func parseKey(plain string) (id, secret string, err error) {
+	rest, ok := strings.CutPrefix(plain, keyPrefix)
+	if !ok {
+		return "", "", errMalformedKey
+	}
+	body, secret, ok := strings.Cut(rest, "_")
+	id = ids.Key + "_" + body
+	if !ok || !ids.Valid(id, ids.Key) || len(secret) != secretLen {
+		return "", "", errMalformedKey
+	}
+	return id, secret, nil
+}
+
+const secretLen = 43 // 256 bits in unpadded base64url-sized base62
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+func randomSecret() string {
+	out := make([]byte, secretLen)
+	buf := make([]byte, 1)
+	for i := 0; i < secretLen; {
+		rand.Read(buf)
+		if buf[0] >= 248 { // reject to keep the distribution uniform (248 = 4*62)
+			continue
+		}
+		out[i] = base62[buf[0]%62]
+		i++
+	}
+	return string(out)
+}
+
+// The secret has 256 bits of entropy, so a plain SHA-256 is the right hash: a slow
+// password hash would only slow every request down.
+func hashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}

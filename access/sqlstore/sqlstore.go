@@ -1,0 +1,110 @@
+// Package sqlstore keeps developer keys in the access component's own SQL store.
+package sqlstore
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/sqldb"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations are the access store's goose migrations.
+var Migrations, _ = fs.Sub(migrationFiles, "migrations")
+
+// StoreName is the access store's SQLite file and PostgreSQL schema name.
+const StoreName = "access"
+
+// Store implements access.KeyStore.
+type Store struct{ db *sqldb.DB }
+
+var _ access.KeyStore = (*Store)(nil)
+
+// Open opens and migrates the access store.
+func Open(ctx context.Context, cfg sqldb.Config) (*Store, error) {
+	db, err := sqldb.Open(ctx, cfg, StoreName, Migrations)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{db: db}, nil
+}
+
+// New wraps an open store.
+func New(db *sqldb.DB) *Store { return &Store{db: db} }
+
+func (s *Store) Close() error                   { return s.db.Close() }
+func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
+
+type row struct {
+	ID           string     `db:"id"`
+	Name         string     `db:"name"`
+	SecretHash   string     `db:"secret_hash"`
+	Entitlements string     `db:"entitlements"`
+	CreatedAt    time.Time  `db:"created_at"`
+	RevokedAt    *time.Time `db:"revoked_at"`
+}
+
+func (r row) key() access.Key {
+	ents := []string{}
+	if r.Entitlements != "" {
+		ents = strings.Split(r.Entitlements, " ")
+	}
+	k := access.Key{ID: r.ID, Name: r.Name, Entitlements: ents, CreatedAt: r.CreatedAt.UTC()}
+	if r.RevokedAt != nil {
+		t := r.RevokedAt.UTC()
+		k.RevokedAt = &t
+	}
+	return k
+}
+
+func (s *Store) InsertKey(ctx context.Context, k access.StoredKey) error {
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO developer_keys (id, name, secret_hash, entitlements, created_at) VALUES (?, ?, ?, ?, ?)`),
+		k.ID, k.Name, k.SecretHash, strings.Join(k.Entitlements, " "), k.CreatedAt.UTC())
+	return err
+}
+
+func (s *Store) KeyByID(ctx context.Context, id string) (access.StoredKey, error) {
+	var r row
+	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT id, name, secret_hash, entitlements, created_at, revoked_at FROM developer_keys WHERE id = ?`), id)
+	if sqldb.IsNoRows(err) {
+		return access.StoredKey{}, access.ErrKeyNotFound
+	}
+	if err != nil {
+		return access.StoredKey{}, err
+	}
+	return access.StoredKey{Key: r.key(), SecretHash: r.SecretHash}, nil
+}
+
+func (s *Store) ListKeys(ctx context.Context) ([]access.Key, error) {
+	var rows []row
+	if err := s.db.SelectContext(ctx, &rows, `SELECT id, name, secret_hash, entitlements, created_at, revoked_at FROM developer_keys ORDER BY created_at, id`); err != nil {
+		return nil, err
+	}
+	out := make([]access.Key, len(rows))
+	for i, r := range rows {
+		out[i] = r.key()
+	}
+	return out, nil
+}
+
+func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
+	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE developer_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`), at.UTC(), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	if _, err := s.KeyByID(ctx, id); err != nil {
+		return err
+	}
+	return fmt.Errorf("%s: %w", id, access.ErrAlreadyGone)
+}
+

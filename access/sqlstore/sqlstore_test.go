@@ -1,0 +1,89 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/access/sqlstore"
+	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/sqldb/sqldbtest"
+)
+
+// clock is a settable clock for the key cache.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+func TestKeys(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		clk := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+		svc := access.NewService(sqlstore.New(db), clk.Now)
+
+		k, plain, err := svc.CreateKey(ctx, "ci", []string{access.EntitlementAI, access.EntitlementAI})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(k.ID, "key_") || !strings.HasPrefix(plain, "vk_") || !k.Has(access.EntitlementAI) || len(k.Entitlements) != 1 {
+			t.Fatalf("created %+v / %q", k, plain)
+		}
+		// The secret is not stored: nothing in the table contains it.
+		var n int
+		secret := plain[strings.LastIndex(plain, "_")+1:]
+		db.GetContext(ctx, &n, db.Rebind(`SELECT COUNT(*) FROM developer_keys WHERE secret_hash = ? OR name = ?`), secret, secret)
+		if n != 0 {
+			t.Fatal("plain secret found in the store")
+		}
+
+		got, err := svc.Authenticate(ctx, plain)
+		if err != nil || got.ID != k.ID || !got.CreatedAt.Equal(k.CreatedAt) {
+			t.Fatalf("Authenticate = %+v, %v", got, err)
+		}
+		for _, bad := range []string{"", "vk_", "nope", plain + "x", plain[:len(plain)-1] + "A", strings.Replace(plain, "vk_", "vk_x", 1)} {
+			if _, err := svc.Authenticate(ctx, bad); err == nil {
+				t.Errorf("Authenticate(%q) succeeded", bad)
+			}
+		}
+
+		if _, _, err := svc.CreateKey(ctx, "x", []string{"api.everything"}); !errors.Is(err, access.ErrEntitlement) {
+			t.Fatalf("unknown entitlement: %v", err)
+		}
+		if _, _, err := svc.CreateKey(ctx, "  ", nil); !errors.Is(err, access.ErrBadName) {
+			t.Fatalf("blank name: %v", err)
+		}
+
+		if err := svc.RevokeKey(ctx, k.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.RevokeKey(ctx, k.ID); !errors.Is(err, access.ErrAlreadyGone) {
+			t.Fatalf("second revoke: %v", err)
+		}
+		if err := svc.RevokeKey(ctx, "key_0000000000000000"); !errors.Is(err, access.ErrKeyNotFound) {
+			t.Fatalf("revoke unknown: %v", err)
+		}
+		// Within the cache window the old verdict may stand; after it, never.
+		clk.Advance(access.CacheTTL + time.Millisecond)
+		if _, err := svc.Authenticate(ctx, plain); !errors.Is(err, access.ErrRevokedKey) {
+			t.Fatalf("revoked key: %v", err)
+		}
+
+		// Revoking by the plain key works too.
+		_, plain2, _ := svc.CreateKey(ctx, "second", nil)
+		if err := svc.RevokeKey(ctx, plain2); err != nil {
+			t.Fatal(err)
+		}
+		keys, err := svc.ListKeys(ctx)
+		if err != nil || len(keys) != 2 || keys[0].RevokedAt == nil || keys[1].RevokedAt == nil {
+			t.Fatalf("ListKeys = %+v, %v", keys, err)
+		}
+	})
+}
