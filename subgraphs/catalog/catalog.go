@@ -1,0 +1,89 @@
+// Package catalog is the catalog subgraph's domain: brands, cigars with their
+// tobacco components, and products with barcodes. Storage lives in sqlstore, the
+// GraphQL API in graph.
+package catalog
+
+import (
+	"context"
+	"errors"
+)
+
+// Brand is a cigar brand.
+type Brand struct {
+	ID      string   `json:"id"`
+	Name    string   `json:"name"`
+	Country string   `json:"country"`
+	Aliases []string `json:"aliases,omitempty"`
+}
+
+// Component is one tobacco leaf of a cigar's wrapper, binder or filler.
+type Component struct {
+	Region string  `json:"region"`
+	Type   string  `json:"type"`
+	Shade  *string `json:"shade"`
+	Year   *int    `json:"year"`
+	Label  string  `json:"label"`
+}
+
+// Cigar is one line in one vitola, as sold.
+type Cigar struct {
+	ID string `json:"id"`
+	// Number is the cigar's integer catalog number (the match result's cigar_id).
+	Number  int         `json:"-"`
+	BrandID string      `json:"-"`
+	Name    string      `json:"name"`
+	Origin  string      `json:"origin"`
+	Wrapper []Component `json:"wrapper"`
+	Binder  []Component `json:"binder"`
+	Filler  []Component `json:"filler"`
+}
+
+
+// Product is a sellable unit (a box, a pack, a single) with a barcode.
+type Product struct {
+	ID        string           `json:"id"`
+	GTIN      string           `json:"gtin"` // GTIN-14
+	Name      string           `json:"name"`
+	Kind      string           `json:"kind"`
+	Synthetic bool             `json:"synthetic"`
+	Published bool             `json:"-"`
+	Contents  []ProductContent `json:"contents"`
+}
+
+// ProductContent says how many of a cigar a product holds.
+type ProductContent struct {
+	CigarID  string `json:"cigarId"`
+	Quantity int    `json:"quantity"`
+}
+
+// Page asks for First items after the opaque position After ("" = from the start).
+type Page struct {
+	First int
+	After string
+}
+
+// Errors.
+var (
+	ErrNotFound = errors.New("not found")
+)
+
+// Store is the catalog's storage. Listing methods return up to page.First+1 items
+// so that callers can tell whether another page exists.
+type Store interface {
+	Brand(ctx context.Context, id string) (*Brand, error)
+	BrandsByIDs(ctx context.Context, ids []string) ([]*Brand, error)
+	Brands(ctx context.Context, page Page) ([]*Brand, error)
+	Cigar(ctx context.Context, id string) (*Cigar, error)
+	CigarsByIDs(ctx context.Context, ids []string) ([]*Cigar, error)
+	CigarsOfBrand(ctx context.Context, brandID string, page Page) ([]*Cigar, error)
+	SearchCigars(ctx context.Context, query string, page Page) ([]*Cigar, error)
+	Product(ctx context.Context, id string) (*Product, error)
+	ProductByGTIN(ctx context.Context, gtin string) (*Product, error)
+	Products(ctx context.Context, page Page) ([]*Product, error)
+
+	UpsertBrand(ctx context.Context, b *Brand) error
+	UpsertCigar(ctx context.Context, c *Cigar) error
+	UpsertProduct(ctx context.Context, p *Product) error
+	Counts(ctx context.Context) (brands, cigars, products int, err error)
+	Ping(ctx context.Context) error
+}

@@ -1,0 +1,41 @@
+// Package graph is the catalog subgraph's GraphQL API (gqlgen, Federation v2).
+package graph
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/vitolahq/vitola/pagination"
+	"github.com/vitolahq/vitola/subgraphs/catalog"
+	"github.com/vitolahq/vitola/subgraphs/catalog/graph/model"
+	"github.com/vitolahq/vitola/subgraphs/subgraph"
+)
+
+// Resolver holds the subgraph's dependencies.
+type Resolver struct {
+	Store catalog.Store
+}
+
+// NewHandler returns the subgraph's GraphQL handler (without the internal-token
+// check, which the caller wraps around it).
+func NewHandler(store catalog.Store) http.Handler {
+	return subgraph.NewGraphQLServer(NewExecutableSchema(Config{Resolvers: &Resolver{Store: store}}))
+}
+
+// notFoundAsNil turns a missing object into GraphQL null.
+func notFoundAsNil[T any](v *T, err error) (*T, error) {
+	if errors.Is(err, catalog.ErrNotFound) {
+		return nil, nil
+	}
+	return v, err
+}
+
+func storePage(req pagination.Request) catalog.Page {
+	return catalog.Page{First: req.Size, After: req.Position}
+}
+
+func cigarConnection(items []*catalog.Cigar, req pagination.Request) *model.CigarConnection {
+	edges, info := pagination.Edges(items, req, func(c *catalog.Cigar) string { return c.ID },
+		func(cur string, c *catalog.Cigar) *model.CigarEdge { return &model.CigarEdge{Cursor: cur, Node: c} })
+	return &model.CigarConnection{Edges: edges, PageInfo: info}
+}

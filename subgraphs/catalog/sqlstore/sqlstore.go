@@ -1,0 +1,334 @@
+// Package sqlstore keeps the catalog in the catalog subgraph's own SQL store.
+package sqlstore
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/subgraphs/catalog"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations are the catalog store's goose migrations.
+var Migrations, _ = fs.Sub(migrationFiles, "migrations")
+
+// StoreName is the catalog's SQLite file and PostgreSQL schema name.
+const StoreName = "catalog"
+
+// Store implements catalog.Store.
+type Store struct{ db *sqldb.DB }
+
+var _ catalog.Store = (*Store)(nil)
+
+// Open opens and migrates the catalog store.
+func Open(ctx context.Context, cfg sqldb.Config) (*Store, error) {
+	db, err := sqldb.Open(ctx, cfg, StoreName, Migrations)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{db: db}, nil
+}
+
+// New wraps an open store.
+func New(db *sqldb.DB) *Store { return &Store{db: db} }
+
+func (s *Store) Close() error                   { return s.db.Close() }
+func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
+
+type brandRow struct {
+	ID      string `db:"id"`
+	Name    string `db:"name"`
+	Country string `db:"country"`
+	Aliases string `db:"aliases"`
+}
+
+func (r brandRow) brand() (*catalog.Brand, error) {
+	b := &catalog.Brand{ID: r.ID, Name: r.Name, Country: r.Country}
+	if err := json.Unmarshal([]byte(r.Aliases), &b.Aliases); err != nil {
+		return nil, fmt.Errorf("brand %s aliases: %w", r.ID, err)
+	}
+	return b, nil
+}
+
+const brandCols = `id, name, country, aliases`
+
+func (s *Store) Brand(ctx context.Context, id string) (*catalog.Brand, error) {
+	bs, err := s.brands(ctx, `SELECT `+brandCols+` FROM brands WHERE id = ?`, id)
+	return first(bs, err)
+}
+
+func (s *Store) BrandsByIDs(ctx context.Context, ids []string) ([]*catalog.Brand, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q, args, err := sqlx.In(`SELECT `+brandCols+` FROM brands WHERE id IN (?)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	return s.brands(ctx, q, args...)
+}
+
+func (s *Store) Brands(ctx context.Context, p catalog.Page) ([]*catalog.Brand, error) {
+	return s.brands(ctx, `SELECT `+brandCols+` FROM brands WHERE id > ? ORDER BY id LIMIT ?`, p.After, p.First+1)
+}
+
+func (s *Store) brands(ctx context.Context, q string, args ...any) ([]*catalog.Brand, error) {
+	var rows []brandRow
+	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
+		return nil, fmt.Errorf("query brands: %w", err)
+	}
+	out := make([]*catalog.Brand, 0, len(rows))
+	for _, r := range rows {
+		b, err := r.brand()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+type cigarRow struct {
+	ID      string `db:"id"`
+	Number  int    `db:"number"`
+	BrandID string `db:"brand_id"`
+	Name    string `db:"name"`
+	Origin  string `db:"origin"`
+	Wrapper string `db:"wrapper"`
+	Binder  string `db:"binder"`
+	Filler  string `db:"filler"`
+}
+
+const cigarCols = `id, number, brand_id, name, origin, wrapper, binder, filler`
+
+func (r cigarRow) cigar() (*catalog.Cigar, error) {
+	c := &catalog.Cigar{ID: r.ID, Number: r.Number, BrandID: r.BrandID, Name: r.Name, Origin: r.Origin}
+	for _, f := range []struct {
+		raw string
+		dst *[]catalog.Component
+	}{{r.Wrapper, &c.Wrapper}, {r.Binder, &c.Binder}, {r.Filler, &c.Filler}} {
+		if err := json.Unmarshal([]byte(f.raw), f.dst); err != nil {
+			return nil, fmt.Errorf("cigar %s components: %w", r.ID, err)
+		}
+		if *f.dst == nil {
+			*f.dst = []catalog.Component{} // always present, empty when none
+		}
+	}
+	return c, nil
+}
+
+func (s *Store) Cigar(ctx context.Context, id string) (*catalog.Cigar, error) {
+	cs, err := s.cigars(ctx, `SELECT `+cigarCols+` FROM cigars WHERE id = ?`, id)
+	return first(cs, err)
+}
+
+func (s *Store) CigarsByIDs(ctx context.Context, ids []string) ([]*catalog.Cigar, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q, args, err := sqlx.In(`SELECT `+cigarCols+` FROM cigars WHERE id IN (?)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	return s.cigars(ctx, q, args...)
+}
+
+func (s *Store) CigarsOfBrand(ctx context.Context, brandID string, p catalog.Page) ([]*catalog.Cigar, error) {
+	return s.cigars(ctx, `SELECT `+cigarCols+` FROM cigars WHERE brand_id = ? AND id > ? ORDER BY id LIMIT ?`, brandID, p.After, p.First+1)
+}
+
+// SearchCigars matches every word of the query against the folded brand and name,
+// ordered by ID. The catalog issue replaces this with a ranked, typo-tolerant index.
+func (s *Store) SearchCigars(ctx context.Context, query string, p catalog.Page) ([]*catalog.Cigar, error) {
+	q := `SELECT ` + cigarCols + ` FROM cigars WHERE id > ?`
+	args := []any{p.After}
+	for _, w := range strings.Fields(catalog.Fold(query)) {
+		q += ` AND search_text LIKE ? ESCAPE '\'`
+		args = append(args, "%"+escapeLike(w)+"%")
+	}
+	q += ` ORDER BY id LIMIT ?`
+	args = append(args, p.First+1)
+	return s.cigars(ctx, q, args...)
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+func (s *Store) cigars(ctx context.Context, q string, args ...any) ([]*catalog.Cigar, error) {
+	var rows []cigarRow
+	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
+		return nil, fmt.Errorf("query cigars: %w", err)
+	}
+	out := make([]*catalog.Cigar, 0, len(rows))
+	for _, r := range rows {
+		c, err := r.cigar()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+type productRow struct {
+	ID        string `db:"id"`
+	GTIN      string `db:"gtin"`
+	Name      string `db:"name"`
+	Kind      string `db:"kind"`
+	Synthetic bool   `db:"synthetic"`
+	Published bool   `db:"published"`
+}
+
+const productCols = `id, gtin, name, kind, synthetic, published`
+
+// Products answer only when published: unpublished ones are invisible publicly.
+func (s *Store) Product(ctx context.Context, id string) (*catalog.Product, error) {
+	ps, err := s.products(ctx, `SELECT `+productCols+` FROM products WHERE id = ? AND published = ?`, id, true)
+	return first(ps, err)
+}
+
+func (s *Store) ProductByGTIN(ctx context.Context, gtin string) (*catalog.Product, error) {
+	ps, err := s.products(ctx, `SELECT `+productCols+` FROM products WHERE gtin = ? AND published = ?`, gtin, true)
+	return first(ps, err)
+}
+
+func (s *Store) Products(ctx context.Context, p catalog.Page) ([]*catalog.Product, error) {
+	return s.products(ctx, `SELECT `+productCols+` FROM products WHERE published = ? AND id > ? ORDER BY id LIMIT ?`, true, p.After, p.First+1)
+}
+
+func (s *Store) products(ctx context.Context, q string, args ...any) ([]*catalog.Product, error) {
+	var rows []productRow
+	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
+		return nil, fmt.Errorf("query products: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	out := make([]*catalog.Product, len(rows))
+	byID := map[string]*catalog.Product{}
+	pids := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = &catalog.Product{ID: r.ID, GTIN: r.GTIN, Name: r.Name, Kind: r.Kind, Synthetic: r.Synthetic, Published: r.Published, Contents: []catalog.ProductContent{}}
+		byID[r.ID] = out[i]
+		pids[i] = r.ID
+	}
+	cq, args2, err := sqlx.In(`SELECT product_id, cigar_id, quantity FROM product_contents WHERE product_id IN (?) ORDER BY product_id, cigar_id`, pids)
+	if err != nil {
+		return nil, err
+	}
+	var contents []struct {
+		ProductID string `db:"product_id"`
+		CigarID   string `db:"cigar_id"`
+		Quantity  int    `db:"quantity"`
+	}
+	if err := s.db.SelectContext(ctx, &contents, s.db.Rebind(cq), args2...); err != nil {
+		return nil, fmt.Errorf("query product contents: %w", err)
+	}
+	for _, c := range contents {
+		p := byID[c.ProductID]
+		p.Contents = append(p.Contents, catalog.ProductContent{CigarID: c.CigarID, Quantity: c.Quantity})
+	}
+	return out, nil
+}
+
+func (s *Store) UpsertBrand(ctx context.Context, b *catalog.Brand) error {
+	aliases, _ := json.Marshal(nonNil(b.Aliases))
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO brands (id, name, country, aliases) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET name = excluded.name, country = excluded.country, aliases = excluded.aliases`),
+		b.ID, b.Name, b.Country, string(aliases))
+	if err != nil {
+		return fmt.Errorf("upsert brand %q: %w", b.Name, err)
+	}
+	return nil
+}
+
+// UpsertCigar inserts or updates a cigar by ID. A new cigar without a number gets
+// the next catalog number.
+func (s *Store) UpsertCigar(ctx context.Context, c *catalog.Cigar) error {
+	var brandName string
+	if err := s.db.GetContext(ctx, &brandName, s.db.Rebind(`SELECT name FROM brands WHERE id = ?`), c.BrandID); err != nil {
+		return fmt.Errorf("cigar %q: brand %s: %w", c.Name, c.BrandID, err)
+	}
+	enc := func(cs []catalog.Component) string {
+		b, _ := json.Marshal(nonNil(cs))
+		return string(b)
+	}
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		if c.Number == 0 {
+			var existing int
+			err := tx.GetContext(ctx, &existing, tx.Rebind(`SELECT number FROM cigars WHERE id = ?`), c.ID)
+			switch {
+			case err == nil:
+				c.Number = existing
+			case sqldb.IsNoRows(err):
+				if err := tx.GetContext(ctx, &c.Number, `SELECT COALESCE(MAX(number), 0) + 1 FROM cigars`); err != nil {
+					return err
+				}
+			default:
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO cigars (id, number, brand_id, name, search_text, origin, wrapper, binder, filler)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET brand_id = excluded.brand_id, name = excluded.name, search_text = excluded.search_text,
+			origin = excluded.origin, wrapper = excluded.wrapper, binder = excluded.binder, filler = excluded.filler`),
+			c.ID, c.Number, c.BrandID, c.Name, catalog.Fold(brandName+" "+c.Name), c.Origin, enc(c.Wrapper), enc(c.Binder), enc(c.Filler))
+		if err != nil {
+			return fmt.Errorf("upsert cigar %q: %w", c.Name, err)
+		}
+		return nil
+	})
+}
+
+func (s *Store) UpsertProduct(ctx context.Context, p *catalog.Product) error {
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO products (id, gtin, name, kind, synthetic, published) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET gtin = excluded.gtin, name = excluded.name, kind = excluded.kind,
+			synthetic = excluded.synthetic, published = excluded.published`),
+			p.ID, p.GTIN, p.Name, p.Kind, p.Synthetic, p.Published)
+		if err != nil {
+			return fmt.Errorf("upsert product %q: %w", p.Name, err)
+		}
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM product_contents WHERE product_id = ?`), p.ID); err != nil {
+			return err
+		}
+		for _, c := range p.Contents {
+			if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO product_contents (product_id, cigar_id, quantity) VALUES (?, ?, ?)`), p.ID, c.CigarID, c.Quantity); err != nil {
+				return fmt.Errorf("product %q contents: %w", p.Name, err)
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) Counts(ctx context.Context) (brands, cigars, products int, err error) {
+	err = s.db.QueryRowxContext(ctx, `SELECT (SELECT COUNT(*) FROM brands), (SELECT COUNT(*) FROM cigars), (SELECT COUNT(*) FROM products)`).Scan(&brands, &cigars, &products)
+	return
+}
+
+func first[T any](xs []*T, err error) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	if len(xs) == 0 {
+		return nil, catalog.ErrNotFound
+	}
+	return xs[0], nil
+}
+
+func nonNil[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}

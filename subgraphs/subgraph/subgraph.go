@@ -1,0 +1,71 @@
+// Package subgraph holds what every subgraph server shares: the gqlgen server
+// set-up and the HTTP shape of a subgraph component (GraphQL behind the
+// internal-token check, plus /health).
+package subgraph
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/vitolahq/vitola/pagination"
+
+	"github.com/vitolahq/vitola/trust"
+)
+
+// NewGraphQLServer serves an executable schema over POST with parsed-query
+// caching. Introspection is on because federation's _service needs it; only the
+// router and the shim can reach a subgraph at all.
+func NewGraphQLServer(es graphql.ExecutableSchema) http.Handler {
+	srv := handler.New(es)
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.Use(extension.Introspection{})
+	return srv
+}
+
+// Pinger is a store /health can check.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Handler is a subgraph component's HTTP surface: POST /graphql behind the
+// internal-token check, and an anonymous GET /health reporting its store.
+func Handler(name string, gql http.Handler, verifier *trust.Verifier, store Pinger) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("POST /graphql", trust.Require(verifier, gql))
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		status, code := "ok", http.StatusOK
+		if err := store.Ping(r.Context()); err != nil {
+			status, code = "unavailable", http.StatusServiceUnavailable
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		json.NewEncoder(w).Encode(map[string]any{"status": status, "component": name, "time": time.Now().UTC().Format("2006-01-02T15:04:05.000Z")})
+	})
+	return mux
+}
+
+// BadInput is the GraphQL error for an argument that breaks a rule; msg says
+// which and how to fix it.
+func BadInput(ctx context.Context, msg string) error {
+	return &gqlerror.Error{Message: msg, Path: graphql.GetPath(ctx), Extensions: map[string]any{"code": "BAD_USER_INPUT"}}
+}
+
+// Page validates a connection's first and after arguments as a GraphQL error.
+func Page(ctx context.Context, first *int, after *string) (pagination.Request, error) {
+	req, err := pagination.Parse(first, after)
+	if err != nil {
+		return req, BadInput(ctx, err.Error())
+	}
+	return req, nil
+}

@@ -1,0 +1,67 @@
+// Package venues is the venues subgraph's domain: venues and their events. An
+// event may feature a brand, held as the brand's public ID: the catalog owns the
+// brand itself.
+package venues
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Venue is a place where people smoke cigars: a lounge, a shop, a bar.
+type Venue struct {
+	ID      string
+	Name    string
+	City    string
+	Country string
+	Website *string
+}
+
+func (Venue) IsEntity() {}
+
+// Event happens at a venue, maybe featuring a brand.
+type Event struct {
+	ID       string
+	VenueID  string
+	BrandID  *string
+	Name     string
+	StartsAt time.Time
+	EndsAt   time.Time
+}
+
+func (Event) IsEntity() {}
+
+// Page asks for First items after the opaque position After ("" = from the start).
+type Page struct {
+	First int
+	After string
+}
+
+// ErrNotFound is returned for an unknown venue or event.
+var ErrNotFound = errors.New("not found")
+
+// Store is the venues subgraph's storage. Listing methods return up to
+// page.First+1 items so that callers can tell whether another page exists. Events
+// are ordered soonest first; their position is EventPosition.
+type Store interface {
+	Venue(ctx context.Context, id string) (*Venue, error)
+	Venues(ctx context.Context, page Page) ([]*Venue, error)
+	Event(ctx context.Context, id string) (*Event, error)
+	Events(ctx context.Context, filter EventFilter, page Page) ([]*Event, error)
+	UpsertVenue(ctx context.Context, v *Venue) error
+	UpsertEvent(ctx context.Context, e *Event) error
+	Counts(ctx context.Context) (venues, events int, err error)
+	Ping(ctx context.Context) error
+}
+
+// EventFilter narrows Events to one venue or one brand.
+type EventFilter struct {
+	VenueID string
+	BrandID string
+}
+
+// EventPosition is an event's keyset position in the soonest-first order.
+func EventPosition(e *Event) string {
+	return e.StartsAt.UTC().Format(time.RFC3339Nano) + "|" + e.ID
+}
