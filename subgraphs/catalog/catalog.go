@@ -38,7 +38,6 @@ type Cigar struct {
 	Filler  []Component `json:"filler"`
 }
 
-
 // Product is a sellable unit (a box, a pack, a single) with a barcode.
 type Product struct {
 	ID        string           `json:"id"`

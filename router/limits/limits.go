@@ -1,0 +1,488 @@
+// Package limits measures a GraphQL operation before it runs and rejects what is
+// too deep, too wide, too aliased or too costly. It works on the operation as
+// written, with fragments expanded, against the public schema; the cost model is
+// the IBM GraphQL cost directive model, read from @cost and @listSize in the
+// subgraphs' own SDL (they do not survive composition into the client schema).
+//
+// How each figure is computed:
+//   - depth: field levels, the leaf counted ({ a { b { c } } } has depth 3).
+//     Fragments and inline fragments add no level of their own.
+//   - aliases: every aliased field anywhere in the operation, nested ones too,
+//     counted once per place it lands after fragment expansion.
+//   - root fields: the fields of the top selection set (after expansion), except
+//     __typename.
+//   - cost: a field of object, interface or union type weighs 1 (or its @cost
+//     weight), a scalar or enum field 0; a list field multiplies its own weight and
+//     the cost of its selection by its size. The size of a list comes from, in
+//     order: a parent's @listSize(sizedFields) (connections: `edges` takes the
+//     connection's `first`), its own @listSize(slicingArguments) (the argument's
+//     value, variable or default), its own @listSize(assumedSize), else
+//     DefaultListSize.
+//   - introspection (__schema, __type) is exempt from depth and cost, so that
+//     GraphiQL's standard introspection query works; it has a depth bound of its
+//     own. __typename is free.
+package limits
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"strconv"
+	"strings"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
+	"github.com/vektah/gqlparser/v2/validator"
+)
+
+// Config holds the limits. Zero fields take the defaults.
+type Config struct {
+	MaxDepth              int // 8
+	MaxAliases            int // 20
+	MaxRootFields         int // 10
+	MaxCost               int // 1000
+	MaxPageSize           int // 100: the largest value of a slicing argument
+	DefaultListSize       int // 10: lists with no @listSize
+	MaxIntrospectionDepth int // 20
+	// MaxNodes bounds the fields visited with fragments expanded: a guard against
+	// fragment fan-out that every other limit would only see after the fact.
+	MaxNodes int // 10000
+}
+
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.MaxDepth, 8)
+	def(&c.MaxAliases, 20)
+	def(&c.MaxRootFields, 10)
+	def(&c.MaxCost, 1000)
+	def(&c.MaxPageSize, 100)
+	def(&c.DefaultListSize, 10)
+	def(&c.MaxIntrospectionDepth, 20)
+	def(&c.MaxNodes, 10000)
+	return c
+}
+
+// Measure is what the analyzer found in an operation.
+type Measure struct {
+	Depth      int
+	Aliases    int
+	RootFields int
+	Cost       int
+}
+
+// Error codes of rejected operations (in extensions.code).
+const (
+	CodeParseFailed      = "GRAPHQL_PARSE_FAILED"
+	CodeValidationFailed = "GRAPHQL_VALIDATION_FAILED"
+	CodeDepth            = "DEPTH_LIMIT_EXCEEDED"
+	CodeAliases          = "ALIAS_LIMIT_EXCEEDED"
+	CodeRootFields       = "ROOT_FIELD_LIMIT_EXCEEDED"
+	CodeCost             = "COST_LIMIT_EXCEEDED"
+	CodePageSize         = "PAGE_SIZE_EXCEEDED"
+	CodeIntrospection    = "INTROSPECTION_DEPTH_EXCEEDED"
+	CodeTooLarge         = "OPERATION_TOO_LARGE"
+)
+
+// Rejection is an operation the analyzer refused, with GraphQL errors to return.
+type Rejection struct {
+	Errors gqlerror.List
+}
+
+func (r *Rejection) Error() string { return r.Errors.Error() }
+
+func reject(code, limit string, max, actual int, format string, args ...any) *Rejection {
+	return &Rejection{Errors: gqlerror.List{{
+		Message:    fmt.Sprintf(format, args...),
+		Extensions: map[string]any{"code": code, "limit": limit, "maximum": max, "actual": actual},
+	}}}
+}
+
+type directives struct {
+	weight   *int
+	assumed  *int
+	slicing  []string
+	sized    []string
+	hasLimit bool
+}
+
+// Analyzer checks operations against one schema. It is safe for concurrent use
+// and caches its static verdict per operation text.
+type Analyzer struct {
+	schema *ast.Schema
+	cfg    Config
+	fields map[string]directives // "Type.field"
+	cache  *lru.Cache[uint64, *analysis]
+	seed   maphash.Seed
+}
+
+// New builds an analyzer over the public (client) schema SDL, reading @cost and
+// @listSize from the subgraph SDLs.
+func New(clientSDL string, subgraphSDLs []string, cfg Config) (*Analyzer, error) {
+	schema, err := gqlparser.LoadSchema(&ast.Source{Name: "client.graphqls", Input: clientSDL})
+	if err != nil {
+		return nil, fmt.Errorf("load client schema: %w", err)
+	}
+	fields := map[string]directives{}
+	for i, sdl := range subgraphSDLs {
+		doc, err := parser.ParseSchema(&ast.Source{Name: fmt.Sprintf("subgraph-%d.graphqls", i), Input: sdl})
+		if err != nil {
+			return nil, fmt.Errorf("parse subgraph SDL: %w", err)
+		}
+		for _, defs := range []ast.DefinitionList{doc.Definitions, doc.Extensions} {
+			for _, def := range defs {
+				for _, f := range def.Fields {
+					if d, ok := readDirectives(f.Directives); ok {
+						fields[def.Name+"."+f.Name] = d
+					}
+				}
+			}
+		}
+	}
+	cache, _ := lru.New[uint64, *analysis](2048)
+	return &Analyzer{schema: schema, cfg: cfg.withDefaults(), fields: fields, cache: cache, seed: maphash.MakeSeed()}, nil
+}
+
+func readDirectives(list ast.DirectiveList) (directives, bool) {
+	var d directives
+	found := false
+	if c := list.ForName("cost"); c != nil {
+		if a := c.Arguments.ForName("weight"); a != nil {
+			if n, err := strconv.Atoi(a.Value.Raw); err == nil {
+				d.weight, found = &n, true
+			}
+		}
+	}
+	if l := list.ForName("listSize"); l != nil {
+		found, d.hasLimit = true, true
+		if a := l.Arguments.ForName("assumedSize"); a != nil {
+			if n, err := strconv.Atoi(a.Value.Raw); err == nil {
+				d.assumed = &n
+			}
+		}
+		for _, name := range []string{"slicingArguments", "sizedFields"} {
+			a := l.Arguments.ForName(name)
+			if a == nil {
+				continue
+			}
+			var vals []string
+			for _, c := range a.Value.Children {
+				vals = append(vals, c.Value.Raw)
+			}
+			if name == "slicingArguments" {
+				d.slicing = vals
+			} else {
+				d.sized = vals
+			}
+		}
+	}
+	return d, found
+}
+
+// analysis is the cached, variable-independent part of a verdict.
+type analysis struct {
+	doc       *ast.QueryDocument
+	op        *ast.OperationDefinition
+	measure   Measure
+	rejection *Rejection
+	costFixed bool // cost does not depend on variables: measure.Cost is final
+}
+
+// Check measures an operation with its variables and returns its figures, or a
+// *Rejection saying which rule it broke (with the measured value and the maximum).
+func (a *Analyzer) Check(query, operationName string, variables map[string]any) (Measure, error) {
+	var h maphash.Hash
+	h.SetSeed(a.seed)
+	h.WriteString(operationName)
+	h.WriteByte(0)
+	h.WriteString(query)
+	key := h.Sum64()
+
+	an, ok := a.cache.Get(key)
+	if !ok {
+		an = a.analyze(query, operationName)
+		a.cache.Add(key, an)
+	}
+	if an.rejection != nil {
+		return an.measure, an.rejection
+	}
+	if an.costFixed {
+		return an.measure, nil
+	}
+	m := an.measure
+	w := &walker{a: a, doc: an.doc, vars: variables, op: an.op}
+	cost, err := w.cost(an.op.SelectionSet, nil)
+	if err != nil {
+		return m, err
+	}
+	m.Cost = cost
+	if m.Cost > a.cfg.MaxCost {
+		return m, a.costRejection(m.Cost)
+	}
+	return m, nil
+}
+
+func (a *Analyzer) costRejection(cost int) *Rejection {
+	return reject(CodeCost, "cost", a.cfg.MaxCost, cost,
+		"operation cost %d exceeds the maximum cost of %d: ask for fewer items (first) or fewer nested lists", cost, a.cfg.MaxCost)
+}
+
+func (a *Analyzer) analyze(query, operationName string) *analysis {
+	doc, err := parser.ParseQuery(&ast.Source{Name: "operation", Input: query})
+	if err != nil {
+		return &analysis{rejection: &Rejection{Errors: withCode(gqlerror.List{asGQLError(err)}, CodeParseFailed)}}
+	}
+	if errs := validator.Validate(a.schema, doc); len(errs) > 0 {
+		return &analysis{rejection: &Rejection{Errors: withCode(errs, CodeValidationFailed)}}
+	}
+	op := doc.Operations.ForName(operationName)
+	if op == nil {
+		msg := fmt.Sprintf("no operation named %q in the document", operationName)
+		if operationName == "" {
+			msg = "the document has several operations: say which to run with operationName"
+		}
+		return &analysis{rejection: &Rejection{Errors: gqlerror.List{{Message: msg, Extensions: map[string]any{"code": CodeValidationFailed}}}}}
+	}
+
+	w := &walker{a: a, doc: doc, op: op}
+	m := Measure{}
+	m.RootFields = w.rootFields(op.SelectionSet)
+	depth, introDepth := w.depth(op.SelectionSet, 0, false)
+	m.Depth = depth
+	m.Aliases = w.aliases
+	an := &analysis{doc: doc, op: op, measure: m}
+	switch {
+	case w.tooLarge:
+		an.rejection = reject(CodeTooLarge, "nodes", a.cfg.MaxNodes, w.nodes, "operation expands to more than %d fields: use fewer or smaller fragments", a.cfg.MaxNodes)
+	case m.Depth > a.cfg.MaxDepth:
+		an.rejection = reject(CodeDepth, "depth", a.cfg.MaxDepth, m.Depth, "operation depth %d exceeds the maximum depth of %d: nest fewer field levels", m.Depth, a.cfg.MaxDepth)
+	case introDepth > a.cfg.MaxIntrospectionDepth:
+		an.rejection = reject(CodeIntrospection, "introspection depth", a.cfg.MaxIntrospectionDepth, introDepth, "introspection depth %d exceeds the maximum of %d", introDepth, a.cfg.MaxIntrospectionDepth)
+	case m.Aliases > a.cfg.MaxAliases:
+		an.rejection = reject(CodeAliases, "aliases", a.cfg.MaxAliases, m.Aliases, "operation uses %d aliases, more than the maximum of %d", m.Aliases, a.cfg.MaxAliases)
+	case m.RootFields > a.cfg.MaxRootFields:
+		an.rejection = reject(CodeRootFields, "root fields", a.cfg.MaxRootFields, m.RootFields, "operation selects %d root fields, more than the maximum of %d: split it into several operations", m.RootFields, a.cfg.MaxRootFields)
+	}
+	if an.rejection != nil {
+		return an
+	}
+	if len(op.VariableDefinitions) == 0 {
+		cost, err := w.cost(op.SelectionSet, nil)
+		an.costFixed = true
+		an.measure.Cost = cost
+		var rej *Rejection
+		if errors.As(err, &rej) {
+			an.rejection = rej
+		} else if cost > a.cfg.MaxCost {
+			an.rejection = a.costRejection(cost)
+		}
+	}
+	return an
+}
+
+func asGQLError(err error) *gqlerror.Error {
+	var e *gqlerror.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return gqlerror.Wrap(err)
+}
+
+func withCode(errs gqlerror.List, code string) gqlerror.List {
+	for _, e := range errs {
+		if e.Extensions == nil {
+			e.Extensions = map[string]any{}
+		}
+		e.Extensions["code"] = code
+	}
+	return errs
+}
+
+type walker struct {
+	a        *Analyzer
+	doc      *ast.QueryDocument
+	op       *ast.OperationDefinition
+	vars     map[string]any
+	aliases  int
+	nodes    int
+	tooLarge bool
+}
+
+// fields flattens a selection set: fragment spreads and inline fragments are
+// expanded in place.
+func (w *walker) fields(set ast.SelectionSet, visit func(f *ast.Field)) {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			w.nodes++
+			if w.nodes > w.a.cfg.MaxNodes {
+				w.tooLarge = true
+				return
+			}
+			visit(s)
+		case *ast.InlineFragment:
+			w.fields(s.SelectionSet, visit)
+		case *ast.FragmentSpread:
+			if s.Definition != nil {
+				w.fields(s.Definition.SelectionSet, visit)
+			}
+		}
+		if w.tooLarge {
+			return
+		}
+	}
+}
+
+func (w *walker) rootFields(set ast.SelectionSet) int {
+	n := 0
+	w.fields(set, func(f *ast.Field) {
+		if f.Name != "__typename" {
+			n++
+		}
+	})
+	w.nodes = 0
+	return n
+}
+
+// depth returns the operation's depth without introspection, and the depth of its
+// introspection part; it counts aliases on the way.
+func (w *walker) depth(set ast.SelectionSet, level int, intro bool) (int, int) {
+	maxD, maxIntro := 0, 0
+	w.fields(set, func(f *ast.Field) {
+		if f.Alias != "" && f.Alias != f.Name {
+			w.aliases++
+		}
+		inIntro := intro || (level == 0 && (f.Name == "__schema" || f.Name == "__type"))
+		d, id := w.depth(f.SelectionSet, level+1, inIntro)
+		if inIntro {
+			maxIntro = max(maxIntro, 1+max(d, id))
+			return
+		}
+		maxD = max(maxD, 1+d)
+		maxIntro = max(maxIntro, id)
+	})
+	return maxD, maxIntro
+}
+
+// cost computes the selection's cost; sized holds the sizes a parent's
+// @listSize(sizedFields) gives to its child fields.
+func (w *walker) cost(set ast.SelectionSet, sized map[string]int) (int, error) {
+	total := 0
+	var firstErr error
+	w.fields(set, func(f *ast.Field) {
+		if firstErr != nil || strings.HasPrefix(f.Name, "__") || f.Definition == nil {
+			return
+		}
+		def := f.Definition
+		d := w.a.fields[f.ObjectDefinition.Name+"."+f.Name]
+		weight := 0
+		if t := w.a.schema.Types[def.Type.Name()]; t != nil && (t.Kind == ast.Object || t.Kind == ast.Interface || t.Kind == ast.Union) {
+			weight = 1
+		}
+		if d.weight != nil {
+			weight = *d.weight
+		}
+		size := 1
+		var childSized map[string]int
+		isList := def.Type.Elem != nil
+		if len(d.slicing) > 0 {
+			n, err := w.slicingValue(f, d.slicing)
+			if err != nil {
+				firstErr = err
+				return
+			}
+			if len(d.sized) > 0 {
+				childSized = map[string]int{}
+				for _, s := range d.sized {
+					childSized[s] = n
+				}
+			} else if isList {
+				size = n
+			}
+		}
+		if isList && len(d.slicing) == 0 {
+			switch {
+			case sized != nil && hasKey(sized, f.Name):
+				size = sized[f.Name]
+			case d.assumed != nil:
+				size = *d.assumed
+			default:
+				size = w.a.cfg.DefaultListSize
+			}
+		} else if isList && sized != nil && hasKey(sized, f.Name) {
+			size = sized[f.Name]
+		}
+		child, err := w.cost(f.SelectionSet, childSized)
+		if err != nil {
+			firstErr = err
+			return
+		}
+		total += size * (weight + child)
+	})
+	return total, firstErr
+}
+
+func hasKey(m map[string]int, k string) bool { _, ok := m[k]; return ok }
+
+// slicingValue is the largest value among a field's slicing arguments, checked
+// against the page size limit. An absent argument counts as its default.
+func (w *walker) slicingValue(f *ast.Field, names []string) (int, error) {
+	best, found := 0, false
+	for _, name := range names {
+		n, ok := w.argInt(f, name)
+		if !ok {
+			continue
+		}
+		found = true
+		if n > w.a.cfg.MaxPageSize {
+			return 0, reject(CodePageSize, "page size", w.a.cfg.MaxPageSize, n,
+				"%s: %s is %d, more than the maximum page size of %d", f.Name, name, n, w.a.cfg.MaxPageSize)
+		}
+		best = max(best, n)
+	}
+	if !found {
+		return w.a.cfg.MaxPageSize, nil // nothing bounds it: assume the worst page
+	}
+	return best, nil
+}
+
+func (w *walker) argInt(f *ast.Field, name string) (int, bool) {
+	if a := f.Arguments.ForName(name); a != nil {
+		v := a.Value
+		if v.Kind == ast.Variable {
+			if raw, ok := w.vars[v.Raw]; ok {
+				return numeric(raw)
+			}
+			if vd := w.op.VariableDefinitions.ForName(v.Raw); vd != nil && vd.DefaultValue != nil {
+				n, err := strconv.Atoi(vd.DefaultValue.Raw)
+				return n, err == nil
+			}
+			return 0, false
+		}
+		n, err := strconv.Atoi(v.Raw)
+		return n, err == nil
+	}
+	if ad := f.Definition.Arguments.ForName(name); ad != nil && ad.DefaultValue != nil {
+		n, err := strconv.Atoi(ad.DefaultValue.Raw)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+func numeric(v any) (int, bool) {
+	switch n := v.(type) {
+	case float64:
+		return int(n), n == float64(int(n))
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	}
+	return 0, false
+}
