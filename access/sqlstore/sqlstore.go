@@ -107,4 +107,3 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	}
 	return fmt.Errorf("%s: %w", id, access.ErrAlreadyGone)
 }
-

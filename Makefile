@@ -1,0 +1,46 @@
+# Vitola: `make run` starts the whole platform on the embedded default; `make test`
+# runs every test. Both install what they need, at pinned versions.
+
+GO        ?= go
+TOOLS     := $(CURDIR)/.cache/tools
+WGC       := $(TOOLS)/node_modules/.bin/wgc
+DATA      ?= ./data
+
+export VITOLA_WGC := $(WGC)
+
+.PHONY: run test build generate compose tools check-tools clean
+
+run: build
+	./bin/vitola serve --demo --data $(DATA)
+
+build:
+	$(GO) build -o bin/vitola ./cmd/vitola
+
+test: tools
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 15m ./...
+
+# generate regenerates every subgraph's gqlgen code from schema/*.graphqls and
+# recomposes the router config. Tests fail when either is stale.
+generate: compose
+	cd subgraphs/catalog && $(GO) tool gqlgen generate --config gqlgen.yml
+	cd subgraphs/users && $(GO) tool gqlgen generate --config gqlgen.yml
+	cd subgraphs/venues && $(GO) tool gqlgen generate --config gqlgen.yml
+
+compose: $(WGC)
+	cd schema && $(WGC) router compose -i graph.yaml -o router-config.json
+	node -e 'const f="schema/router-config.json",fs=require("fs");fs.writeFileSync(f,JSON.stringify(JSON.parse(fs.readFileSync(f)),null,2)+"\n")'
+
+tools: $(WGC)
+
+# wgc (the federation composer) comes from the npm registry, pinned with its lock
+# file in tools/wgc.
+$(WGC): tools/wgc/package.json tools/wgc/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is required: apt-get install -y nodejs npm"; exit 1; }
+	mkdir -p $(TOOLS)
+	cp tools/wgc/package.json tools/wgc/package-lock.json $(TOOLS)/
+	cd $(TOOLS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(WGC)
+
+clean:
+	rm -rf bin .cache

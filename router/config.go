@@ -1,0 +1,70 @@
+package router
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	nodev1 "github.com/wundergraph/cosmo/router/gen/proto/wg/cosmo/node/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// Composed is a router configuration made by `wgc router compose`, ready for the
+// engine: subgraph URLs overridden from configuration and the client schema in
+// place of the full one.
+type Composed struct {
+	Config *nodev1.RouterConfig
+	// Subgraphs maps each subgraph's name to the URL the router calls.
+	Subgraphs map[string]string
+	// ClientSchema is the public schema: no @inaccessible field, no federation
+	// internals. Planning, validation and introspection all use it.
+	ClientSchema string
+	// SubgraphSDLs are the subgraphs' own schemas (they carry @cost/@listSize).
+	SubgraphSDLs []string
+}
+
+// LoadComposed reads a wgc router config and overrides subgraph routing URLs by
+// subgraph name. Unknown names in overrides are an error: a typo must not leave a
+// subgraph pointing at its placeholder URL.
+func LoadComposed(raw []byte, overrides map[string]string) (*Composed, error) {
+	var rc nodev1.RouterConfig
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(raw, &rc); err != nil {
+		return nil, fmt.Errorf("router config is not a wgc composition: %w", err)
+	}
+	ec := rc.GetEngineConfig()
+	if ec == nil || ec.GraphqlSchema == "" {
+		return nil, fmt.Errorf("router config has no engine configuration")
+	}
+	c := &Composed{Config: &rc, Subgraphs: map[string]string{}}
+	nameByID := map[string]string{}
+	for _, sg := range rc.Subgraphs {
+		nameByID[sg.Id] = sg.Name
+		c.Subgraphs[sg.Name] = sg.RoutingUrl
+	}
+	for name := range overrides {
+		if _, ok := c.Subgraphs[name]; !ok {
+			return nil, fmt.Errorf("no subgraph named %q in the router config (it has: %v)", name, slices.Sorted(maps.Keys(c.Subgraphs)))
+		}
+	}
+	for _, ds := range ec.DatasourceConfigurations {
+		name := nameByID[ds.Id]
+		if url, ok := overrides[name]; ok {
+			c.Subgraphs[name] = url
+			ds.CustomGraphql.Fetch.Url = &nodev1.ConfigurationVariable{
+				Kind:                  nodev1.ConfigurationVariableKind_STATIC_CONFIGURATION_VARIABLE,
+				StaticVariableContent: url,
+			}
+		}
+		if key := ds.GetCustomGraphql().GetUpstreamSchema().GetKey(); key != "" {
+			c.SubgraphSDLs = append(c.SubgraphSDLs, ec.StringStorage[key])
+		}
+	}
+	// The engine plans, validates and introspects against GraphqlSchema, which
+	// still holds @inaccessible fields; the client schema is absent when nothing
+	// is inaccessible.
+	if cs := ec.GetGraphqlClientSchema(); cs != "" {
+		ec.GraphqlSchema = cs
+	}
+	c.ClientSchema = ec.GraphqlSchema
+	return c, nil
+}

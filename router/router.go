@@ -1,0 +1,216 @@
+// Package router is the public /graphql: the graphql-go-tools federation engine
+// over a configuration composed by wgc, behind the developer-key check and the
+// operation limits, which run before any subgraph is called.
+package router
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jensneuse/abstractlogger"
+	"github.com/rs/zerolog"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/wundergraph/graphql-go-tools/execution/engine"
+	"github.com/wundergraph/graphql-go-tools/execution/graphql"
+	"github.com/wundergraph/graphql-go-tools/v2/pkg/engine/resolve"
+	"github.com/wundergraph/graphql-go-tools/v2/pkg/graphqlerrors"
+
+	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/router/limits"
+	"github.com/vitolahq/vitola/trust"
+	"github.com/vitolahq/vitola/webui"
+)
+
+// KeyChecker authenticates developer keys (access.Service implements it).
+type KeyChecker interface {
+	Authenticate(ctx context.Context, plain string) (access.Key, error)
+}
+
+// Config is what a router needs.
+type Config struct {
+	Composed *Composed
+	// Client calls the subgraphs; its transport signs the internal token.
+	Client *http.Client
+	Keys   KeyChecker
+	Limits limits.Config
+	Logger zerolog.Logger
+	// MaxBodyBytes bounds a request body (default 1 MiB).
+	MaxBodyBytes int64
+}
+
+// Router serves POST /graphql (and GraphiQL on a browser's GET).
+type Router struct {
+	engine   *engine.ExecutionEngine
+	analyzer *limits.Analyzer
+	keys     KeyChecker
+	log      zerolog.Logger
+	maxBody  int64
+	graphiql http.Handler
+}
+
+// New builds the engine; ctx bounds the engine's background work.
+func New(ctx context.Context, cfg Config) (*Router, error) {
+	if cfg.Client == nil || cfg.Keys == nil || cfg.Composed == nil {
+		return nil, errors.New("router: Composed, Client and Keys are required")
+	}
+	factory := engine.NewFederationEngineConfigFactory(ctx, engine.WithFederationHttpClient(cfg.Client))
+	ec, err := factory.BuildEngineConfiguration(cfg.Composed.Config)
+	if err != nil {
+		return nil, fmt.Errorf("build engine configuration: %w", err)
+	}
+	eng, err := engine.NewExecutionEngine(ctx, abstractlogger.NoopLogger, ec, resolve.ResolverOptions{
+		MaxConcurrency:               1024,
+		PropagateSubgraphErrors:      true,
+		SubgraphErrorPropagationMode: resolve.SubgraphErrorPropagationModePassThrough,
+		RewriteSubgraphErrorPaths:    true,
+		OmitSubgraphErrorLocations:   true,
+		AllowedErrorExtensionFields:  []string{"code"},
+		AllowedSubgraphErrorFields:   []string{"message", "path", "extensions"},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create engine: %w", err)
+	}
+	an, err := limits.New(cfg.Composed.ClientSchema, cfg.Composed.SubgraphSDLs, cfg.Limits)
+	if err != nil {
+		return nil, err
+	}
+	maxBody := cfg.MaxBodyBytes
+	if maxBody == 0 {
+		maxBody = 1 << 20
+	}
+	return &Router{engine: eng, analyzer: an, keys: cfg.Keys, log: cfg.Logger, maxBody: maxBody, graphiql: webui.GraphiQLHandler()}, nil
+}
+
+// Error codes of the router's own errors (extensions.code).
+const (
+	CodeUnauthenticated   = "UNAUTHENTICATED"
+	CodeForbidden         = "FORBIDDEN"
+	CodeBatching          = "BATCHING_DISABLED"
+	CodeBadRequest        = "BAD_REQUEST"
+	CodeInternal          = "INTERNAL_SERVER_ERROR"
+	CodeUnsupportedMedia  = "UNSUPPORTED_MEDIA_TYPE"
+	CodeMethodNotAllowed  = "METHOD_NOT_ALLOWED"
+	headerServiceKey      = "x-service-key"
+	contentTypeJSON       = "application/json; charset=utf-8"
+	contentTypeJSONPrefix = "application/json"
+)
+
+func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		// A browser gets GraphiQL (anonymous: it only sends what the user pastes).
+		if strings.HasPrefix(r.URL.Path, "/graphql/assets/") || strings.Contains(r.Header.Get("Accept"), "text/html") {
+			rt.graphiql.ServeHTTP(w, r)
+			return
+		}
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		writeErrors(w, http.StatusMethodNotAllowed, gqlErr(CodeMethodNotAllowed, "send GraphQL operations with POST and a JSON body"))
+		return
+	}
+	key, err := rt.keys.Authenticate(r.Context(), r.Header.Get(headerServiceKey))
+	if err != nil {
+		status, msg := http.StatusUnauthorized, "a valid developer key is required in the x-service-key header"
+		switch {
+		case errors.Is(err, access.ErrNoKey):
+			msg = "missing x-service-key header: create a key with `vitola keys create --name NAME`"
+		case errors.Is(err, access.ErrRevokedKey):
+			msg = "this developer key has been revoked"
+		case !errors.Is(err, access.ErrUnknownKey):
+			rt.log.Error().Err(err).Msg("authenticate developer key")
+			status, msg = http.StatusServiceUnavailable, "the key store is unavailable; try again shortly"
+		}
+		writeErrors(w, status, gqlErr(CodeUnauthenticated, msg))
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, contentTypeJSONPrefix) {
+		writeErrors(w, http.StatusUnsupportedMediaType, gqlErr(CodeUnsupportedMedia, "Content-Type must be application/json"))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, rt.maxBody))
+	if err != nil {
+		writeErrors(w, http.StatusRequestEntityTooLarge, gqlErr(CodeBadRequest, fmt.Sprintf("request body larger than %d bytes", rt.maxBody)))
+		return
+	}
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		writeErrors(w, http.StatusBadRequest, gqlErr(CodeBatching, "batched operations are disabled: send one operation per request"))
+		return
+	}
+	var req struct {
+		Query         string          `json:"query"`
+		OperationName string          `json:"operationName"`
+		Variables     json.RawMessage `json:"variables"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeErrors(w, http.StatusBadRequest, gqlErr(CodeBadRequest, "body must be a JSON object with query, operationName and variables"))
+		return
+	}
+	if strings.TrimSpace(req.Query) == "" {
+		writeErrors(w, http.StatusBadRequest, gqlErr(CodeBadRequest, "query is required"))
+		return
+	}
+	var vars map[string]any
+	if len(req.Variables) > 0 && string(req.Variables) != "null" {
+		if err := json.Unmarshal(req.Variables, &vars); err != nil {
+			writeErrors(w, http.StatusBadRequest, gqlErr(CodeBadRequest, "variables must be a JSON object"))
+			return
+		}
+	}
+	if vars == nil {
+		req.Variables = json.RawMessage("{}") // the engine validates variables only when they are an object
+	}
+
+	start := time.Now()
+	m, err := rt.analyzer.Check(req.Query, req.OperationName, vars)
+	if err != nil {
+		var rej *limits.Rejection
+		if errors.As(err, &rej) {
+			writeErrors(w, http.StatusBadRequest, rej.Errors...)
+			return
+		}
+		writeErrors(w, http.StatusInternalServerError, gqlErr(CodeInternal, "could not analyse the operation"))
+		return
+	}
+
+	ctx := trust.WithIdentity(r.Context(), trust.Identity{KeyID: key.ID, Entitlements: key.Entitlements})
+	op := graphql.Request{Query: req.Query, OperationName: req.OperationName, Variables: req.Variables}
+	var buf bytes.Buffer
+	rw := graphql.NewEngineResultWriterFromBuffer(&buf)
+	if err := rt.engine.Execute(ctx, &op, &rw); err != nil {
+		// The engine returns request errors (validation, variables) as a Go
+		// error and writes nothing.
+		writeErrors(w, http.StatusBadRequest, engineErrors(err)...)
+		return
+	}
+	rt.log.Debug().Str("operation", req.OperationName).Int("depth", m.Depth).Int("cost", m.Cost).
+		Dur("took", time.Since(start)).Msg("graphql")
+	w.Header().Set("Content-Type", contentTypeJSON)
+	w.Write(buf.Bytes())
+}
+
+func gqlErr(code, msg string) *gqlerror.Error {
+	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": code}}
+}
+
+func writeErrors(w http.ResponseWriter, status int, errs ...*gqlerror.Error) {
+	w.Header().Set("Content-Type", contentTypeJSON)
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"errors": errs})
+}
+
+// engineErrors turns an engine's request error into GraphQL errors with a code.
+func engineErrors(err error) []*gqlerror.Error {
+	var out []*gqlerror.Error
+	for _, e := range graphqlerrors.RequestErrorsFromError(err) {
+		out = append(out, gqlErr(limits.CodeValidationFailed, e.Message))
+	}
+	return out
+}
