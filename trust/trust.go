@@ -192,9 +192,19 @@ func Require(v *Verifier, next http.Handler) http.Handler {
 type Transport struct {
 	Base   http.RoundTripper
 	Issuer *Issuer
+	// Hosts, when set, limits signing to requests for these hosts (host:port): a
+	// router fronting foreign subgraphs never hands them a token.
+	Hosts map[string]bool
 }
 
 func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	base := t.Base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if t.Hosts != nil && !t.Hosts[r.URL.Host] {
+		return base.RoundTrip(r)
+	}
 	id, _ := FromContext(r.Context())
 	tok, err := t.Issuer.Token(id)
 	if err != nil {
@@ -202,9 +212,5 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	r2 := r.Clone(r.Context()) // RoundTrippers must not change the caller's request
 	r2.Header.Set(Header, tok)
-	base := t.Base
-	if base == nil {
-		base = http.DefaultTransport
-	}
 	return base.RoundTrip(r2)
 }

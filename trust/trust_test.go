@@ -89,3 +89,23 @@ func TestShortKeyRefused(t *testing.T) {
 		t.Fatal("NewVerifier accepted a short key")
 	}
 }
+
+func TestTransportSignsOnlyListedHosts(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get(trust.Header))
+	}))
+	defer srv.Close()
+	iss, _ := trust.NewIssuer(key, "router")
+	for _, hosts := range []map[string]bool{{"elsewhere:1": true}, {strings.TrimPrefix(srv.URL, "http://"): true}} {
+		client := &http.Client{Transport: &trust.Transport{Issuer: iss, Hosts: hosts}}
+		res, err := client.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	if got[0] != "" || got[1] == "" {
+		t.Fatalf("tokens sent = %q, want none to the unlisted host and one to the listed", got)
+	}
+}

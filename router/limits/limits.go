@@ -300,6 +300,7 @@ func withCode(errs gqlerror.List, code string) gqlerror.List {
 			e.Extensions = map[string]any{}
 		}
 		e.Extensions["code"] = code
+		delete(e.Extensions, "file") // gqlparser's source name says nothing to a client
 	}
 	return errs
 }

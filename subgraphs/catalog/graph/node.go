@@ -31,16 +31,33 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 	case ids.Product:
 		n, err = asNode(r.Store.Product(ctx, id))
 	case ids.Venue:
-		n = &model.Venue{ID: id}
+		n, err = r.foreign(ctx, "Venue", id, &model.Venue{ID: id})
 	case ids.Event:
-		n = &model.Event{ID: id}
+		n, err = r.foreign(ctx, "Event", id, &model.Event{ID: id})
 	case ids.User:
-		n = &model.User{ID: id}
+		n, err = r.foreign(ctx, "User", id, &model.User{ID: id})
 	}
 	if errors.Is(err, catalog.ErrNotFound) {
 		return nil, nil
 	}
 	return n, err
+}
+
+// foreign returns the stub of another subgraph's entity once its owner confirms
+// it exists: a stub for an unknown ID would make the router report a misleading
+// non-null error instead of node: null.
+func (r *Resolver) foreign(ctx context.Context, typename, id string, stub model.Node) (model.Node, error) {
+	if r.Prober == nil {
+		return stub, nil
+	}
+	ok, err := r.Prober.Exists(ctx, typename, id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, catalog.ErrNotFound
+	}
+	return stub, nil
 }
 
 func asNode[T model.Node](v T, err error) (model.Node, error) {

@@ -2,6 +2,7 @@
 package graph
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -14,12 +15,20 @@ import (
 // Resolver holds the subgraph's dependencies.
 type Resolver struct {
 	Store catalog.Store
+	// Prober checks node(id:) IDs of types other subgraphs own; nil skips the
+	// check (node then returns the key stub unverified).
+	Prober Prober
+}
+
+// Prober reports whether another subgraph's entity exists.
+type Prober interface {
+	Exists(ctx context.Context, typename, id string) (bool, error)
 }
 
 // NewHandler returns the subgraph's GraphQL handler (without the internal-token
 // check, which the caller wraps around it).
-func NewHandler(store catalog.Store) http.Handler {
-	return subgraph.NewGraphQLServer(NewExecutableSchema(Config{Resolvers: &Resolver{Store: store}}))
+func NewHandler(store catalog.Store, prober Prober) http.Handler {
+	return subgraph.NewGraphQLServer(NewExecutableSchema(Config{Resolvers: &Resolver{Store: store, Prober: prober}}))
 }
 
 // notFoundAsNil turns a missing object into GraphQL null.

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+func runKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("keys: want a subcommand: create, list or revoke")
+	}
+	sub, args := args[0], args[1:]
+	fs := newFlagSet("keys "+sub, stderr)
+	var store storeSettings
+	store.register(fs, getenv)
+	var name string
+	var ents stringList
+	switch sub {
+	case "create":
+		fs.StringVar(&name, "name", "", "what the key is for (required)")
+		fs.Var(&ents, "entitlement", "an entitlement to grant, repeatable: api.ai")
+	case "list", "revoke":
+	default:
+		return fmt.Errorf("keys: unknown subcommand %q (want create, list or revoke)", sub)
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	keys, st, err := openAccess(ctx, store.config())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	switch sub {
+	case "create":
+		if fs.NArg() > 0 {
+			return fmt.Errorf("keys create: unexpected argument %q", fs.Arg(0))
+		}
+		if name == "" {
+			return errors.New("keys create: --name is required")
+		}
+		k, plain, err := keys.CreateKey(ctx, name, ents)
+		if err != nil {
+			return fmt.Errorf("keys create: %w", err)
+		}
+		fmt.Fprintf(stdout, "Created developer key %s (%q, entitlements: %s). It is shown only now:\n", k.ID, k.Name, listOrNone(k.Entitlements))
+		fmt.Fprintln(stdout, plain)
+	case "list":
+		list, err := keys.ListKeys(ctx)
+		if err != nil {
+			return fmt.Errorf("keys list: %w", err)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tENTITLEMENTS\tCREATED\tSTATUS")
+		revoked := 0
+		for _, k := range list {
+			status := "active"
+			if k.RevokedAt != nil {
+				status = "revoked " + k.RevokedAt.Format(time.RFC3339)
+				revoked++
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, listOrNone(k.Entitlements), k.CreatedAt.Format(time.RFC3339), status)
+		}
+		tw.Flush()
+		fmt.Fprintf(stdout, "%d keys, %d active\n", len(list), len(list)-revoked)
+	case "revoke":
+		if fs.NArg() != 1 {
+			return errors.New("keys revoke: give exactly one key ID (key_…) or the key itself")
+		}
+		if err := keys.RevokeKey(ctx, fs.Arg(0)); err != nil {
+			return fmt.Errorf("keys revoke: %w", err)
+		}
+		fmt.Fprintf(stdout, "revoked %s\n", fs.Arg(0))
+	}
+	return nil
+}
+
+func listOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ",")
+}
+

@@ -1,0 +1,66 @@
+// Command vitola runs the Vitola platform and its admin commands.
+//
+//	vitola serve [flags]              the platform (or one --component of it)
+//	vitola keys create|list|revoke    developer keys
+//	vitola migrate                    bring every store to the newest schema
+//
+// Every admin command prints its result alone on the last line of standard
+// output and exits non-zero on any failure.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "vitola:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+const usage = `Usage: vitola <command> [flags]
+
+Commands:
+  serve     run the platform: every component in one process (default), or one
+            --component (router, shim, catalog, users, venues)
+  keys      developer keys: keys create --name NAME [--entitlement api.ai],
+            keys list, keys revoke ID
+  migrate   create or upgrade every store's schema, then exit
+
+Run 'vitola <command> -h' for a command's flags. Every flag also reads an
+environment variable, named in its help; a flag given wins over the variable.
+`
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) < 2 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	cmd, rest := args[1], args[2:]
+	switch cmd {
+	case "serve":
+		return runServe(ctx, rest, getenv, stdout, stderr)
+	case "keys":
+		return runKeys(ctx, rest, getenv, stdout, stderr)
+	case "migrate":
+		return runMigrate(ctx, rest, getenv, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}

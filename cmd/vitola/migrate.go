@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vitolahq/vitola/schema"
+)
+
+// runMigrate opens every store, which migrates it under its lock, and closes it.
+func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("migrate", stderr)
+	var store storeSettings
+	store.register(fs, getenv)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg := store.config()
+	_, st, err := openAccess(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	st.Close()
+	done := []string{"access"}
+	for _, name := range schema.Subgraphs {
+		sg, err := openSubgraph(ctx, name, cfg, false, nil, zerolog.Nop())
+		if err != nil {
+			return err
+		}
+		sg.store.Close()
+		done = append(done, name)
+	}
+	fmt.Fprintf(stdout, "migrated %s (%s)\n", strings.Join(done, ", "), cfg.Backend())
+	return nil
+}

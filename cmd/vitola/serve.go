@@ -1,0 +1,411 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vitolahq/vitola/access"
+	accesssql "github.com/vitolahq/vitola/access/sqlstore"
+	"github.com/vitolahq/vitola/inproc"
+	"github.com/vitolahq/vitola/kv"
+	"github.com/vitolahq/vitola/kv/memory"
+	kvredis "github.com/vitolahq/vitola/kv/redis"
+	"github.com/vitolahq/vitola/logging"
+	restshim "github.com/vitolahq/vitola/rest-shim"
+	"github.com/vitolahq/vitola/router"
+	"github.com/vitolahq/vitola/router/limits"
+	"github.com/vitolahq/vitola/schema"
+	"github.com/vitolahq/vitola/sqldb"
+	cataloggraph "github.com/vitolahq/vitola/subgraphs/catalog/graph"
+	"github.com/vitolahq/vitola/subgraphs/subgraph"
+	"github.com/vitolahq/vitola/trust"
+)
+
+// Components `serve --component` runs alone.
+var components = []string{"router", "shim", schema.Catalog, schema.Users, schema.Venues}
+
+type serveSettings struct {
+	store        storeSettings
+	Addr         string
+	PaymentsAddr string
+	RedisURL     string
+	RedisPrefix  string
+	InternalKey  string
+	Component    string
+	RouterConfig string
+	RouterURL    string
+	SubgraphURLs urlMap
+	Demo         bool
+	LogLevel     string
+	LogFormat    string
+	Limits       limits.Config
+}
+
+func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*serveSettings, error) {
+	s := &serveSettings{SubgraphURLs: urlMap{}}
+	fs := newFlagSet("serve", stderr)
+	s.store.register(fs, getenv)
+	fs.StringVar(&s.Addr, "addr", envOr(getenv, "VITOLA_ADDR", "127.0.0.1:8080"), "address of the public API: /graphql, REST, /health, /docs (env VITOLA_ADDR); with --component, that component's address")
+	fs.StringVar(&s.PaymentsAddr, "payments-addr", envOr(getenv, "VITOLA_PAYMENTS_ADDR", "127.0.0.1:8081"), "address of the payments origin (env VITOLA_PAYMENTS_ADDR)")
+	fs.StringVar(&s.RedisURL, "redis-url", envOr(getenv, "REDIS_URL", ""), "Redis URL (redis://…) for state shared by replicas; empty: in-process (env REDIS_URL)")
+	fs.StringVar(&s.RedisPrefix, "redis-prefix", envOr(getenv, "VITOLA_REDIS_PREFIX", "vitola:"), "prefix of every Redis key (env VITOLA_REDIS_PREFIX)")
+	fs.StringVar(&s.InternalKey, "internal-key", envOr(getenv, "VITOLA_INTERNAL_KEY", ""), "key (32+ characters) signing internal calls between components; default: generated into the data directory (env VITOLA_INTERNAL_KEY)")
+	fs.StringVar(&s.Component, "component", envOr(getenv, "VITOLA_COMPONENT", ""), "run one component alone: "+strings.Join(components, ", ")+"; empty: all in one process (env VITOLA_COMPONENT)")
+	fs.StringVar(&s.RouterConfig, "router-config", envOr(getenv, "VITOLA_ROUTER_CONFIG", ""), "router: a wgc-composed router config to serve instead of Vitola's own (env VITOLA_ROUTER_CONFIG)")
+	fs.StringVar(&s.RouterURL, "router-url", envOr(getenv, "VITOLA_ROUTER_URL", "http://127.0.0.1:8090/graphql"), "shim: the router's /graphql URL (env VITOLA_ROUTER_URL)")
+	fs.Var(s.SubgraphURLs, "subgraph-url", "router and shim: NAME=URL of a subgraph's /graphql, repeatable or comma-separated (env VITOLA_SUBGRAPH_URLS)")
+	fs.BoolVar(&s.Demo, "demo", envBool(getenv, "VITOLA_DEMO"), "seed demo data and a demo developer key into empty stores (env VITOLA_DEMO)")
+	fs.StringVar(&s.LogLevel, "log-level", envOr(getenv, "VITOLA_LOG_LEVEL", "info"), "debug, info, warn or error (env VITOLA_LOG_LEVEL)")
+	fs.StringVar(&s.LogFormat, "log-format", envOr(getenv, "VITOLA_LOG_FORMAT", "auto"), "json, console, or auto: console on a terminal (env VITOLA_LOG_FORMAT)")
+	fs.IntVar(&s.Limits.MaxDepth, "max-depth", envInt(getenv, "VITOLA_MAX_DEPTH", 8), "GraphQL: maximum depth (env VITOLA_MAX_DEPTH)")
+	fs.IntVar(&s.Limits.MaxAliases, "max-aliases", envInt(getenv, "VITOLA_MAX_ALIASES", 20), "GraphQL: maximum aliases (env VITOLA_MAX_ALIASES)")
+	fs.IntVar(&s.Limits.MaxRootFields, "max-root-fields", envInt(getenv, "VITOLA_MAX_ROOT_FIELDS", 10), "GraphQL: maximum root fields (env VITOLA_MAX_ROOT_FIELDS)")
+	fs.IntVar(&s.Limits.MaxCost, "max-cost", envInt(getenv, "VITOLA_MAX_COST", 1000), "GraphQL: maximum calculated cost (env VITOLA_MAX_COST)")
+	if v := getenv("VITOLA_SUBGRAPH_URLS"); v != "" {
+		if err := s.SubgraphURLs.Set(v); err != nil {
+			return nil, fmt.Errorf("VITOLA_SUBGRAPH_URLS: %w", err)
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if s.Component != "" && !slices.Contains(components, s.Component) {
+		return nil, fmt.Errorf("--component %q: want one of %s", s.Component, strings.Join(components, ", "))
+	}
+	return s, nil
+}
+
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	s, err := parseServe(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log, err := logging.New(stderr, s.LogLevel, s.LogFormat)
+	if err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	switch s.Component {
+	case "":
+		return serveAll(ctx, s, log, stdout)
+	case "router":
+		return serveRouter(ctx, s, log)
+	case "shim":
+		return serveShim(ctx, s, log)
+	default:
+		return serveSubgraph(ctx, s, log)
+	}
+}
+
+// closers collects what a shape opened, to close in reverse order.
+type closers []io.Closer
+
+func (c closers) Close() {
+	for i := len(c) - 1; i >= 0; i-- {
+		c[i].Close()
+	}
+}
+
+// serveAll runs every component in one process: the subgraphs are reached through
+// the in-process transport, still behind their internal-token check.
+func serveAll(ctx context.Context, s *serveSettings, log zerolog.Logger, stdout io.Writer) error {
+	var open closers
+	defer open.Close()
+	key, err := internalKey(s.InternalKey, s.store, true)
+	if err != nil {
+		return err
+	}
+	verifier, _ := trust.NewVerifier(key)
+	issuer, _ := trust.NewIssuer(key, "router")
+	store := s.store.config()
+	log.Info().Str("store", store.Backend()).Str("data", s.store.DataDir).Msg("opening stores")
+
+	kvs, err := openKV(ctx, s)
+	if err != nil {
+		return err
+	}
+	open = append(open, kvs)
+	keys, accessStore, err := openAccess(ctx, store)
+	if err != nil {
+		return err
+	}
+	open = append(open, accessStore)
+
+	checks := []restshim.Check{{Name: "access", Check: keys.Ping}, {Name: "kv", Check: kvs.Ping}}
+	hosts := map[string]http.Handler{}
+	overrides := map[string]string{}
+	for _, name := range schema.Subgraphs {
+		overrides[name] = "http://" + name + ".vitola.internal/graphql"
+	}
+	catalogIssuer, _ := trust.NewIssuer(key, schema.Catalog)
+	prober := entityProber(&trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: catalogIssuer}, overrides)
+	for _, name := range schema.Subgraphs {
+		sg, err := openSubgraph(ctx, name, store, s.Demo, prober, log)
+		if err != nil {
+			return err
+		}
+		open = append(open, sg.store)
+		hosts[name+".vitola.internal"] = subgraph.Handler(name, sg.gql, verifier, sg.store)
+		checks = append(checks, restshim.Check{Name: name, Check: sg.store.Ping})
+	}
+	if s.Demo {
+		if err := ensureDemoKey(ctx, keys, s.store.DataDir, stdout, log); err != nil {
+			return err
+		}
+	}
+
+	composed, err := router.LoadComposed(schema.RouterConfig, overrides)
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: issuer}}
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Limits: s.Limits, Logger: log})
+	if err != nil {
+		return err
+	}
+	api := restshim.NewServer(restshim.Deps{GraphQL: rt, OpenAPI: schema.OpenAPI, Checks: checks, Logger: log})
+	payments := restshim.NewPaymentsServer(restshim.Deps{Checks: checks[:2], Logger: log})
+	return listenAndServe(ctx, log, []listener{{"api", s.Addr, api}, {"payments", s.PaymentsAddr, payments}})
+}
+
+// serveRouter runs the router alone, over Vitola's composition or any other.
+func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) error {
+	raw := schema.RouterConfig
+	if s.RouterConfig != "" {
+		b, err := os.ReadFile(s.RouterConfig)
+		if err != nil {
+			return fmt.Errorf("--router-config: %w", err)
+		}
+		raw = b
+	}
+	composed, err := router.LoadComposed(raw, s.SubgraphURLs)
+	if err != nil {
+		return err
+	}
+	key, err := internalKey(s.InternalKey, s.store, false)
+	if err != nil {
+		return err
+	}
+	issuer, _ := trust.NewIssuer(key, "router")
+	// Only Vitola's own subgraphs get internal tokens: a router fronting a foreign
+	// graph never hands one to a service outside the platform.
+	signed := map[string]bool{}
+	for name, u := range composed.Subgraphs {
+		if pu, err := url.Parse(u); err == nil && slices.Contains(schema.Subgraphs, name) {
+			signed[pu.Host] = true
+		}
+	}
+	keys, accessStore, err := openAccess(ctx, s.store.config())
+	if err != nil {
+		return err
+	}
+	defer accessStore.Close()
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer, Hosts: signed}}
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Limits: s.Limits, Logger: log})
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", rt)
+	mux.Handle("/graphql/assets/", rt)
+	mux.Handle("GET /health", restshim.HealthHandler([]restshim.Check{{Name: "access", Check: keys.Ping}}))
+	log.Info().Interface("subgraphs", composed.Subgraphs).Msg("router")
+	return listenAndServe(ctx, log, []listener{{"router", s.Addr, mux}})
+}
+
+// serveShim runs the public edge alone; /graphql goes to the router over HTTP.
+func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error {
+	routerURL, err := url.Parse(s.RouterURL)
+	if err != nil || routerURL.Host == "" {
+		return fmt.Errorf("--router-url %q is not a URL", s.RouterURL)
+	}
+	kvs, err := openKV(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer kvs.Close()
+	keys, accessStore, err := openAccess(ctx, s.store.config())
+	if err != nil {
+		return err
+	}
+	defer accessStore.Close()
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(&url.URL{Scheme: routerURL.Scheme, Host: routerURL.Host})
+			pr.SetXForwarded()
+		},
+		Transport: newHTTPTransport(),
+	}
+	checks := []restshim.Check{{Name: "access", Check: keys.Ping}, {Name: "kv", Check: kvs.Ping},
+		{Name: "router", Check: remoteHealth(strings.TrimSuffix(s.RouterURL, "/graphql") + "/health")}}
+	for name, u := range s.SubgraphURLs {
+		checks = append(checks, restshim.Check{Name: name, Check: remoteHealth(strings.TrimSuffix(u, "/graphql") + "/health")})
+	}
+	api := restshim.NewServer(restshim.Deps{GraphQL: proxy, OpenAPI: schema.OpenAPI, Checks: checks, Logger: log})
+	payments := restshim.NewPaymentsServer(restshim.Deps{Checks: checks[:2], Logger: log})
+	return listenAndServe(ctx, log, []listener{{"api", s.Addr, api}, {"payments", s.PaymentsAddr, payments}})
+}
+
+// serveSubgraph runs one subgraph alone: its /graphql answers only calls with an
+// internal token.
+func serveSubgraph(ctx context.Context, s *serveSettings, log zerolog.Logger) error {
+	key, err := internalKey(s.InternalKey, s.store, false)
+	if err != nil {
+		return err
+	}
+	verifier, _ := trust.NewVerifier(key)
+	var prober cataloggraph.Prober
+	if s.Component == schema.Catalog {
+		issuer, _ := trust.NewIssuer(key, schema.Catalog)
+		prober = entityProber(&trust.Transport{Base: newHTTPTransport(), Issuer: issuer}, s.SubgraphURLs)
+	}
+	sg, err := openSubgraph(ctx, s.Component, s.store.config(), s.Demo, prober, log)
+	if err != nil {
+		return err
+	}
+	defer sg.store.Close()
+	return listenAndServe(ctx, log, []listener{{s.Component, s.Addr, subgraph.Handler(s.Component, sg.gql, verifier, sg.store)}})
+}
+
+// entityProber lets the catalog's node(id:) ask the users and venues subgraphs
+// (at urls, by subgraph name) whether an ID of theirs exists.
+func entityProber(t http.RoundTripper, urls map[string]string) *subgraph.EntityProber {
+	owners := map[string]string{"User": schema.Users, "Venue": schema.Venues, "Event": schema.Venues}
+	p := &subgraph.EntityProber{Client: &http.Client{Timeout: 10 * time.Second, Transport: t}, URLs: map[string]string{}}
+	for typename, owner := range owners {
+		if u, ok := urls[owner]; ok {
+			p.URLs[typename] = u
+		}
+	}
+	return p
+}
+
+func newHTTPTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil // internal calls never go through an environment proxy
+	t.MaxIdleConnsPerHost = 256
+	return t
+}
+
+func remoteHealth(u string) func(ctx context.Context) error {
+	client := &http.Client{Timeout: 2 * time.Second, Transport: newHTTPTransport()}
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s answered %d", u, res.StatusCode)
+		}
+		return nil
+	}
+}
+
+func openKV(ctx context.Context, s *serveSettings) (kv.Store, error) {
+	if s.RedisURL == "" {
+		return memory.New(nil), nil
+	}
+	return kvredis.Open(ctx, s.RedisURL, s.RedisPrefix)
+}
+
+func openAccess(ctx context.Context, cfg sqldb.Config) (*access.Service, *accesssql.Store, error) {
+	st, err := accesssql.Open(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return access.NewService(st, nil), st, nil
+}
+
+// demoKeyName names the key --demo creates once.
+const demoKeyName = "demo"
+
+// ensureDemoKey creates the demo key (with api.ai) the first time, prints it once
+// and writes it to DIR/demo-key.txt.
+func ensureDemoKey(ctx context.Context, keys *access.Service, dir string, stdout io.Writer, log zerolog.Logger) error {
+	list, err := keys.ListKeys(ctx)
+	if err != nil {
+		return err
+	}
+	for _, k := range list {
+		if k.Name == demoKeyName {
+			return nil
+		}
+	}
+	_, plain, err := keys.CreateKey(ctx, demoKeyName, []string{access.EntitlementAI})
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "demo-key.txt")
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, []byte(plain+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write demo key: %w", err)
+	}
+	fmt.Fprintf(stdout, "Demo developer key (shown once; also in %s):\n%s\n", path, plain)
+	log.Info().Str("file", path).Msg("created the demo developer key")
+	return nil
+}
+
+type listener struct {
+	name    string
+	addr    string
+	handler http.Handler
+}
+
+// listenAndServe serves every listener until ctx ends, then shuts them down
+// gracefully. It binds all addresses before serving any, so a taken port fails
+// start-up cleanly.
+func listenAndServe(ctx context.Context, log zerolog.Logger, ls []listener) error {
+	var servers []*http.Server
+	errc := make(chan error, len(ls))
+	for _, l := range ls {
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			for _, s := range servers {
+				s.Close()
+			}
+			return fmt.Errorf("listen on %s (%s): %w", l.addr, l.name, err)
+		}
+		srv := &http.Server{Handler: l.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+		servers = append(servers, srv)
+		log.Info().Str("component", l.name).Str("addr", "http://"+ln.Addr().String()).Msg("listening")
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("%s: %w", l.name, err)
+			}
+		}()
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	log.Info().Msg("shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	for _, s := range servers {
+		s.Shutdown(sctx)
+	}
+	return err
+}

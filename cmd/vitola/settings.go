@@ -1,0 +1,157 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/trust"
+)
+
+// Every setting is a flag whose default comes from an environment variable, so a
+// flag given wins over the environment, which wins over the built-in default.
+
+func envOr(getenv func(string) string, name, def string) string {
+	if v := getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func envBool(getenv func(string) string, name string) bool {
+	b, _ := strconv.ParseBool(getenv(name))
+	return b
+}
+
+func envInt(getenv func(string) string, name string, def int) int {
+	if n, err := strconv.Atoi(getenv(name)); err == nil {
+		return n
+	}
+	return def
+}
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("vitola "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// storeSettings are the flags every command that touches a store takes.
+type storeSettings struct {
+	DataDir     string
+	DatabaseURL string
+}
+
+func (s *storeSettings) register(fs *flag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&s.DataDir, "data", envOr(getenv, "VITOLA_DATA", "./data"), "directory of the SQLite stores, the embedded default (env VITOLA_DATA)")
+	fs.StringVar(&s.DatabaseURL, "database-url", envOr(getenv, "DATABASE_URL", ""), "PostgreSQL URL (postgres://…); every store becomes a schema there (env DATABASE_URL)")
+}
+
+func (s storeSettings) config() sqldb.Config {
+	return sqldb.Config{DataDir: s.DataDir, DatabaseURL: s.DatabaseURL}
+}
+
+// urlMap is a repeatable NAME=URL flag.
+type urlMap map[string]string
+
+func (m urlMap) String() string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+func (m urlMap) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		name, url, ok := strings.Cut(part, "=")
+		if !ok || name == "" || !strings.HasPrefix(url, "http") {
+			return fmt.Errorf("want NAME=http://HOST:PORT/graphql, got %q", part)
+		}
+		m[name] = url
+	}
+	return nil
+}
+
+// internalKey returns the key that signs internal tokens. Without one configured,
+// the SQLite shape keeps a generated key in the data directory (so components
+// sharing it agree); the one-process shape may use a throw-away key; a scale-out
+// component must be given one.
+func internalKey(configured string, store storeSettings, oneProcess bool) ([]byte, error) {
+	if configured != "" {
+		if len(configured) < trust.MinKeyLen {
+			return nil, fmt.Errorf("the internal key (--internal-key, VITOLA_INTERNAL_KEY) must be at least %d characters", trust.MinKeyLen)
+		}
+		return []byte(configured), nil
+	}
+	if store.DatabaseURL == "" {
+		return dataDirKey(filepath.Join(store.DataDir, "internal.key"))
+	}
+	if oneProcess {
+		return []byte(randomHex(32)), nil
+	}
+	return nil, errors.New("set the internal key (--internal-key or VITOLA_INTERNAL_KEY, at least 32 characters) to the same value in every component")
+}
+
+func dataDirKey(path string) ([]byte, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, err
+	}
+	if b, err := os.ReadFile(path); err == nil {
+		return checkKeyFile(path, b)
+	}
+	// Write a complete file aside, then link it into place: a process starting at
+	// the same moment either wins the link or reads the winner's whole key.
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".internal.key.*")
+	if err != nil {
+		return nil, fmt.Errorf("create internal key: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	key := randomHex(32)
+	_, werr := tmp.WriteString(key)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return nil, fmt.Errorf("write internal key: %w", werr)
+	}
+	os.Chmod(tmp.Name(), 0o600)
+	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("install internal key: %w", err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read internal key: %w", err)
+	}
+	return checkKeyFile(path, b)
+}
+
+func checkKeyFile(path string, b []byte) ([]byte, error) {
+	if len(b) < trust.MinKeyLen {
+		return nil, fmt.Errorf("%s is too short: delete it to get a new key", path)
+	}
+	return b, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b) // never fails on Linux
+	return hex.EncodeToString(b)
+}

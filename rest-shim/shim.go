@@ -1,0 +1,42 @@
+// Package restshim is the public HTTP edge: every REST route of the spec, /health,
+// /docs, and /graphql handed to the router. It validates HTTP, calls internal
+// operations and maps results; domain rules live in the subgraphs.
+package restshim
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/rs/zerolog"
+)
+
+// Check is one component or store /health reports on.
+type Check struct {
+	Name  string
+	Check func(ctx context.Context) error
+}
+
+// Deps is what the shim needs.
+type Deps struct {
+	// GraphQL serves /graphql: the router in process, or a proxy to it.
+	GraphQL http.Handler
+	// OpenAPI is the document /docs renders.
+	OpenAPI []byte
+	// Checks are what /health reports.
+	Checks []Check
+	Logger zerolog.Logger
+}
+
+// NewServer returns the public API handler ({base_url}).
+func NewServer(d Deps) http.Handler {
+	mux := http.NewServeMux()
+	addRoutes(mux, d)
+	return withRecovery(d.Logger, mux)
+}
+
+// NewPaymentsServer returns the payments origin's handler ({payments_origin}).
+func NewPaymentsServer(d Deps) http.Handler {
+	mux := http.NewServeMux()
+	addPaymentsRoutes(mux, d)
+	return withRecovery(d.Logger, mux)
+}

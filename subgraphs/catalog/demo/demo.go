@@ -1,0 +1,127 @@
+// Package demo builds the demo catalog from a committed facts table (facts.json):
+// real brands with their countries, their lines with wrapper, binder and filler,
+// and each line's vitolas. A cigar is a line in a vitola. Products (a box and a
+// single of every cigar) carry synthetic GTINs from the GS1 restricted-circulation
+// range (prefixes 20-29), marked synthetic.
+package demo
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+
+	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/subgraphs/catalog"
+)
+
+//go:embed facts.json
+var factsJSON []byte
+
+// Facts is the facts table.
+type Facts struct {
+	Version    int     `json:"version"`
+	SourceNote string  `json:"source_note"`
+	Brands     []Brand `json:"brands"`
+	Lines      []Line  `json:"lines"`
+}
+
+// Brand is a brand row of the facts table.
+type Brand struct {
+	Name    string   `json:"name"`
+	Country string   `json:"country"`
+	Aliases []string `json:"aliases"`
+}
+
+// Line is a product line with its blend and sizes.
+type Line struct {
+	Brand   string              `json:"brand"`
+	Name    string              `json:"name"`
+	Origin  string              `json:"origin"`
+	Wrapper []catalog.Component `json:"wrapper"`
+	Binder  []catalog.Component `json:"binder"`
+	Filler  []catalog.Component `json:"filler"`
+	Vitolas []Vitola            `json:"vitolas"`
+}
+
+// Vitola is a size and shape.
+type Vitola struct {
+	Name     string  `json:"name"`
+	LengthIn float64 `json:"length_in"`
+	Ring     int     `json:"ring"`
+	Shape    string  `json:"shape"`
+}
+
+// LoadFacts parses the embedded facts table.
+func LoadFacts() (*Facts, error) {
+	var f Facts
+	if err := json.Unmarshal(factsJSON, &f); err != nil {
+		return nil, fmt.Errorf("demo facts: %w", err)
+	}
+	return &f, nil
+}
+
+// BrandID is the ID the demo (and imports) give a brand: derived from its name, so
+// that re-seeding upserts and other subgraphs' seeds can refer to it.
+func BrandID(name string) string { return ids.Derive(ids.Brand, name) }
+
+// CigarID is the ID of the cigar called name of the brand called brand.
+func CigarID(brand, name string) string { return ids.Derive(ids.Cigar, brand+"\x00"+name) }
+
+// Seed loads the demo catalog, reporting progress.
+func Seed(ctx context.Context, store catalog.Store, progress func(done, total int)) error {
+	f, err := LoadFacts()
+	if err != nil {
+		return err
+	}
+	total := 0
+	for _, l := range f.Lines {
+		total += len(l.Vitolas)
+	}
+	for _, b := range f.Brands {
+		if err := store.UpsertBrand(ctx, &catalog.Brand{ID: BrandID(b.Name), Name: b.Name, Country: b.Country, Aliases: b.Aliases}); err != nil {
+			return err
+		}
+	}
+	done := 0
+	for _, l := range f.Lines {
+		for _, v := range l.Vitolas {
+			c := &catalog.Cigar{
+				ID: CigarID(l.Brand, l.Name+" "+v.Name), BrandID: BrandID(l.Brand),
+				Name: l.Name + " " + v.Name, Origin: l.Origin,
+				Wrapper: l.Wrapper, Binder: l.Binder, Filler: l.Filler,
+			}
+			if err := store.UpsertCigar(ctx, c); err != nil {
+				return err
+			}
+			for _, p := range products(l.Brand, c) {
+				if err := store.UpsertProduct(ctx, p); err != nil {
+					return err
+				}
+			}
+			done++
+			if progress != nil && (done%100 == 0 || done == total) {
+				progress(done, total)
+			}
+		}
+	}
+	return nil
+}
+
+// products makes a box of 20 and a single of a cigar, with restricted-circulation
+// GTIN-13s: "21" (box) or "22" (single), the cigar number, and a check digit.
+func products(brand string, c *catalog.Cigar) []*catalog.Product {
+	mk := func(prefix, kind, name string, qty int) *catalog.Product {
+		body := fmt.Sprintf("%s%010d", prefix, c.Number)
+		gtin13 := body + string(catalog.CheckDigit(body))
+		return &catalog.Product{
+			ID: ids.Derive(ids.Product, gtin13), GTIN: "0" + gtin13, Name: name, Kind: kind,
+			Synthetic: true, Published: true,
+			Contents: []catalog.ProductContent{{CigarID: c.ID, Quantity: qty}},
+		}
+	}
+	return []*catalog.Product{
+		mk("21", "box", brand+" "+c.Name+", box of 20", 20),
+		mk("22", "single", brand+" "+c.Name+", single", 1),
+	}
+}
