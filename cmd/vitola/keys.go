@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/vitolahq/vitola/platform"
 )
 
 // stringList is a repeatable string flag.
@@ -37,7 +39,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	keys, st, err := openAccess(ctx, store.config())
+	keys, st, err := platform.OpenAccess(ctx, store.config())
 	if err != nil {
 		return err
 	}
@@ -93,4 +95,3 @@ func listOrNone(xs []string) string {
 	}
 	return strings.Join(xs, ",")
 }
-

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vitolahq/vitola/platform"
 	"github.com/vitolahq/vitola/schema"
 )
 
@@ -20,18 +21,18 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	cfg := store.config()
-	_, st, err := openAccess(ctx, cfg)
+	_, st, err := platform.OpenAccess(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	st.Close()
 	done := []string{"access"}
 	for _, name := range schema.Subgraphs {
-		sg, err := openSubgraph(ctx, name, cfg, false, nil, zerolog.Nop())
+		sg, err := platform.OpenSubgraph(ctx, name, cfg, false, nil, zerolog.Nop())
 		if err != nil {
 			return err
 		}
-		sg.store.Close()
+		sg.Store.Close()
 		done = append(done, name)
 	}
 	fmt.Fprintf(stdout, "migrated %s (%s)\n", strings.Join(done, ", "), cfg.Backend())

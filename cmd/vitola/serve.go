@@ -10,25 +10,18 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/vitolahq/vitola/access"
-	accesssql "github.com/vitolahq/vitola/access/sqlstore"
-	"github.com/vitolahq/vitola/inproc"
-	"github.com/vitolahq/vitola/kv"
-	"github.com/vitolahq/vitola/kv/memory"
-	kvredis "github.com/vitolahq/vitola/kv/redis"
 	"github.com/vitolahq/vitola/logging"
+	"github.com/vitolahq/vitola/platform"
 	restshim "github.com/vitolahq/vitola/rest-shim"
 	"github.com/vitolahq/vitola/router"
 	"github.com/vitolahq/vitola/router/limits"
 	"github.com/vitolahq/vitola/schema"
-	"github.com/vitolahq/vitola/sqldb"
 	cataloggraph "github.com/vitolahq/vitola/subgraphs/catalog/graph"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	"github.com/vitolahq/vitola/trust"
@@ -112,75 +105,21 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 }
 
-// closers collects what a shape opened, to close in reverse order.
-type closers []io.Closer
-
-func (c closers) Close() {
-	for i := len(c) - 1; i >= 0; i-- {
-		c[i].Close()
-	}
-}
-
-// serveAll runs every component in one process: the subgraphs are reached through
-// the in-process transport, still behind their internal-token check.
+// serveAll runs every component in one process.
 func serveAll(ctx context.Context, s *serveSettings, log zerolog.Logger, stdout io.Writer) error {
-	var open closers
-	defer open.Close()
 	key, err := internalKey(s.InternalKey, s.store, true)
 	if err != nil {
 		return err
 	}
-	verifier, _ := trust.NewVerifier(key)
-	issuer, _ := trust.NewIssuer(key, "router")
-	store := s.store.config()
-	log.Info().Str("store", store.Backend()).Str("data", s.store.DataDir).Msg("opening stores")
-
-	kvs, err := openKV(ctx, s)
+	p, err := platform.Open(ctx, platform.Options{
+		Store: s.store.config(), RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix, InternalKey: key,
+		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Logger: log,
+	})
 	if err != nil {
 		return err
 	}
-	open = append(open, kvs)
-	keys, accessStore, err := openAccess(ctx, store)
-	if err != nil {
-		return err
-	}
-	open = append(open, accessStore)
-
-	checks := []restshim.Check{{Name: "access", Check: keys.Ping}, {Name: "kv", Check: kvs.Ping}}
-	hosts := map[string]http.Handler{}
-	overrides := map[string]string{}
-	for _, name := range schema.Subgraphs {
-		overrides[name] = "http://" + name + ".vitola.internal/graphql"
-	}
-	catalogIssuer, _ := trust.NewIssuer(key, schema.Catalog)
-	prober := entityProber(&trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: catalogIssuer}, overrides)
-	for _, name := range schema.Subgraphs {
-		sg, err := openSubgraph(ctx, name, store, s.Demo, prober, log)
-		if err != nil {
-			return err
-		}
-		open = append(open, sg.store)
-		hosts[name+".vitola.internal"] = subgraph.Handler(name, sg.gql, verifier, sg.store)
-		checks = append(checks, restshim.Check{Name: name, Check: sg.store.Ping})
-	}
-	if s.Demo {
-		if err := ensureDemoKey(ctx, keys, s.store.DataDir, stdout, log); err != nil {
-			return err
-		}
-	}
-
-	composed, err := router.LoadComposed(schema.RouterConfig, overrides)
-	if err != nil {
-		return err
-	}
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: issuer}}
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Limits: s.Limits, Logger: log})
-	if err != nil {
-		return err
-	}
-	api := restshim.NewServer(restshim.Deps{GraphQL: rt, OpenAPI: schema.OpenAPI, Checks: checks, Logger: log})
-	payments := restshim.NewPaymentsServer(restshim.Deps{Checks: checks[:2], Logger: log})
-	return listenAndServe(ctx, log, []listener{{"api", s.Addr, api}, {"payments", s.PaymentsAddr, payments}})
+	defer p.Close()
+	return listenAndServe(ctx, log, []listener{{"api", s.Addr, p.API}, {"payments", s.PaymentsAddr, p.Payments}})
 }
 
 // serveRouter runs the router alone, over Vitola's composition or any other.
@@ -202,20 +141,12 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 		return err
 	}
 	issuer, _ := trust.NewIssuer(key, "router")
-	// Only Vitola's own subgraphs get internal tokens: a router fronting a foreign
-	// graph never hands one to a service outside the platform.
-	signed := map[string]bool{}
-	for name, u := range composed.Subgraphs {
-		if pu, err := url.Parse(u); err == nil && slices.Contains(schema.Subgraphs, name) {
-			signed[pu.Host] = true
-		}
-	}
-	keys, accessStore, err := openAccess(ctx, s.store.config())
+	keys, accessStore, err := platform.OpenAccess(ctx, s.store.config())
 	if err != nil {
 		return err
 	}
 	defer accessStore.Close()
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer, Hosts: signed}}
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer, Hosts: platform.SignedHosts(composed.Subgraphs)}}
 	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Limits: s.Limits, Logger: log})
 	if err != nil {
 		return err
@@ -234,12 +165,12 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	if err != nil || routerURL.Host == "" {
 		return fmt.Errorf("--router-url %q is not a URL", s.RouterURL)
 	}
-	kvs, err := openKV(ctx, s)
+	kvs, err := platform.OpenKV(ctx, s.RedisURL, s.RedisPrefix)
 	if err != nil {
 		return err
 	}
 	defer kvs.Close()
-	keys, accessStore, err := openAccess(ctx, s.store.config())
+	keys, accessStore, err := platform.OpenAccess(ctx, s.store.config())
 	if err != nil {
 		return err
 	}
@@ -272,27 +203,14 @@ func serveSubgraph(ctx context.Context, s *serveSettings, log zerolog.Logger) er
 	var prober cataloggraph.Prober
 	if s.Component == schema.Catalog {
 		issuer, _ := trust.NewIssuer(key, schema.Catalog)
-		prober = entityProber(&trust.Transport{Base: newHTTPTransport(), Issuer: issuer}, s.SubgraphURLs)
+		prober = platform.EntityProber(&trust.Transport{Base: newHTTPTransport(), Issuer: issuer}, s.SubgraphURLs)
 	}
-	sg, err := openSubgraph(ctx, s.Component, s.store.config(), s.Demo, prober, log)
+	sg, err := platform.OpenSubgraph(ctx, s.Component, s.store.config(), s.Demo, prober, log)
 	if err != nil {
 		return err
 	}
-	defer sg.store.Close()
-	return listenAndServe(ctx, log, []listener{{s.Component, s.Addr, subgraph.Handler(s.Component, sg.gql, verifier, sg.store)}})
-}
-
-// entityProber lets the catalog's node(id:) ask the users and venues subgraphs
-// (at urls, by subgraph name) whether an ID of theirs exists.
-func entityProber(t http.RoundTripper, urls map[string]string) *subgraph.EntityProber {
-	owners := map[string]string{"User": schema.Users, "Venue": schema.Venues, "Event": schema.Venues}
-	p := &subgraph.EntityProber{Client: &http.Client{Timeout: 10 * time.Second, Transport: t}, URLs: map[string]string{}}
-	for typename, owner := range owners {
-		if u, ok := urls[owner]; ok {
-			p.URLs[typename] = u
-		}
-	}
-	return p
+	defer sg.Store.Close()
+	return listenAndServe(ctx, log, []listener{{s.Component, s.Addr, subgraph.Handler(s.Component, sg.GraphQL, verifier, sg.Store)}})
 }
 
 func newHTTPTransport() *http.Transport {
@@ -319,52 +237,6 @@ func remoteHealth(u string) func(ctx context.Context) error {
 		}
 		return nil
 	}
-}
-
-func openKV(ctx context.Context, s *serveSettings) (kv.Store, error) {
-	if s.RedisURL == "" {
-		return memory.New(nil), nil
-	}
-	return kvredis.Open(ctx, s.RedisURL, s.RedisPrefix)
-}
-
-func openAccess(ctx context.Context, cfg sqldb.Config) (*access.Service, *accesssql.Store, error) {
-	st, err := accesssql.Open(ctx, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	return access.NewService(st, nil), st, nil
-}
-
-// demoKeyName names the key --demo creates once.
-const demoKeyName = "demo"
-
-// ensureDemoKey creates the demo key (with api.ai) the first time, prints it once
-// and writes it to DIR/demo-key.txt.
-func ensureDemoKey(ctx context.Context, keys *access.Service, dir string, stdout io.Writer, log zerolog.Logger) error {
-	list, err := keys.ListKeys(ctx)
-	if err != nil {
-		return err
-	}
-	for _, k := range list {
-		if k.Name == demoKeyName {
-			return nil
-		}
-	}
-	_, plain, err := keys.CreateKey(ctx, demoKeyName, []string{access.EntitlementAI})
-	if err != nil {
-		return err
-	}
-	path := filepath.Join(dir, "demo-key.txt")
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, []byte(plain+"\n"), 0o600); err != nil {
-		return fmt.Errorf("write demo key: %w", err)
-	}
-	fmt.Fprintf(stdout, "Demo developer key (shown once; also in %s):\n%s\n", path, plain)
-	log.Info().Str("file", path).Msg("created the demo developer key")
-	return nil
 }
 
 type listener struct {

@@ -1,4 +1,4 @@
-package main
+package platform
 
 import (
 	"context"
@@ -22,25 +22,27 @@ import (
 	venuessql "github.com/vitolahq/vitola/subgraphs/venues/sqlstore"
 )
 
-// storeHandle is what the platform needs of any subgraph's store.
-type storeHandle interface {
+// StoreHandle is what the platform needs of any store.
+type StoreHandle interface {
 	Ping(ctx context.Context) error
 	io.Closer
 }
 
-type openedSubgraph struct {
-	gql   http.Handler
-	store storeHandle
+// Subgraph is an opened subgraph: its GraphQL handler (without the
+// internal-token check) and its store.
+type Subgraph struct {
+	GraphQL http.Handler
+	Store   StoreHandle
 }
 
-// openSubgraph opens (and migrates) a subgraph's store, seeds its demo data into
+// OpenSubgraph opens (and migrates) a subgraph's store, seeds its demo data into
 // an empty store when demo is set, and returns its GraphQL handler.
 // prober is used by the catalog's node(id:) to check other subgraphs' IDs (nil:
 // unchecked).
-func openSubgraph(ctx context.Context, name string, cfg sqldb.Config, demo bool, prober cataloggraph.Prober, log zerolog.Logger) (*openedSubgraph, error) {
+func OpenSubgraph(ctx context.Context, name string, cfg sqldb.Config, demo bool, prober cataloggraph.Prober, log zerolog.Logger) (*Subgraph, error) {
 	start := time.Now()
 	var (
-		sg     *openedSubgraph
+		sg     *Subgraph
 		seeded bool
 		err    error
 	)
@@ -50,7 +52,7 @@ func openSubgraph(ctx context.Context, name string, cfg sqldb.Config, demo bool,
 		if err2 != nil {
 			return nil, err2
 		}
-		sg = &openedSubgraph{gql: cataloggraph.NewHandler(st, prober), store: st}
+		sg = &Subgraph{GraphQL: cataloggraph.NewHandler(st, prober), Store: st}
 		if demo {
 			var brands int
 			if brands, _, _, err = st.Counts(ctx); err == nil && brands == 0 {
@@ -65,7 +67,7 @@ func openSubgraph(ctx context.Context, name string, cfg sqldb.Config, demo bool,
 		if err2 != nil {
 			return nil, err2
 		}
-		sg = &openedSubgraph{gql: usersgraph.NewHandler(st), store: st}
+		sg = &Subgraph{GraphQL: usersgraph.NewHandler(st), Store: st}
 		if demo {
 			var n int
 			if n, err = st.CountUsers(ctx); err == nil && n == 0 {
@@ -77,7 +79,7 @@ func openSubgraph(ctx context.Context, name string, cfg sqldb.Config, demo bool,
 		if err2 != nil {
 			return nil, err2
 		}
-		sg = &openedSubgraph{gql: venuesgraph.NewHandler(st), store: st}
+		sg = &Subgraph{GraphQL: venuesgraph.NewHandler(st), Store: st}
 		if demo {
 			var n int
 			if n, _, err = st.Counts(ctx); err == nil && n == 0 {
@@ -88,7 +90,7 @@ func openSubgraph(ctx context.Context, name string, cfg sqldb.Config, demo bool,
 		return nil, fmt.Errorf("unknown subgraph %q", name)
 	}
 	if err != nil {
-		sg.store.Close()
+		sg.Store.Close()
 		return nil, fmt.Errorf("seed the %s demo data: %w", name, err)
 	}
 	ev := log.Info().Str("subgraph", name).Dur("took", time.Since(start))

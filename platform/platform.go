@@ -1,0 +1,218 @@
+// Package platform assembles Vitola's components: the whole platform in one
+// process (the embedded default), and the pieces each scale-out component opens on
+// its own. The vitola binary and the tests both build on it.
+package platform
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vitolahq/vitola/access"
+	accesssql "github.com/vitolahq/vitola/access/sqlstore"
+	"github.com/vitolahq/vitola/inproc"
+	"github.com/vitolahq/vitola/kv"
+	"github.com/vitolahq/vitola/kv/memory"
+	kvredis "github.com/vitolahq/vitola/kv/redis"
+	restshim "github.com/vitolahq/vitola/rest-shim"
+	"github.com/vitolahq/vitola/router"
+	"github.com/vitolahq/vitola/router/limits"
+	"github.com/vitolahq/vitola/schema"
+	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/subgraphs/subgraph"
+	"github.com/vitolahq/vitola/trust"
+)
+
+// Options configure the one-process platform.
+type Options struct {
+	Store       sqldb.Config
+	RedisURL    string // empty: in-process kv
+	RedisPrefix string
+	InternalKey []byte
+	Demo        bool
+	// DemoKeyOut receives the demo developer key the first time it is made.
+	DemoKeyOut io.Writer
+	Limits     limits.Config
+	Logger     zerolog.Logger
+	// WrapSubgraphTransport, when set, wraps the router's transport to the
+	// subgraphs (tests count the calls through it).
+	WrapSubgraphTransport func(http.RoundTripper) http.RoundTripper
+}
+
+// Platform is every component in one process.
+type Platform struct {
+	// API serves {base_url}; Payments serves {payments_origin}.
+	API      http.Handler
+	Payments http.Handler
+	Keys     *access.Service
+	// Subgraphs are the subgraph components' handlers (internal-token check
+	// included), by name.
+	Subgraphs map[string]http.Handler
+	closers   []io.Closer
+}
+
+// Close releases every store.
+func (p *Platform) Close() {
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		p.closers[i].Close()
+	}
+}
+
+// InternalHost is the host name under which the one-process router reaches a
+// subgraph through the in-process transport.
+func InternalHost(name string) string { return name + ".vitola.internal" }
+
+// Open builds the one-process platform: subgraphs reached through the in-process
+// transport, still behind their internal-token check.
+func Open(ctx context.Context, o Options) (p *Platform, err error) {
+	p = &Platform{Subgraphs: map[string]http.Handler{}}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+	verifier, err := trust.NewVerifier(o.InternalKey)
+	if err != nil {
+		return nil, err
+	}
+	routerIssuer, _ := trust.NewIssuer(o.InternalKey, "router")
+	catalogIssuer, _ := trust.NewIssuer(o.InternalKey, schema.Catalog)
+	log := o.Logger
+	log.Info().Str("store", o.Store.Backend()).Msg("opening stores")
+
+	kvs, err := OpenKV(ctx, o.RedisURL, o.RedisPrefix)
+	if err != nil {
+		return nil, err
+	}
+	p.closers = append(p.closers, kvs)
+	keys, accessStore, err := OpenAccess(ctx, o.Store)
+	if err != nil {
+		return nil, err
+	}
+	p.closers = append(p.closers, accessStore)
+	p.Keys = keys
+
+	edgeChecks := []restshim.Check{{Name: "access", Check: keys.Ping}, {Name: "kv", Check: kvs.Ping}}
+	checks := slices.Clone(edgeChecks)
+	hosts := map[string]http.Handler{}
+	urls := map[string]string{}
+	for _, name := range schema.Subgraphs {
+		urls[name] = "http://" + InternalHost(name) + "/graphql"
+	}
+	prober := EntityProber(&trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: catalogIssuer}, urls)
+	for _, name := range schema.Subgraphs {
+		sg, err := OpenSubgraph(ctx, name, o.Store, o.Demo, prober, log)
+		if err != nil {
+			return nil, err
+		}
+		p.closers = append(p.closers, sg.Store)
+		h := subgraph.Handler(name, sg.GraphQL, verifier, sg.Store)
+		hosts[InternalHost(name)] = h
+		p.Subgraphs[name] = h
+		checks = append(checks, restshim.Check{Name: name, Check: sg.Store.Ping})
+	}
+	if o.Demo && o.DemoKeyOut != nil {
+		if err := EnsureDemoKey(ctx, keys, o.Store.DataDir, o.DemoKeyOut, log); err != nil {
+			return nil, err
+		}
+	}
+
+	composed, err := router.LoadComposed(schema.RouterConfig, urls)
+	if err != nil {
+		return nil, err
+	}
+	var transport http.RoundTripper = &inproc.Transport{Handlers: hosts}
+	if o.WrapSubgraphTransport != nil {
+		transport = o.WrapSubgraphTransport(transport)
+	}
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: transport, Issuer: routerIssuer}}
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Limits: o.Limits, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	p.API = restshim.NewServer(restshim.Deps{GraphQL: rt, OpenAPI: schema.OpenAPI, Checks: checks, Logger: log})
+	p.Payments = restshim.NewPaymentsServer(restshim.Deps{Checks: edgeChecks, Logger: log})
+	return p, nil
+}
+
+// EntityProber lets the catalog's node(id:) ask the users and venues subgraphs
+// (at urls, by subgraph name) whether an ID of theirs exists.
+func EntityProber(t http.RoundTripper, urls map[string]string) *subgraph.EntityProber {
+	owners := map[string]string{"User": schema.Users, "Venue": schema.Venues, "Event": schema.Venues}
+	p := &subgraph.EntityProber{Client: &http.Client{Timeout: 10 * time.Second, Transport: t}, URLs: map[string]string{}}
+	for typename, owner := range owners {
+		if u, ok := urls[owner]; ok {
+			p.URLs[typename] = u
+		}
+	}
+	return p
+}
+
+// SignedHosts returns the hosts of Vitola's own subgraphs among a composition's
+// subgraph URLs: only they get internal tokens, so a router fronting a foreign
+// graph never hands one to a service outside the platform.
+func SignedHosts(subgraphs map[string]string) map[string]bool {
+	signed := map[string]bool{}
+	for name, u := range subgraphs {
+		if pu, err := url.Parse(u); err == nil && slices.Contains(schema.Subgraphs, name) {
+			signed[pu.Host] = true
+		}
+	}
+	return signed
+}
+
+// OpenKV opens Redis when url is set, the in-process store otherwise.
+func OpenKV(ctx context.Context, url, prefix string) (kv.Store, error) {
+	if url == "" {
+		return memory.New(nil), nil
+	}
+	return kvredis.Open(ctx, url, prefix)
+}
+
+// OpenAccess opens the developer-key store and its service.
+func OpenAccess(ctx context.Context, cfg sqldb.Config) (*access.Service, *accesssql.Store, error) {
+	st, err := accesssql.Open(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return access.NewService(st, nil), st, nil
+}
+
+// DemoKeyName names the key --demo creates once.
+const DemoKeyName = "demo"
+
+// EnsureDemoKey creates the demo key (with api.ai) the first time, prints it once
+// to out and writes it to DIR/demo-key.txt.
+func EnsureDemoKey(ctx context.Context, keys *access.Service, dir string, out io.Writer, log zerolog.Logger) error {
+	list, err := keys.ListKeys(ctx)
+	if err != nil {
+		return err
+	}
+	for _, k := range list {
+		if k.Name == DemoKeyName {
+			return nil
+		}
+	}
+	_, plain, err := keys.CreateKey(ctx, DemoKeyName, []string{access.EntitlementAI})
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "demo-key.txt")
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, []byte(plain+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write demo key: %w", err)
+	}
+	fmt.Fprintf(out, "Demo developer key (shown once; also in %s):\n%s\n", path, plain)
+	log.Info().Str("file", path).Msg("created the demo developer key")
+	return nil
+}
