@@ -1,0 +1,457 @@
+package platform_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/platform"
+	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/sqldb/sqldbtest"
+	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
+	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
+	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
+	"github.com/vitolahq/vitola/trust"
+)
+
+var internalKey = []byte("test-internal-key-0123456789abcdef")
+
+// fixture is the one-process platform on a real HTTP server, with a counter of
+// every call the router makes to a subgraph.
+type fixture struct {
+	srv           *httptest.Server
+	p             *platform.Platform
+	key           string
+	subgraphCalls atomic.Int64
+}
+
+type countingTransport struct {
+	base http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.base.RoundTrip(r)
+}
+
+func open(t *testing.T, cfg sqldb.Config) *fixture {
+	t.Helper()
+	f := &fixture{}
+	p, err := platform.Open(context.Background(), platform.Options{
+		Store: cfg, InternalKey: internalKey, Demo: true, Logger: zerolog.Nop(),
+		WrapSubgraphTransport: func(rt http.RoundTripper) http.RoundTripper {
+			return countingTransport{base: rt, n: &f.subgraphCalls}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	f.p = p
+	f.srv = httptest.NewServer(p.API)
+	t.Cleanup(f.srv.Close)
+	_, f.key, err = p.Keys.CreateKey(context.Background(), "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+type gqlResponse struct {
+	Status int
+	Data   map[string]any   `json:"data"`
+	Errors []map[string]any `json:"errors"`
+}
+
+func (f *fixture) post(t *testing.T, key, body string) gqlResponse {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/graphql", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("x-service-key", key)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	out := gqlResponse{Status: res.StatusCode}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("response is not JSON (%d): %s", res.StatusCode, raw)
+	}
+	return out
+}
+
+func (f *fixture) query(t *testing.T, q string, vars map[string]any) gqlResponse {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
+	return f.post(t, f.key, string(body))
+}
+
+// mustData runs q and fails on any error.
+func (f *fixture) mustData(t *testing.T, q string, vars map[string]any) map[string]any {
+	t.Helper()
+	r := f.query(t, q, vars)
+	if r.Status != 200 || len(r.Errors) > 0 {
+		t.Fatalf("query failed (%d): %v", r.Status, r.Errors)
+	}
+	return r.Data
+}
+
+// at walks a decoded JSON value: at(v, "a", 0, "b").
+func at(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			l, _ := v.([]any)
+			if k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
+}
+
+func code(r gqlResponse) string {
+	if len(r.Errors) == 0 {
+		return ""
+	}
+	c, _ := at(r.Errors[0], "extensions", "code").(string)
+	return c
+}
+
+func TestPlatform(t *testing.T) {
+	for backend, cfg := range sqldbtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			f := open(t, cfg)
+			t.Run("SearchCigarsReturnsSeededCigarsWithBrands", f.testSearch)
+			t.Run("LimitsRejectBeforeAnySubgraphCall", f.testLimits)
+			t.Run("FederatedJoins", f.testJoins)
+			t.Run("NodeResolvesEveryType", f.testNode)
+			t.Run("Pagination", f.testPagination)
+			t.Run("IntrospectionIsCurated", f.testIntrospection)
+			t.Run("DeveloperKeys", f.testKeys)
+			t.Run("SubgraphsAnswerOnlyInternalCalls", f.testInternalTrust)
+			t.Run("Health", f.testHealth)
+		})
+	}
+}
+
+func (f *fixture) testSearch(t *testing.T) {
+	d := f.mustData(t, `query($q: String!) { searchCigars(query: $q, first: 5) { edges { cursor node { id name origin wrapper { label } brand { id name country } } } pageInfo { hasNextPage endCursor } } }`,
+		map[string]any{"q": "padron 1964"})
+	edges, _ := at(d, "searchCigars", "edges").([]any)
+	if len(edges) == 0 {
+		t.Fatal("no cigars for 'padron 1964'")
+	}
+	for _, e := range edges {
+		if at(e, "node", "brand", "name") != "Padrón" || !ids.Valid(at(e, "node", "id").(string), ids.Cigar) {
+			t.Fatalf("unexpected edge %v", e)
+		}
+		if w, _ := at(e, "node", "wrapper").([]any); len(w) == 0 {
+			t.Fatalf("cigar without wrapper: %v", e)
+		}
+	}
+}
+
+func (f *fixture) testLimits(t *testing.T) {
+	rep := func(n int, format string) string {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(strings.ReplaceAll(format, "#", string(rune('a'+i))) + " ")
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name, query, code string
+	}{
+		// brand → cigars → edges → node → brand → cigars → edges → node → name: 9 levels
+		{"depth 9", `{ brand(id: "x") { cigars(first: 1) { edges { node { brand { cigars(first: 1) { edges { node { name } } } } } } } } }`, "DEPTH_LIMIT_EXCEEDED"},
+		{"21 aliases", `{ brand(id: "x") { ` + rep(21, "n#: name") + ` } }`, "ALIAS_LIMIT_EXCEEDED"},
+		{"11 root fields", `{ ` + rootFields(11) + ` }`, "ROOT_FIELD_LIMIT_EXCEEDED"},
+		{"cost over 1000", `{ brands(first: 100) { edges { node { cigars(first: 100) { edges { node { name } } } } } } }`, "COST_LIMIT_EXCEEDED"},
+		{"first over 100", `{ searchCigars(query: "padron", first: 101) { edges { cursor } } }`, "PAGE_SIZE_EXCEEDED"},
+		{"no mutation root", `mutation { brand }`, "GRAPHQL_VALIDATION_FAILED"},
+		{"federation internals", `{ _entities(representations: [{__typename: "Brand", id: "x"}]) { __typename } }`, "GRAPHQL_VALIDATION_FAILED"},
+		{"inaccessible field", `{ user(id: "x") { createdAt } }`, "GRAPHQL_VALIDATION_FAILED"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := f.subgraphCalls.Load()
+			r := f.query(t, tt.query, nil)
+			if r.Status != http.StatusBadRequest || code(r) != tt.code {
+				t.Fatalf("got %d %s %v, want 400 %s", r.Status, code(r), r.Errors, tt.code)
+			}
+			if msg, _ := r.Errors[0]["message"].(string); msg == "" {
+				t.Fatal("error without a message")
+			}
+			if n := f.subgraphCalls.Load() - before; n != 0 {
+				t.Fatalf("%d subgraph calls for a rejected operation", n)
+			}
+		})
+	}
+	t.Run("batch", func(t *testing.T) {
+		before := f.subgraphCalls.Load()
+		r := f.post(t, f.key, `[{"query":"{ brands { edges { cursor } } }"}]`)
+		if r.Status != 400 || code(r) != "BATCHING_DISABLED" || f.subgraphCalls.Load() != before {
+			t.Fatalf("batch: %d %v", r.Status, r.Errors)
+		}
+	})
+	t.Run("modest query passes", func(t *testing.T) {
+		before := f.subgraphCalls.Load()
+		f.mustData(t, `{ brands(first: 10) { edges { node { name cigars(first: 10) { edges { node { name } } } } } } }`, nil)
+		if f.subgraphCalls.Load() == before {
+			t.Fatal("no subgraph call for an accepted operation")
+		}
+	})
+	t.Run("limit error names the measure and maximum", func(t *testing.T) {
+		r := f.query(t, `{ brands(first: 100) { edges { node { cigars(first: 100) { edges { node { name } } } } } } }`, nil)
+		// brands 1 + 100 edges × (BrandEdge 1 + Brand 1 + cigars (1 + 100 edges × (CigarEdge 1 + Cigar 1)))
+		ext, _ := r.Errors[0]["extensions"].(map[string]any)
+		if ext["maximum"] != float64(1000) || ext["actual"] != float64(1+100*(1+1+(1+100*(1+1)))) {
+			t.Fatalf("extensions = %v", ext)
+		}
+	})
+}
+
+func rootFields(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString("b" + string(rune('a'+i)) + `: brand(id: "x") { id } `)
+	}
+	return b.String()
+}
+
+func (f *fixture) testJoins(t *testing.T) {
+	padron := catalogdemo.BrandID("Padrón")
+	d := f.mustData(t, `query($id: ID!) { brand(id: $id) { name events(first: 5) { edges { node { name venue { name city } brand { name } } } } } }`, map[string]any{"id": padron})
+	events, _ := at(d, "brand", "events", "edges").([]any)
+	if at(d, "brand", "name") != "Padrón" || len(events) < 2 {
+		t.Fatalf("brand events: %v", d)
+	}
+	for _, e := range events {
+		if at(e, "node", "brand", "name") != "Padrón" || at(e, "node", "venue", "name") == nil {
+			t.Fatalf("event %v", e)
+		}
+	}
+	d = f.mustData(t, `{ events(first: 20) { edges { node { name brand { id name country } } } } }`, nil)
+	withBrand := 0
+	for _, e := range at(d, "events", "edges").([]any) {
+		if b := at(e, "node", "brand"); b != nil {
+			withBrand++
+			if at(b, "name") == nil || at(b, "country") == nil {
+				t.Fatalf("event brand not completed by the catalog: %v", e)
+			}
+		}
+	}
+	if withBrand < 5 {
+		t.Fatalf("only %d events with a brand", withBrand)
+	}
+}
+
+func (f *fixture) testNode(t *testing.T) {
+	d := f.mustData(t, `{ searchCigars(query: "hemingway", first: 1) { edges { node { id } } } products(first: 1) { edges { node { id } } } }`, nil)
+	cigar := at(d, "searchCigars", "edges", 0, "node", "id").(string)
+	product := at(d, "products", "edges", 0, "node", "id").(string)
+	venue := venuesdemo.VenueID("The Ember Room")
+	d = f.mustData(t, `query($v: ID!) { venue(id: $v) { events(first: 1) { edges { node { id } } } } }`, map[string]any{"v": venue})
+	event := at(d, "venue", "events", "edges", 0, "node", "id").(string)
+
+	tests := []struct {
+		id, typename, field string
+	}{
+		{catalogdemo.BrandID("Cohiba"), "Brand", "name"},
+		{cigar, "Cigar", "name"},
+		{product, "Product", "name"},
+		{venue, "Venue", "name"},
+		{event, "Event", "name"},
+		{usersdemo.UserID("ana@vitola.example"), "User", "displayName"},
+	}
+	const q = `query($id: ID!) { node(id: $id) { id __typename ... on Brand { name } ... on Cigar { name } ... on Product { name } ... on Venue { name } ... on Event { name } ... on User { displayName } } }`
+	for _, tt := range tests {
+		t.Run(tt.typename, func(t *testing.T) {
+			d := f.mustData(t, q, map[string]any{"id": tt.id})
+			if at(d, "node", "__typename") != tt.typename || at(d, "node", "id") != tt.id {
+				t.Fatalf("node(%s) = %v", tt.id, d)
+			}
+			if v, _ := at(d, "node", tt.field).(string); v == "" {
+				t.Fatalf("node(%s).%s empty: %v", tt.id, tt.field, d)
+			}
+		})
+	}
+	for _, id := range []string{"brd_0000000000000000", "cig_0000000000000000", "ven_0000000000000000", "evt_0000000000000000", "usr_0000000000000000", "xyz_0000000000000000", "garbage"} {
+		t.Run("unknown "+id, func(t *testing.T) {
+			r := f.query(t, q, map[string]any{"id": id})
+			if r.Status != 200 || len(r.Errors) > 0 || r.Data["node"] != nil {
+				t.Fatalf("node(%s) = %d %v %v, want a clean null", id, r.Status, r.Data, r.Errors)
+			}
+		})
+	}
+	t.Run("private profile shows id and displayName only", func(t *testing.T) {
+		d := f.mustData(t, `query($id: ID!) { user(id: $id) { id displayName bio firstName } }`, map[string]any{"id": usersdemo.UserID("hidden@vitola.example")})
+		if at(d, "user", "displayName") == nil || at(d, "user", "bio") != nil || at(d, "user", "firstName") != nil {
+			t.Fatalf("private profile leaked: %v", d)
+		}
+	})
+}
+
+func (f *fixture) testPagination(t *testing.T) {
+	seen := map[string]bool{}
+	after := any(nil)
+	for page := 0; ; page++ {
+		d := f.mustData(t, `query($after: String) { brands(first: 25, after: $after) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }`, map[string]any{"after": after})
+		for _, e := range at(d, "brands", "edges").([]any) {
+			id := at(e, "node", "id").(string)
+			if seen[id] {
+				t.Fatalf("brand %s repeated", id)
+			}
+			seen[id] = true
+		}
+		if at(d, "brands", "pageInfo", "hasNextPage") != true {
+			if at(d, "brands", "pageInfo", "endCursor") != nil {
+				t.Fatal("endCursor set on the last page")
+			}
+			break
+		}
+		after = at(d, "brands", "pageInfo", "endCursor")
+		if page > 10 {
+			t.Fatal("paging does not end")
+		}
+	}
+	f2, _ := catalogdemo.LoadFacts()
+	if len(seen) != len(f2.Brands) {
+		t.Fatalf("paged %d brands, want %d", len(seen), len(f2.Brands))
+	}
+	r := f.query(t, `{ brands(first: 5, after: "not-a-cursor") { edges { cursor } } }`, nil)
+	if code(r) != "BAD_USER_INPUT" {
+		t.Fatalf("tampered cursor: %v", r.Errors)
+	}
+	r = f.query(t, `{ brands(first: 0) { edges { cursor } } }`, nil)
+	if code(r) != "BAD_USER_INPUT" {
+		t.Fatalf("first 0: %v", r.Errors)
+	}
+}
+
+const graphiqlIntrospection = `query IntrospectionQuery { __schema { queryType { name } mutationType { name } subscriptionType { name } types { ...FullType } directives { name description locations args { ...InputValue } } } }
+fragment FullType on __Type { kind name description fields(includeDeprecated: true) { name description args { ...InputValue } type { ...TypeRef } isDeprecated deprecationReason } inputFields { ...InputValue } interfaces { ...TypeRef } enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason } possibleTypes { ...TypeRef } }
+fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
+fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } }`
+
+func (f *fixture) testIntrospection(t *testing.T) {
+	before := f.subgraphCalls.Load()
+	d := f.mustData(t, graphiqlIntrospection, nil)
+	if f.subgraphCalls.Load() != before {
+		t.Fatal("introspection called a subgraph")
+	}
+	raw, _ := json.Marshal(d)
+	for _, hidden := range []string{`"_entities"`, `"_service"`, `"_Any"`, `"_Entity"`, `"_Service"`, `"createdAt"`, `"link__Import"`} {
+		if bytes.Contains(raw, []byte(hidden)) {
+			t.Errorf("introspection shows %s", hidden)
+		}
+	}
+	if at(d, "__schema", "mutationType") != nil {
+		t.Error("a mutation root is visible")
+	}
+	for _, want := range []string{`"searchCigars"`, `"node"`, `"venues"`, `"user"`, `"productByBarcode"`} {
+		if !bytes.Contains(raw, []byte(want)) {
+			t.Errorf("introspection lacks %s", want)
+		}
+	}
+}
+
+func (f *fixture) testKeys(t *testing.T) {
+	const q = `{"query":"{ __typename }"}`
+	for name, key := range map[string]string{"missing": "", "unknown": "vk_0000000000000000_" + strings.Repeat("A", 43), "malformed": "hello"} {
+		r := f.post(t, key, q)
+		if r.Status != 401 || code(r) != "UNAUTHENTICATED" {
+			t.Errorf("%s key: %d %v", name, r.Status, r.Errors)
+		}
+	}
+	k, plain, err := f.p.Keys.CreateKey(context.Background(), "short-lived", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := f.post(t, plain, q); r.Status != 200 {
+		t.Fatalf("new key: %d %v", r.Status, r.Errors)
+	}
+	if err := f.p.Keys.RevokeKey(context.Background(), k.ID); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(access.CacheTTL + time.Second)
+	for {
+		r := f.post(t, plain, q)
+		if r.Status == 401 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("revoked key still accepted after the cache window")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (f *fixture) testInternalTrust(t *testing.T) {
+	srv := httptest.NewServer(f.p.Subgraphs["catalog"])
+	defer srv.Close()
+	entities := `{"query":"{ _entities(representations: [{__typename: \"Brand\", id: \"x\"}]) { __typename } }"}`
+	forger, _ := trust.NewIssuer([]byte("someone-elses-key-0123456789abcdef"), "router")
+	forged, _ := forger.Token(trust.Identity{KeyID: "key_x"})
+	genuine, _ := trust.NewIssuer(internalKey, "router")
+	good, _ := genuine.Token(trust.Identity{})
+	for _, tt := range []struct {
+		name, token string
+		status      int
+	}{{"no token", "", 401}, {"forged token", forged, 401}, {"router's token", good, 200}} {
+		req, _ := http.NewRequest("POST", srv.URL+"/graphql", strings.NewReader(entities))
+		req.Header.Set("Content-Type", "application/json")
+		if tt.token != "" {
+			req.Header.Set(trust.Header, tt.token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != tt.status {
+			t.Errorf("%s: status %d, want %d", tt.name, res.StatusCode, tt.status)
+		}
+	}
+}
+
+func (f *fixture) testHealth(t *testing.T) {
+	res, err := http.Get(f.srv.URL + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var h struct {
+		Status     string
+		Components map[string]struct{ Status string }
+	}
+	json.NewDecoder(res.Body).Decode(&h)
+	if res.StatusCode != 200 || h.Status != "ok" {
+		t.Fatalf("health %d %+v", res.StatusCode, h)
+	}
+	for _, c := range []string{"access", "kv", "catalog", "users", "venues"} {
+		if h.Components[c].Status != "ok" {
+			t.Errorf("component %s: %+v", c, h.Components[c])
+		}
+	}
+}
