@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -50,6 +51,27 @@ type serveSettings struct {
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*serveSettings, error) {
 	s := &serveSettings{SubgraphURLs: urlMap{}}
 	fs := newFlagSet("serve", stderr)
+	s.register(fs, getenv)
+	if v := getenv("VITOLA_SUBGRAPH_URLS"); v != "" {
+		if err := s.SubgraphURLs.Set(v); err != nil {
+			return nil, fmt.Errorf("VITOLA_SUBGRAPH_URLS: %w", err)
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if s.Component != "" && !slices.Contains(components, s.Component) {
+		return nil, fmt.Errorf("--component %q: want one of %s", s.Component, strings.Join(components, ", "))
+	}
+	return s, nil
+}
+
+// register declares every serve setting as a flag whose default is read from its
+// environment variable.
+func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	s.store.register(fs, getenv)
 	fs.StringVar(&s.Addr, "addr", envOr(getenv, "VITOLA_ADDR", "127.0.0.1:8080"), "address of the public API: /graphql, REST, /health, /docs (env VITOLA_ADDR); with --component, that component's address")
 	fs.StringVar(&s.PaymentsAddr, "payments-addr", envOr(getenv, "VITOLA_PAYMENTS_ADDR", "127.0.0.1:8081"), "address of the payments origin (env VITOLA_PAYMENTS_ADDR)")
@@ -67,21 +89,6 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	fs.IntVar(&s.Limits.MaxAliases, "max-aliases", envInt(getenv, "VITOLA_MAX_ALIASES", 20), "GraphQL: maximum aliases (env VITOLA_MAX_ALIASES)")
 	fs.IntVar(&s.Limits.MaxRootFields, "max-root-fields", envInt(getenv, "VITOLA_MAX_ROOT_FIELDS", 10), "GraphQL: maximum root fields (env VITOLA_MAX_ROOT_FIELDS)")
 	fs.IntVar(&s.Limits.MaxCost, "max-cost", envInt(getenv, "VITOLA_MAX_COST", 1000), "GraphQL: maximum calculated cost (env VITOLA_MAX_COST)")
-	if v := getenv("VITOLA_SUBGRAPH_URLS"); v != "" {
-		if err := s.SubgraphURLs.Set(v); err != nil {
-			return nil, fmt.Errorf("VITOLA_SUBGRAPH_URLS: %w", err)
-		}
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if s.Component != "" && !slices.Contains(components, s.Component) {
-		return nil, fmt.Errorf("--component %q: want one of %s", s.Component, strings.Join(components, ", "))
-	}
-	return s, nil
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

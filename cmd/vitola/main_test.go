@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vitolahq/vitola/platform"
+	"github.com/vitolahq/vitola/sqldb"
+	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
+	"github.com/vitolahq/vitola/trust"
+)
+
+// lockedBuffer is a bytes.Buffer safe to write from run's goroutine while the
+// test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// loopbackAddr returns a free 127.0.0.1 address.
+func loopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// noEnv is a getenv that sees no environment: tests say everything with flags.
+func noEnv(string) string { return "" }
+
+// serveForTest drives run("serve", args...) until the test ends and waits for
+// /health on addr; it returns what serve printed.
+func serveForTest(t *testing.T, addr string, args ...string) (stdout, stderr *lockedBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr = &lockedBuffer{}, &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"vitola", "serve", "--addr", addr, "--log-format", "json"}, args...), noEnv, nil, stdout, stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve returned %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("serve did not stop within 15 s of cancellation")
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("serve exited early: %v\n%s", err, stderr)
+		default:
+		}
+		res, err := http.Get("http://" + addr + "/health")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return stdout, stderr
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no healthy /health within 30 s; log:\n%s", stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// admin runs an admin command and returns its last line of standard output.
+func admin(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), append([]string{"vitola"}, args...), noEnv, nil, &stdout, &stderr)
+	lines := strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n")
+	return lines[len(lines)-1], err
+}
+
+func graphql(t *testing.T, url, key, query string) (int, map[string]any) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query})
+	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("x-service-key", key)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	raw, _ := io.ReadAll(res.Body)
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("not JSON (%d): %s", res.StatusCode, raw)
+	}
+	return res.StatusCode, out
+}
+
+var keyPattern = regexp.MustCompile(`^vk_[0-9a-z]{16}_[0-9A-Za-z]{43}$`)
+
+func TestServeDemoAndAdminCommands(t *testing.T) {
+	data := t.TempDir()
+	addr := loopbackAddr(t)
+	stdout, _ := serveForTest(t, addr, "--demo", "--data", data, "--payments-addr", loopbackAddr(t))
+
+	demoKey := strings.TrimSpace(readFile(t, filepath.Join(data, "demo-key.txt")))
+	if !keyPattern.MatchString(demoKey) || !strings.Contains(stdout.String(), demoKey) {
+		t.Fatalf("demo key %q not printed (stdout %q)", demoKey, stdout)
+	}
+
+	// A key made by the admin command works against the running server at once.
+	key, err := admin(t, "keys", "create", "--name", "me", "--data", data)
+	if err != nil || !keyPattern.MatchString(key) {
+		t.Fatalf("keys create: %q, %v", key, err)
+	}
+	status, out := graphql(t, "http://"+addr+"/graphql", key, `{ searchCigars(query: "padron", first: 3) { edges { node { id name brand { name } } } } }`)
+	edges, _ := out["data"].(map[string]any)["searchCigars"].(map[string]any)["edges"].([]any)
+	if status != 200 || len(edges) == 0 {
+		t.Fatalf("searchCigars with the new key: %d %v", status, out)
+	}
+	for _, e := range edges {
+		if b := e.(map[string]any)["node"].(map[string]any)["brand"].(map[string]any)["name"]; b != "Padrón" {
+			t.Fatalf("edge brand %v", b)
+		}
+	}
+
+	line, err := admin(t, "keys", "list", "--data", data)
+	if err != nil || line != "2 keys, 2 active" {
+		t.Fatalf("keys list: %q, %v", line, err)
+	}
+	line, err = admin(t, "keys", "revoke", key, "--data", data)
+	if err == nil {
+		t.Fatalf("flags after the key ID should be refused: %q", line)
+	}
+	line, err = admin(t, "keys", "revoke", "--data", data, key)
+	if err != nil || !strings.HasPrefix(line, "revoked ") {
+		t.Fatalf("keys revoke: %q, %v", line, err)
+	}
+	// Every replica stops accepting a revoked key within one second.
+	deadline := time.Now().Add(time.Second + 200*time.Millisecond)
+	for {
+		if status, _ := graphql(t, "http://"+addr+"/graphql", key, `{ __typename }`); status == 401 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("revoked key still works after one second")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	line, err = admin(t, "migrate", "--data", data)
+	if err != nil || line != "migrated access, catalog, users, venues (sqlite)" {
+		t.Fatalf("migrate: %q, %v", line, err)
+	}
+}
+
+func TestDemoKeyIsPrintedOnlyOnce(t *testing.T) {
+	data := t.TempDir()
+	for i := range 2 {
+		t.Run([]string{"first start", "second start"}[i], func(t *testing.T) {
+			stdout, _ := serveForTest(t, loopbackAddr(t), "--demo", "--data", data, "--payments-addr", loopbackAddr(t))
+			if printed := strings.Contains(stdout.String(), "vk_"); printed != (i == 0) {
+				t.Fatalf("start %d printed a key: %v (%q)", i+1, printed, stdout)
+			}
+		})
+	}
+}
+
+func TestWithoutDemoNoDemoDataOrKey(t *testing.T) {
+	data := t.TempDir()
+	addr := loopbackAddr(t)
+	stdout, _ := serveForTest(t, addr, "--data", data, "--payments-addr", loopbackAddr(t))
+	if _, err := os.Stat(filepath.Join(data, "demo-key.txt")); err == nil || stdout.String() != "" {
+		t.Fatalf("demo key without --demo: %q", stdout)
+	}
+	key, _ := admin(t, "keys", "create", "--name", "x", "--data", data)
+	_, out := graphql(t, "http://"+addr+"/graphql", key, `{ brands(first: 5) { edges { cursor } } }`)
+	if edges := out["data"].(map[string]any)["brands"].(map[string]any)["edges"].([]any); len(edges) != 0 {
+		t.Fatalf("demo data without --demo: %v", edges)
+	}
+}
+
+func TestAdminCommandsFailLoudly(t *testing.T) {
+	data := t.TempDir()
+	for _, args := range [][]string{
+		{},
+		{"frobnicate"},
+		{"keys"},
+		{"keys", "create", "--data", data},
+		{"keys", "create", "--name", "x", "--entitlement", "api.everything", "--data", data},
+		{"keys", "revoke", "--data", data, "key_0000000000000000"},
+		{"keys", "revoke", "--data", data},
+		{"serve", "--component", "nope"},
+		{"serve", "--data", data, "--addr", "256.0.0.1:1"},
+		{"migrate", "--database-url", "postgres://nobody@127.0.0.1:1/none?connect_timeout=1"},
+	} {
+		if _, err := admin(t, args...); err == nil {
+			t.Errorf("vitola %v succeeded", args)
+		}
+	}
+	if _, err := admin(t, "serve", "-h"); err != flag.ErrHelp {
+		t.Errorf("serve -h: %v", err)
+	}
+}
+
+func TestSettingsFlagOverEnvironmentOverDefault(t *testing.T) {
+	env := map[string]string{"VITOLA_ADDR": "127.0.0.1:9999", "VITOLA_MAX_COST": "500", "VITOLA_SUBGRAPH_URLS": "catalog=http://c:1/graphql,users=http://u:2/graphql"}
+	getenv := func(k string) string { return env[k] }
+	s, err := parseServe([]string{"--max-cost", "700"}, getenv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Addr != "127.0.0.1:9999" || s.Limits.MaxCost != 700 || s.PaymentsAddr != "127.0.0.1:8081" || s.store.DataDir != "./data" {
+		t.Fatalf("settings = %+v", s)
+	}
+	if s.SubgraphURLs["users"] != "http://u:2/graphql" || len(s.SubgraphURLs) != 2 {
+		t.Fatalf("subgraph URLs = %v", s.SubgraphURLs)
+	}
+}
+
+// TestEverySettingIsDocumented keeps README.md's settings table complete.
+func TestEverySettingIsDocumented(t *testing.T) {
+	readme := readFile(t, "../../README.md")
+	fs := newFlagSet("serve", io.Discard)
+	(&serveSettings{SubgraphURLs: urlMap{}}).register(fs, noEnv)
+	fs.VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(readme, "`--"+f.Name) {
+			t.Errorf("README.md does not document --%s", f.Name)
+		}
+		if env := regexp.MustCompile(`env ([A-Z_]+)`).FindStringSubmatch(f.Usage); env != nil && !strings.Contains(readme, env[1]) {
+			t.Errorf("README.md does not document %s", env[1])
+		}
+	})
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestRouterFrontsAForeignGraph runs `serve --component router --router-config`
+// over a composition that is not Vitola's own (testdata/foreign: services named
+// people and places, answering without Vitola's internal-token check): the same
+// gateway, key check and limits, URLs from --subgraph-url, and no internal token
+// handed to subgraphs outside the platform.
+func TestRouterFrontsAForeignGraph(t *testing.T) {
+	var mu sync.Mutex
+	tokens := 0
+	serve := func(name string) *httptest.Server {
+		sg, err := platform.OpenSubgraph(context.Background(), name, sqldb.Config{DataDir: t.TempDir()}, true, nil, zerolog.Nop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sg.Store.Close() })
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get(trust.Header) != "" {
+				mu.Lock()
+				tokens++
+				mu.Unlock()
+			}
+			sg.GraphQL.ServeHTTP(w, r)
+		}))
+		t.Cleanup(s.Close)
+		return s
+	}
+	people, places := serve("users"), serve("venues")
+	data := t.TempDir()
+	addr := loopbackAddr(t)
+	serveForTest(t, addr, "--component", "router", "--router-config", "testdata/foreign/router-config.json", "--data", data,
+		"--internal-key", "0123456789abcdef0123456789abcdef",
+		"--subgraph-url", "people="+people.URL+"/graphql", "--subgraph-url", "places="+places.URL+"/graphql")
+	key, err := admin(t, "keys", "create", "--name", "foreign", "--data", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + addr + "/graphql"
+
+	status, out := graphql(t, url, key, `{ venues(first: 2) { edges { node { name events(first: 2) { edges { node { name venue { city } } } } } } } user(id: "`+usersdemo.UserID("ana@vitola.example")+`") { displayName } }`)
+	if status != 200 || out["errors"] != nil || !strings.Contains(toJSON(out), "Ana Ruiz") || !strings.Contains(toJSON(out), "The Ember Room") {
+		t.Fatalf("query through the foreign graph: %d %v", status, out)
+	}
+	if tokens != 0 {
+		t.Fatalf("%d internal tokens sent to foreign subgraphs", tokens)
+	}
+	if status, _ := graphql(t, url, "", `{ venues { edges { cursor } } }`); status != 401 {
+		t.Fatalf("no key: %d", status)
+	}
+	deep := `{ venues { edges { node { events { edges { node { venue { events { edges { node { name } } } } } } } } } } }`
+	if status, out := graphql(t, url, key, deep); status != 400 || !strings.Contains(toJSON(out), "DEPTH_LIMIT_EXCEEDED") {
+		t.Fatalf("depth limit on the foreign graph: %d %v", status, out)
+	}
+}
+
+func toJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
