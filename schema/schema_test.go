@@ -1,0 +1,65 @@
+package schema_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/vitolahq/vitola/schema"
+)
+
+func TestOpenAPIIsValid(t *testing.T) {
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(schema.OpenAPI)
+	if err != nil {
+		t.Fatalf("openapi.yaml does not load: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("openapi.yaml is invalid: %v", err)
+	}
+	if doc.OpenAPI != "3.1.0" {
+		t.Fatalf("openapi version %s, want 3.1.0", doc.OpenAPI)
+	}
+	for _, path := range []string{"/health", "/docs", "/docs/openapi.yaml", "/graphql"} {
+		if doc.Paths.Find(path) == nil {
+			t.Errorf("openapi.yaml does not describe %s", path)
+		}
+	}
+}
+
+// TestComposedConfigIsFresh recomposes graph.yaml with the pinned wgc and compares
+// it with the committed router-config.json (`make compose` regenerates it).
+func TestComposedConfigIsFresh(t *testing.T) {
+	wgc := os.Getenv("VITOLA_WGC")
+	if wgc == "" {
+		wgc, _ = filepath.Abs("../.cache/tools/node_modules/.bin/wgc")
+	}
+	if _, err := os.Stat(wgc); err != nil {
+		if os.Getenv("VITOLA_TEST_REQUIRE_SERVICES") == "1" {
+			t.Fatalf("wgc not installed at %s: run `make tools`", wgc)
+		}
+		t.Skipf("wgc not installed at %s: `make test` installs it", wgc)
+	}
+	out := filepath.Join(t.TempDir(), "router-config.json")
+	cmd := exec.Command(wgc, "router", "compose", "-i", "graph.yaml", "-o", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("wgc router compose: %v\n%s", err, b)
+	}
+	fresh, _ := os.ReadFile(out)
+	var want, got any
+	if err := json.Unmarshal(fresh, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(schema.RouterConfig, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Fatal("schema/router-config.json is stale: run `make compose` and commit it")
+	}
+}
