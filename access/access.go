@@ -228,3 +228,21 @@ func hashSecret(secret string) string {
 	sum := sha256.Sum256([]byte(secret))
 	return hex.EncodeToString(sum[:])
 }
+
+// Header is where clients send their developer key.
+const Header = "x-service-key"
+
+// Refusal explains an Authenticate error to a client: the HTTP status and a
+// message that says how to fix it. A store failure is a 503 without detail.
+func Refusal(err error) (status int, message string) {
+	switch {
+	case errors.Is(err, ErrNoKey):
+		return 401, "missing x-service-key header: create a key with `vitola keys create --name NAME`"
+	case errors.Is(err, ErrRevokedKey):
+		return 401, "this developer key has been revoked: create a new one"
+	case errors.Is(err, ErrUnknownKey):
+		return 401, "unknown developer key: check the x-service-key header"
+	default:
+		return 503, "the key store is unavailable; try again shortly"
+	}
+}

@@ -97,7 +97,6 @@ const (
 	CodeInternal          = "INTERNAL_SERVER_ERROR"
 	CodeUnsupportedMedia  = "UNSUPPORTED_MEDIA_TYPE"
 	CodeMethodNotAllowed  = "METHOD_NOT_ALLOWED"
-	headerServiceKey      = "x-service-key"
 	contentTypeJSON       = "application/json; charset=utf-8"
 	contentTypeJSONPrefix = "application/json"
 )
@@ -115,17 +114,11 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeErrors(w, http.StatusMethodNotAllowed, gqlErr(CodeMethodNotAllowed, "send GraphQL operations with POST and a JSON body"))
 		return
 	}
-	key, err := rt.keys.Authenticate(r.Context(), r.Header.Get(headerServiceKey))
+	key, err := rt.keys.Authenticate(r.Context(), r.Header.Get(access.Header))
 	if err != nil {
-		status, msg := http.StatusUnauthorized, "a valid developer key is required in the x-service-key header"
-		switch {
-		case errors.Is(err, access.ErrNoKey):
-			msg = "missing x-service-key header: create a key with `vitola keys create --name NAME`"
-		case errors.Is(err, access.ErrRevokedKey):
-			msg = "this developer key has been revoked"
-		case !errors.Is(err, access.ErrUnknownKey):
+		status, msg := access.Refusal(err)
+		if status >= 500 {
 			rt.log.Error().Err(err).Msg("authenticate developer key")
-			status, msg = http.StatusServiceUnavailable, "the key store is unavailable; try again shortly"
 		}
 		writeErrors(w, status, gqlErr(CodeUnauthenticated, msg))
 		return
