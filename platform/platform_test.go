@@ -150,6 +150,7 @@ func TestPlatform(t *testing.T) {
 			t.Run("DeveloperKeys", f.testKeys)
 			t.Run("SubgraphsAnswerOnlyInternalCalls", f.testInternalTrust)
 			t.Run("Health", f.testHealth)
+			t.Run("GraphiQLForBrowsers", f.testGraphiQL)
 		})
 	}
 }
@@ -453,5 +454,25 @@ func (f *fixture) testHealth(t *testing.T) {
 		if h.Components[c].Status != "ok" {
 			t.Errorf("component %s: %+v", c, h.Components[c])
 		}
+	}
+}
+
+func (f *fixture) testGraphiQL(t *testing.T) {
+	get := func(accept string) *http.Response {
+		req, _ := http.NewRequest("GET", f.srv.URL+"/graphql", nil)
+		req.Header.Set("Accept", accept)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	// Anonymous: the page only sends the key its user pastes.
+	if res := get("text/html,application/xhtml+xml"); res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("GraphiQL: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	if res := get("application/json"); res.StatusCode != 405 || res.Header.Get("Allow") != "POST" {
+		t.Fatalf("GET for JSON: %d", res.StatusCode)
 	}
 }
