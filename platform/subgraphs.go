@@ -13,6 +13,7 @@ import (
 	"github.com/vitolahq/vitola/sqldb"
 	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	cataloggraph "github.com/vitolahq/vitola/subgraphs/catalog/graph"
+	"github.com/vitolahq/vitola/subgraphs/catalog/search"
 	catalogsql "github.com/vitolahq/vitola/subgraphs/catalog/sqlstore"
 	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
 	usersgraph "github.com/vitolahq/vitola/subgraphs/users/graph"
@@ -29,74 +30,121 @@ type StoreHandle interface {
 }
 
 // Subgraph is an opened subgraph: its GraphQL handler (without the
-// internal-token check) and its store.
+// internal-token check) and its store. Closing the store also stops the
+// subgraph's background work.
 type Subgraph struct {
 	GraphQL http.Handler
 	Store   StoreHandle
 }
 
+// SubgraphOptions configure OpenSubgraph.
+type SubgraphOptions struct {
+	// Demo seeds demo data into an empty store.
+	Demo bool
+	// Prober lets the catalog's node(id:) check other subgraphs' IDs (nil:
+	// unchecked).
+	Prober cataloggraph.Prober
+	// Secret signs the catalog's search cursors (the internal key).
+	Secret []byte
+	Logger zerolog.Logger
+}
+
+// stopping closes a store after stopping the work that reads it.
+type stopping struct {
+	StoreHandle
+	stop func()
+}
+
+func (s stopping) Close() error {
+	s.stop()
+	return s.StoreHandle.Close()
+}
+
 // OpenSubgraph opens (and migrates) a subgraph's store, seeds its demo data into
-// an empty store when demo is set, and returns its GraphQL handler.
-// prober is used by the catalog's node(id:) to check other subgraphs' IDs (nil:
-// unchecked).
-func OpenSubgraph(ctx context.Context, name string, cfg sqldb.Config, demo bool, prober cataloggraph.Prober, log zerolog.Logger) (*Subgraph, error) {
+// an empty store when asked, and returns its GraphQL handler.
+func OpenSubgraph(ctx context.Context, name string, cfg sqldb.Config, o SubgraphOptions) (*Subgraph, error) {
 	start := time.Now()
-	var (
-		sg     *Subgraph
-		seeded bool
-		err    error
-	)
-	switch name {
-	case schema.Catalog:
-		st, err2 := catalogsql.Open(ctx, cfg)
-		if err2 != nil {
-			return nil, err2
-		}
-		sg = &Subgraph{GraphQL: cataloggraph.NewHandler(st, prober), Store: st}
-		if demo {
-			var brands int
-			if brands, _, _, err = st.Counts(ctx); err == nil && brands == 0 {
-				seeded = true
-				err = catalogdemo.Seed(ctx, st, func(done, total int) {
-					log.Info().Int("cigars", done).Int("of", total).Msg("seeding the demo catalog")
-				})
-			}
-		}
-	case schema.Users:
-		st, err2 := userssql.Open(ctx, cfg)
-		if err2 != nil {
-			return nil, err2
-		}
-		sg = &Subgraph{GraphQL: usersgraph.NewHandler(st), Store: st}
-		if demo {
-			var n int
-			if n, err = st.CountUsers(ctx); err == nil && n == 0 {
-				seeded, err = true, usersdemo.Seed(ctx, st)
-			}
-		}
-	case schema.Venues:
-		st, err2 := venuessql.Open(ctx, cfg)
-		if err2 != nil {
-			return nil, err2
-		}
-		sg = &Subgraph{GraphQL: venuesgraph.NewHandler(st), Store: st}
-		if demo {
-			var n int
-			if n, _, err = st.Counts(ctx); err == nil && n == 0 {
-				seeded, err = true, venuesdemo.Seed(ctx, st)
-			}
-		}
-	default:
+	open := map[string]func(context.Context, sqldb.Config, SubgraphOptions) (*Subgraph, bool, error){
+		schema.Catalog: openCatalog, schema.Users: openUsers, schema.Venues: openVenues,
+	}[name]
+	if open == nil {
 		return nil, fmt.Errorf("unknown subgraph %q", name)
 	}
+	sg, seeded, err := open(ctx, cfg, o)
 	if err != nil {
-		sg.Store.Close()
-		return nil, fmt.Errorf("seed the %s demo data: %w", name, err)
+		return nil, fmt.Errorf("%s subgraph: %w", name, err)
 	}
-	ev := log.Info().Str("subgraph", name).Dur("took", time.Since(start))
-	if seeded {
-		ev = ev.Bool("seeded_demo", true)
-	}
-	ev.Msg("store ready")
+	o.Logger.Info().Str("subgraph", name).Dur("took", time.Since(start)).Bool("seeded_demo", seeded).Msg("store ready")
 	return sg, nil
+}
+
+// seedIfEmpty runs seed when demo is asked for and count finds nothing yet.
+func seedIfEmpty(ctx context.Context, demo bool, count func(context.Context) (int, error), seed func(context.Context) error) (bool, error) {
+	if !demo {
+		return false, nil
+	}
+	n, err := count(ctx)
+	if err != nil || n > 0 {
+		return false, err
+	}
+	if err := seed(ctx); err != nil {
+		return false, fmt.Errorf("seed demo data: %w", err)
+	}
+	return true, nil
+}
+
+func openCatalog(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subgraph, bool, error) {
+	st, err := catalogsql.Open(ctx, cfg)
+	if err != nil {
+		return nil, false, err
+	}
+	seeded, err := seedIfEmpty(ctx, o.Demo,
+		func(ctx context.Context) (int, error) { b, _, _, err := st.Counts(ctx); return b, err },
+		func(ctx context.Context) error {
+			return catalogdemo.Seed(ctx, st, func(done, total int) {
+				o.Logger.Info().Int("cigars", done).Int("of", total).Msg("seeding the demo catalog")
+			})
+		})
+	if err != nil {
+		st.Close()
+		return nil, false, err
+	}
+	// The index follows the store until the subgraph closes.
+	ictx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	live, err := search.NewLive(ictx, st, o.Logger)
+	if err != nil {
+		stop()
+		st.Close()
+		return nil, false, err
+	}
+	gql := cataloggraph.NewHandler(&cataloggraph.Resolver{Store: st, Search: live, Cursors: search.NewCursors(o.Secret), Prober: o.Prober})
+	return &Subgraph{GraphQL: gql, Store: stopping{StoreHandle: st, stop: stop}}, seeded, nil
+}
+
+func openUsers(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subgraph, bool, error) {
+	st, err := userssql.Open(ctx, cfg)
+	if err != nil {
+		return nil, false, err
+	}
+	seeded, err := seedIfEmpty(ctx, o.Demo, st.CountUsers, func(ctx context.Context) error { return usersdemo.Seed(ctx, st) })
+	if err != nil {
+		st.Close()
+		return nil, false, err
+	}
+	return &Subgraph{GraphQL: usersgraph.NewHandler(st), Store: st}, seeded, nil
+}
+
+func openVenues(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subgraph, bool, error) {
+	st, err := venuessql.Open(ctx, cfg)
+	if err != nil {
+		return nil, false, err
+	}
+	seeded, err := seedIfEmpty(ctx, o.Demo,
+		func(ctx context.Context) (int, error) { v, _, err := st.Counts(ctx); return v, err },
+		func(ctx context.Context) error { return venuesdemo.Seed(ctx, st) })
+	if err != nil {
+		st.Close()
+		return nil, false, err
+	}
+	return &Subgraph{GraphQL: venuesgraph.NewHandler(st), Store: st}, seeded, nil
 }

@@ -285,7 +285,7 @@ func TestRouterFrontsAForeignGraph(t *testing.T) {
 	var mu sync.Mutex
 	tokens := 0
 	serve := func(name string) *httptest.Server {
-		sg, err := platform.OpenSubgraph(context.Background(), name, sqldb.Config{DataDir: t.TempDir()}, true, nil, zerolog.Nop())
+		sg, err := platform.OpenSubgraph(context.Background(), name, sqldb.Config{DataDir: t.TempDir()}, platform.SubgraphOptions{Demo: true, Logger: zerolog.Nop()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	st.Close()
 	done := []string{"access"}
 	for _, name := range schema.Subgraphs {
-		sg, err := platform.OpenSubgraph(ctx, name, cfg, false, nil, zerolog.Nop())
+		sg, err := platform.OpenSubgraph(ctx, name, cfg, platform.SubgraphOptions{Logger: zerolog.Nop()})
 		if err != nil {
 			return err
 		}

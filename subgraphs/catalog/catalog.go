@@ -75,7 +75,10 @@ type Store interface {
 	Cigar(ctx context.Context, id string) (*Cigar, error)
 	CigarsByIDs(ctx context.Context, ids []string) ([]*Cigar, error)
 	CigarsOfBrand(ctx context.Context, brandID string, page Page) ([]*Cigar, error)
-	SearchCigars(ctx context.Context, query string, page Page) ([]*Cigar, error)
+	// AllBrands, AllCigars and Version feed the search index.
+	AllBrands(ctx context.Context) ([]*Brand, error)
+	AllCigars(ctx context.Context) ([]*Cigar, error)
+	Version(ctx context.Context) (int64, error)
 	Product(ctx context.Context, id string) (*Product, error)
 	ProductByGTIN(ctx context.Context, gtin string) (*Product, error)
 	Products(ctx context.Context, page Page) ([]*Product, error)

@@ -68,41 +68,53 @@ func BrandID(name string) string { return ids.Derive(ids.Brand, name) }
 // CigarID is the ID of the cigar called name of the brand called brand.
 func CigarID(brand, name string) string { return ids.Derive(ids.Cigar, brand+"\x00"+name) }
 
+// Catalog returns the brands and cigars of the facts table, cigars in the table's
+// order.
+func (f *Facts) Catalog() ([]*catalog.Brand, []*catalog.Cigar) {
+	brands := make([]*catalog.Brand, len(f.Brands))
+	for i, b := range f.Brands {
+		brands[i] = &catalog.Brand{ID: BrandID(b.Name), Name: b.Name, Country: b.Country, Aliases: b.Aliases}
+	}
+	var cigars []*catalog.Cigar
+	for _, l := range f.Lines {
+		for _, v := range l.Vitolas {
+			cigars = append(cigars, &catalog.Cigar{
+				ID: CigarID(l.Brand, l.Name+" "+v.Name), BrandID: BrandID(l.Brand),
+				Name: l.Name + " " + v.Name, Origin: l.Origin,
+				Wrapper: l.Wrapper, Binder: l.Binder, Filler: l.Filler,
+			})
+		}
+	}
+	return brands, cigars
+}
+
 // Seed loads the demo catalog, reporting progress.
 func Seed(ctx context.Context, store catalog.Store, progress func(done, total int)) error {
 	f, err := LoadFacts()
 	if err != nil {
 		return err
 	}
-	total := 0
-	for _, l := range f.Lines {
-		total += len(l.Vitolas)
-	}
-	for _, b := range f.Brands {
-		if err := store.UpsertBrand(ctx, &catalog.Brand{ID: BrandID(b.Name), Name: b.Name, Country: b.Country, Aliases: b.Aliases}); err != nil {
+	brands, cigars := f.Catalog()
+	for _, b := range brands {
+		if err := store.UpsertBrand(ctx, b); err != nil {
 			return err
 		}
 	}
-	done := 0
-	for _, l := range f.Lines {
-		for _, v := range l.Vitolas {
-			c := &catalog.Cigar{
-				ID: CigarID(l.Brand, l.Name+" "+v.Name), BrandID: BrandID(l.Brand),
-				Name: l.Name + " " + v.Name, Origin: l.Origin,
-				Wrapper: l.Wrapper, Binder: l.Binder, Filler: l.Filler,
-			}
-			if err := store.UpsertCigar(ctx, c); err != nil {
+	brandName := map[string]string{}
+	for _, b := range brands {
+		brandName[b.ID] = b.Name
+	}
+	for i, c := range cigars {
+		if err := store.UpsertCigar(ctx, c); err != nil {
+			return err
+		}
+		for _, p := range products(brandName[c.BrandID], c) {
+			if err := store.UpsertProduct(ctx, p); err != nil {
 				return err
 			}
-			for _, p := range products(l.Brand, c) {
-				if err := store.UpsertProduct(ctx, p); err != nil {
-					return err
-				}
-			}
-			done++
-			if progress != nil && (done%100 == 0 || done == total) {
-				progress(done, total)
-			}
+		}
+		if progress != nil && ((i+1)%100 == 0 || i+1 == len(cigars)) {
+			progress(i+1, len(cigars))
 		}
 	}
 	return nil

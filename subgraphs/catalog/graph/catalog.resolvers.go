@@ -48,19 +48,8 @@ func (r *queryResolver) Cigar(ctx context.Context, id string) (*catalog.Cigar, e
 }
 
 // SearchCigars is the resolver for the searchCigars field.
-func (r *queryResolver) SearchCigars(ctx context.Context, query string, first int, after *string) (*model.CigarConnection, error) {
-	if n := len([]rune(query)); n < 2 || n > 200 {
-		return nil, subgraph.BadInput(ctx, "query must be 2 to 200 characters")
-	}
-	req, err := subgraph.Page(ctx, &first, after)
-	if err != nil {
-		return nil, err
-	}
-	cs, err := r.Store.SearchCigars(ctx, query, storePage(req))
-	if err != nil {
-		return nil, err
-	}
-	return cigarConnection(cs, req), nil
+func (r *queryResolver) SearchCigars(ctx context.Context, query string, first int, after *string, brand *string) (*model.CigarConnection, error) {
+	return r.searchCigars(ctx, query, first, after, brand)
 }
 
 // Brand is the resolver for the brand field.

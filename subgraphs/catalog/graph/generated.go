@@ -130,7 +130,7 @@ type ComplexityRoot struct {
 		Product            func(childComplexity int, id string) int
 		ProductByBarcode   func(childComplexity int, barcode string) int
 		Products           func(childComplexity int, first *int, after *string) int
-		SearchCigars       func(childComplexity int, query string, first int, after *string) int
+		SearchCigars       func(childComplexity int, query string, first int, after *string, brand *string) int
 		__resolve__service func(childComplexity int) int
 		__resolve_entities func(childComplexity int, representations []map[string]any) int
 	}
@@ -181,7 +181,7 @@ type ProductContentResolver interface {
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
 	Cigar(ctx context.Context, id string) (*catalog.Cigar, error)
-	SearchCigars(ctx context.Context, query string, first int, after *string) (*model.CigarConnection, error)
+	SearchCigars(ctx context.Context, query string, first int, after *string, brand *string) (*model.CigarConnection, error)
 	Brand(ctx context.Context, id string) (*catalog.Brand, error)
 	Brands(ctx context.Context, first *int, after *string) (*model.BrandConnection, error)
 	Product(ctx context.Context, id string) (*catalog.Product, error)
@@ -594,7 +594,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.SearchCigars(childComplexity, args["query"].(string), args["first"].(int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.SearchCigars(childComplexity, args["query"].(string), args["first"].(int), args["after"].(*string), args["brand"].(*string)), true
 	case "Query._service":
 		if e.ComplexityRoot.Query.__resolve__service == nil {
 			break
@@ -745,8 +745,12 @@ type Query {
   "Any object of the graph by its public ID."
   node(id: ID!): Node
   cigar(id: ID!): Cigar
-  "Cigars whose brand or name match the query, best first."
-  searchCigars(query: String!, first: Int!, after: String): CigarConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  Cigars matching every word of the query in their brand, name, vitola or leaf
+  words, best first: typo tolerant, accent and case insensitive, the last word
+  a prefix. Cursors are bound to the query.
+  """
+  searchCigars(query: String!, first: Int!, after: String, "Internal: the REST brand filter." brand: String @inaccessible): CigarConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
   brand(id: ID!): Brand
   brands(first: Int = 20, after: String): BrandConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
   product(id: ID!): Product
@@ -1520,6 +1524,14 @@ func (ec *executionContext) field_Query_searchCigars_args(ctx context.Context, r
 		return nil, err
 	}
 	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "brand",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["brand"] = arg3
 	return args, nil
 }
 
@@ -2927,7 +2939,7 @@ func (ec *executionContext) _Query_searchCigars(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().SearchCigars(ctx, fc.Args["query"].(string), fc.Args["first"].(int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().SearchCigars(ctx, fc.Args["query"].(string), fc.Args["first"].(int), fc.Args["after"].(*string), fc.Args["brand"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CigarConnection) graphql.Marshaler {

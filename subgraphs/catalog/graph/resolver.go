@@ -9,12 +9,15 @@ import (
 	"github.com/vitolahq/vitola/pagination"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/catalog/graph/model"
+	"github.com/vitolahq/vitola/subgraphs/catalog/search"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
 
 // Resolver holds the subgraph's dependencies.
 type Resolver struct {
-	Store catalog.Store
+	Store   catalog.Store
+	Search  *search.Live
+	Cursors *search.Cursors
 	// Prober checks node(id:) IDs of types other subgraphs own; nil skips the
 	// check (node then returns the key stub unverified).
 	Prober Prober
@@ -27,8 +30,8 @@ type Prober interface {
 
 // NewHandler returns the subgraph's GraphQL handler (without the internal-token
 // check, which the caller wraps around it).
-func NewHandler(store catalog.Store, prober Prober) http.Handler {
-	return subgraph.NewGraphQLServer(NewExecutableSchema(Config{Resolvers: &Resolver{Store: store, Prober: prober}}))
+func NewHandler(r *Resolver) http.Handler {
+	return subgraph.NewGraphQLServer(NewExecutableSchema(Config{Resolvers: r}))
 }
 
 // notFoundAsNil turns a missing object into GraphQL null.

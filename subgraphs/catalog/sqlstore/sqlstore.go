@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"github.com/jmoiron/sqlx"
 
@@ -146,24 +145,6 @@ func (s *Store) CigarsOfBrand(ctx context.Context, brandID string, p catalog.Pag
 	return s.cigars(ctx, `SELECT `+cigarCols+` FROM cigars WHERE brand_id = ? AND id > ? ORDER BY id LIMIT ?`, brandID, p.After, p.First+1)
 }
 
-// SearchCigars matches every word of the query against the folded brand and name,
-// ordered by ID. The catalog issue replaces this with a ranked, typo-tolerant index.
-func (s *Store) SearchCigars(ctx context.Context, query string, p catalog.Page) ([]*catalog.Cigar, error) {
-	q := `SELECT ` + cigarCols + ` FROM cigars WHERE id > ?`
-	args := []any{p.After}
-	for _, w := range strings.Fields(catalog.Fold(query)) {
-		q += ` AND search_text LIKE ? ESCAPE '\'`
-		args = append(args, "%"+escapeLike(w)+"%")
-	}
-	q += ` ORDER BY id LIMIT ?`
-	args = append(args, p.First+1)
-	return s.cigars(ctx, q, args...)
-}
-
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
-}
-
 func (s *Store) cigars(ctx context.Context, q string, args ...any) ([]*catalog.Cigar, error) {
 	var rows []cigarRow
 	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
@@ -242,23 +223,45 @@ func (s *Store) products(ctx context.Context, q string, args ...any) ([]*catalog
 }
 
 func (s *Store) UpsertBrand(ctx context.Context, b *catalog.Brand) error {
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error { return upsertBrand(ctx, tx, b) })
+}
+
+func upsertBrand(ctx context.Context, tx *sqlx.Tx, b *catalog.Brand) error {
 	aliases, _ := json.Marshal(nonNil(b.Aliases))
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO brands (id, name, country, aliases) VALUES (?, ?, ?, ?)
+	_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO brands (id, name, country, aliases) VALUES (?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET name = excluded.name, country = excluded.country, aliases = excluded.aliases`),
 		b.ID, b.Name, b.Country, string(aliases))
 	if err != nil {
 		return fmt.Errorf("upsert brand %q: %w", b.Name, err)
 	}
-	return nil
+	return bumpVersion(ctx, tx)
+}
+
+// bumpVersion tells every replica's search index that the catalog changed.
+func bumpVersion(ctx context.Context, tx *sqlx.Tx) error {
+	_, err := tx.ExecContext(ctx, `UPDATE catalog_version SET version = version + 1 WHERE id = 1`)
+	return err
+}
+
+// Version is the catalog's change counter.
+func (s *Store) Version(ctx context.Context) (v int64, err error) {
+	err = s.db.GetContext(ctx, &v, `SELECT version FROM catalog_version WHERE id = 1`)
+	return
+}
+
+// AllBrands returns every brand, for the search index.
+func (s *Store) AllBrands(ctx context.Context) ([]*catalog.Brand, error) {
+	return s.brands(ctx, `SELECT `+brandCols+` FROM brands ORDER BY id`)
+}
+
+// AllCigars returns every cigar, for the search index.
+func (s *Store) AllCigars(ctx context.Context) ([]*catalog.Cigar, error) {
+	return s.cigars(ctx, `SELECT `+cigarCols+` FROM cigars ORDER BY id`)
 }
 
 // UpsertCigar inserts or updates a cigar by ID. A new cigar without a number gets
 // the next catalog number.
 func (s *Store) UpsertCigar(ctx context.Context, c *catalog.Cigar) error {
-	var brandName string
-	if err := s.db.GetContext(ctx, &brandName, s.db.Rebind(`SELECT name FROM brands WHERE id = ?`), c.BrandID); err != nil {
-		return fmt.Errorf("cigar %q: brand %s: %w", c.Name, c.BrandID, err)
-	}
 	enc := func(cs []catalog.Component) string {
 		b, _ := json.Marshal(nonNil(cs))
 		return string(b)
@@ -278,15 +281,15 @@ func (s *Store) UpsertCigar(ctx context.Context, c *catalog.Cigar) error {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO cigars (id, number, brand_id, name, search_text, origin, wrapper, binder, filler)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET brand_id = excluded.brand_id, name = excluded.name, search_text = excluded.search_text,
+		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO cigars (id, number, brand_id, name, origin, wrapper, binder, filler)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET brand_id = excluded.brand_id, name = excluded.name,
 			origin = excluded.origin, wrapper = excluded.wrapper, binder = excluded.binder, filler = excluded.filler`),
-			c.ID, c.Number, c.BrandID, c.Name, catalog.Fold(brandName+" "+c.Name), c.Origin, enc(c.Wrapper), enc(c.Binder), enc(c.Filler))
+			c.ID, c.Number, c.BrandID, c.Name, c.Origin, enc(c.Wrapper), enc(c.Binder), enc(c.Filler))
 		if err != nil {
 			return fmt.Errorf("upsert cigar %q: %w", c.Name, err)
 		}
-		return nil
+		return bumpVersion(ctx, tx)
 	})
 }
 
@@ -307,7 +310,7 @@ func (s *Store) UpsertProduct(ctx context.Context, p *catalog.Product) error {
 				return fmt.Errorf("product %q contents: %w", p.Name, err)
 			}
 		}
-		return nil
+		return bumpVersion(ctx, tx)
 	})
 }
 

@@ -12,9 +12,6 @@ CREATE TABLE cigars (
     number     INTEGER NOT NULL UNIQUE,
     brand_id   TEXT NOT NULL REFERENCES brands (id),
     name       TEXT NOT NULL,
-    -- search_text is the brand and name, lower-cased and stripped of accents, for
-    -- plain matching until the search index replaces it.
-    search_text TEXT NOT NULL,
     origin     TEXT NOT NULL,
     wrapper    TEXT NOT NULL DEFAULT '[]',
     binder     TEXT NOT NULL DEFAULT '[]',

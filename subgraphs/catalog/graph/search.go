@@ -1,0 +1,52 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/vitolahq/vitola/pagination"
+	"github.com/vitolahq/vitola/subgraphs/catalog/graph/model"
+	"github.com/vitolahq/vitola/subgraphs/catalog/search"
+	"github.com/vitolahq/vitola/subgraphs/subgraph"
+)
+
+// searchCigars pages through the index's ranking with cursors bound to the query.
+func (r *Resolver) searchCigars(ctx context.Context, query string, first int, after, brand *string) (*model.CigarConnection, error) {
+	if n := len([]rune(query)); n < 2 || n > 200 {
+		return nil, subgraph.BadInput(ctx, "query must be 2 to 200 characters")
+	}
+	if first < 1 || first > pagination.MaxSize {
+		return nil, subgraph.BadInput(ctx, "first must be between 1 and 100")
+	}
+	ix := r.Search.Index()
+	brandID := ""
+	if brand != nil && *brand != "" {
+		b, ok := ix.Brand(*brand)
+		if !ok {
+			return &model.CigarConnection{Edges: []*model.CigarEdge{}, PageInfo: &pagination.PageInfo{}}, nil
+		}
+		brandID = b.ID
+	}
+	qk := search.QueryKey(query, brandID)
+	hits := ix.Search(query, brandID)
+	if after != nil && *after != "" {
+		pos, err := r.Cursors.Decode(qk, *after)
+		if err != nil {
+			return nil, subgraph.BadInput(ctx, err.Error())
+		}
+		hits = search.After(hits, pos)
+	}
+	more := len(hits) > first
+	if more {
+		hits = hits[:first]
+	}
+	conn := &model.CigarConnection{Edges: make([]*model.CigarEdge, len(hits)), PageInfo: &pagination.PageInfo{HasNextPage: more}}
+	for i, h := range hits {
+		cur := r.Cursors.Encode(qk, search.Position{Score: h.Score, ID: h.Cigar.ID})
+		conn.Edges[i] = &model.CigarEdge{Cursor: cur, Node: h.Cigar}
+		if more && i == len(hits)-1 {
+			conn.PageInfo.EndCursor = &cur
+		}
+	}
+	return conn, nil
+}
+
