@@ -49,4 +49,3 @@ func (r *Resolver) searchCigars(ctx context.Context, query string, first int, af
 	}
 	return conn, nil
 }
-
