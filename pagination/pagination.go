@@ -57,19 +57,6 @@ type Request struct {
 	Position string
 }
 
-// Parse validates a connection's first and after arguments.
-func Parse(first *int, after *string) (Request, error) {
-	n, err := Size(first)
-	if err != nil {
-		return Request{}, err
-	}
-	pos, err := Position(after)
-	if err != nil {
-		return Request{}, err
-	}
-	return Request{Size: n, Position: pos}, nil
-}
-
 // Edges cuts a store's answer (up to Size+1 items) to one page, making an edge per
 // item with its cursor, and returns the edges with the page info. endCursor is null
 // when there is no next page.

@@ -84,6 +84,7 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 		return nil, err
 	}
 	routerIssuer, _ := trust.NewIssuer(o.InternalKey, "router")
+	shimIssuer, _ := trust.NewIssuer(o.InternalKey, "shim")
 	catalogIssuer, _ := trust.NewIssuer(o.InternalKey, schema.Catalog)
 	log := o.Logger
 	log.Info().Str("store", o.Store.Backend()).Msg("opening stores")
@@ -138,7 +139,11 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 	if err != nil {
 		return nil, err
 	}
-	p.API = restshim.NewServer(restshim.Deps{GraphQL: rt, OpenAPI: schema.OpenAPI, Checks: checks, Logger: log})
+	shimClient := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: shimIssuer}}
+	p.API = restshim.NewServer(restshim.Deps{
+		GraphQL: rt, Keys: keys, Catalog: &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
+		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
+	})
 	p.Payments = restshim.NewPaymentsServer(restshim.Deps{Checks: edgeChecks, Logger: log})
 	return p, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/vitolahq/vitola/platform"
 	"github.com/vitolahq/vitola/sqldb"
 	"github.com/vitolahq/vitola/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/subgraphs/catalog"
 	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
 	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
@@ -50,7 +52,7 @@ func open(t *testing.T, cfg sqldb.Config) *fixture {
 	t.Helper()
 	f := &fixture{}
 	p, err := platform.Open(context.Background(), platform.Options{
-		Store: cfg, InternalKey: internalKey, Demo: true, Logger: zerolog.Nop(),
+		Store: cfg, InternalKey: internalKey, Demo: true, Logger: zerolog.New(os.Stderr).Level(zerolog.ErrorLevel),
 		WrapSubgraphTransport: func(rt http.RoundTripper) http.RoundTripper {
 			return countingTransport{base: rt, n: &f.subgraphCalls}
 		},
@@ -151,6 +153,8 @@ func TestPlatform(t *testing.T) {
 			t.Run("SubgraphsAnswerOnlyInternalCalls", f.testInternalTrust)
 			t.Run("Health", f.testHealth)
 			t.Run("GraphiQLForBrowsers", f.testGraphiQL)
+			t.Run("RESTSearch", f.testRESTSearch)
+			t.Run("RESTGetCigarAndProducts", f.testRESTGet)
 		})
 	}
 }
@@ -341,7 +345,7 @@ func (f *fixture) testPagination(t *testing.T) {
 		t.Fatalf("paged %d brands, want %d", len(seen), len(f2.Brands))
 	}
 	r := f.query(t, `{ brands(first: 5, after: "not-a-cursor") { edges { cursor } } }`, nil)
-	if code(r) != "BAD_USER_INPUT" {
+	if code(r) != "INVALID_CURSOR" {
 		t.Fatalf("tampered cursor: %v", r.Errors)
 	}
 	r = f.query(t, `{ brands(first: 0) { edges { cursor } } }`, nil)
@@ -474,5 +478,153 @@ func (f *fixture) testGraphiQL(t *testing.T) {
 	}
 	if res := get("application/json"); res.StatusCode != 405 || res.Header.Get("Allow") != "POST" {
 		t.Fatalf("GET for JSON: %d", res.StatusCode)
+	}
+}
+
+// rest sends a GET with the fixture's key and decodes the JSON body.
+func (f *fixture) rest(t *testing.T, path string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", f.srv.URL+path, nil)
+	req.Header.Set("x-service-key", f.key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		t.Fatalf("%s: not JSON: %v", path, err)
+	}
+	return res.StatusCode, body
+}
+
+func idsOf(list []any) []string {
+	out := make([]string, len(list))
+	for i, c := range list {
+		out[i], _ = at(c, "id").(string)
+	}
+	return out
+}
+
+func (f *fixture) testRESTSearch(t *testing.T) {
+	status, body := f.rest(t, "/v1/cigars/search?q=padron&limit=7")
+	data, _ := body["data"].([]any)
+	if status != 200 || len(data) != 7 || at(body, "pagination", "hasNextPage") != true {
+		t.Fatalf("search: %d %v", status, body)
+	}
+	for _, c := range data {
+		for _, k := range []string{"wrapper", "binder", "filler"} {
+			if _, ok := at(c, k).([]any); !ok {
+				t.Fatalf("cigar without %s array: %v", k, c)
+			}
+		}
+	}
+
+	// Paging by cursor visits every match once, in the same order as GraphQL.
+	var rest []string
+	path := "/v1/cigars/search?q=padron&limit=7"
+	for i := 0; ; i++ {
+		status, body := f.rest(t, path)
+		if status != 200 {
+			t.Fatalf("page %d: %d %v", i, status, body)
+		}
+		rest = append(rest, idsOf(body["data"].([]any))...)
+		next, _ := at(body, "pagination", "endCursor").(string)
+		if at(body, "pagination", "hasNextPage") != true {
+			if next != "" {
+				t.Fatal("endCursor on the last page")
+			}
+			break
+		}
+		path = "/v1/cigars/search?q=padron&limit=7&cursor=" + next
+	}
+	d := f.mustData(t, `{ searchCigars(query: "padron", first: 100) { edges { node { id } } } }`, nil)
+	var gql []string
+	for _, e := range at(d, "searchCigars", "edges").([]any) {
+		gql = append(gql, at(e, "node", "id").(string))
+	}
+	if strings.Join(rest, ",") != strings.Join(gql, ",") || len(rest) < 10 {
+		t.Fatalf("REST paging and GraphQL differ:\nREST %v\nGQL  %v", rest, gql)
+	}
+
+	_, first := f.rest(t, "/v1/cigars/search?q=padron&limit=2")
+	cursor := at(first, "pagination", "endCursor").(string)
+	tests := []struct {
+		path, code string
+	}{
+		{"/v1/cigars/search", "invalid_query"},
+		{"/v1/cigars/search?q=p", "invalid_query"},
+		{"/v1/cigars/search?q=" + strings.Repeat("x", 201), "invalid_query"},
+		{"/v1/cigars/search?q=padron&limit=0", "invalid_limit"},
+		{"/v1/cigars/search?q=padron&limit=101", "invalid_limit"},
+		{"/v1/cigars/search?q=padron&limit=ten", "invalid_limit"},
+		{"/v1/cigars/search?q=padron&cursor=garbage", "invalid_cursor"},
+		{"/v1/cigars/search?q=padron&cursor=" + cursor[:len(cursor)-2] + "AA", "invalid_cursor"},
+		{"/v1/cigars/search?q=fuente&cursor=" + cursor, "invalid_cursor"},
+	}
+	for _, tt := range tests {
+		status, body := f.rest(t, tt.path)
+		if status != 400 || body["error"] != tt.code || body["message"] == "" {
+			t.Errorf("%s: %d %v, want 400 %s", tt.path, status, body, tt.code)
+		}
+	}
+	// Two hundred characters are fine; characters, not bytes.
+	if status, body := f.rest(t, "/v1/cigars/search?q="+strings.Repeat("ó", 200)); status != 200 {
+		t.Errorf("200 two-byte characters: %d %v", status, body)
+	}
+
+	status, body = f.rest(t, "/v1/cigars/search?q=churchill&brand=RyJ&limit=100")
+	for _, c := range body["data"].([]any) {
+		if at(c, "brand", "name") != "Romeo y Julieta" {
+			t.Fatalf("brand filter let through %v", c)
+		}
+	}
+	if status != 200 || len(body["data"].([]any)) == 0 {
+		t.Fatalf("brand filter: %d %v", status, body)
+	}
+	if _, body := f.rest(t, "/v1/cigars/search?q=churchill&brand=Nobody+Cigars"); len(body["data"].([]any)) != 0 {
+		t.Fatal("unknown brand matched cigars")
+	}
+}
+
+func (f *fixture) testRESTGet(t *testing.T) {
+	_, body := f.rest(t, "/v1/cigars/search?q=hemingway+short+story&limit=1")
+	id := at(body, "data", 0, "id").(string)
+	status, body := f.rest(t, "/v1/cigars/"+id)
+	if status != 200 || at(body, "data", "id") != id || at(body, "data", "brand", "name") != "Arturo Fuente" {
+		t.Fatalf("get cigar: %d %v", status, body)
+	}
+	for _, bad := range []string{"cig_0000000000000000", "nope", strings.Repeat("x", 300)} {
+		if status, body := f.rest(t, "/v1/cigars/"+bad); status != 404 || body["error"] != "cigar_not_found" {
+			t.Errorf("cigar %q: %d %v", bad, status, body)
+		}
+	}
+
+	d := f.mustData(t, `{ products(first: 1) { edges { node { id gtin } } } }`, nil)
+	pid, gtin := at(d, "products", "edges", 0, "node", "id").(string), at(d, "products", "edges", 0, "node", "gtin").(string)
+	if status, body := f.rest(t, "/v1/products/"+pid); status != 200 || at(body, "data", "gtin") != gtin {
+		t.Fatalf("product: %d %v", status, body)
+	}
+	status, body = f.rest(t, "/v1/products/barcode/"+gtin[1:]) // as EAN-13
+	if status != 200 || at(body, "data", "id") != pid || at(body, "data", "contents", 0, "cigar", "name") == nil {
+		t.Fatalf("product by barcode: %d %v", status, body)
+	}
+	valid := "400638133393" + string(catalog.CheckDigit("400638133393"))
+	wrong := valid[:12] + string('0'+(valid[12]-'0'+1)%10)
+	if status, body := f.rest(t, "/v1/products/barcode/"+valid); status != 404 || body["error"] != "product_not_found" {
+		t.Errorf("valid unknown barcode: %d %v", status, body)
+	}
+	if status, body := f.rest(t, "/v1/products/barcode/"+wrong); status != 400 || body["error"] != "invalid_barcode" {
+		t.Errorf("bad check digit: %d %v", status, body)
+	}
+	if status, _ := f.rest(t, "/v1/products/prd_0000000000000000"); status != 404 {
+		t.Errorf("unknown product: %d", status)
+	}
+
+	req, _ := http.NewRequest("GET", f.srv.URL+"/v1/cigars/"+id, nil)
+	res, _ := http.DefaultClient.Do(req)
+	res.Body.Close()
+	if res.StatusCode != 401 {
+		t.Errorf("no key: %d", res.StatusCode)
 	}
 }

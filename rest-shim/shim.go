@@ -8,6 +8,8 @@ import (
 	"net/http"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
 
 // Check is one component or store /health reports on.
@@ -20,6 +22,10 @@ type Check struct {
 type Deps struct {
 	// GraphQL serves /graphql: the router in process, or a proxy to it.
 	GraphQL http.Handler
+	// Keys checks developer keys.
+	Keys KeyChecker
+	// Catalog calls the catalog subgraph.
+	Catalog *subgraph.Client
 	// OpenAPI is the document /docs renders.
 	OpenAPI []byte
 	// Checks are what /health reports.

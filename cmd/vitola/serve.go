@@ -194,7 +194,20 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	for name, u := range s.SubgraphURLs {
 		checks = append(checks, restshim.Check{Name: name, Check: remoteHealth(strings.TrimSuffix(u, "/graphql") + "/health")})
 	}
-	api := restshim.NewServer(restshim.Deps{GraphQL: proxy, OpenAPI: schema.OpenAPI, Checks: checks, Logger: log})
+	catalogURL, ok := s.SubgraphURLs[schema.Catalog]
+	if !ok {
+		return fmt.Errorf("the shim needs the catalog's URL: --subgraph-url catalog=http://HOST:PORT/graphql")
+	}
+	key, err := internalKey(s.InternalKey, s.store, false)
+	if err != nil {
+		return err
+	}
+	issuer, _ := trust.NewIssuer(key, "shim")
+	internal := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer}}
+	api := restshim.NewServer(restshim.Deps{
+		GraphQL: proxy, Keys: keys, Catalog: &subgraph.Client{HTTP: internal, URL: catalogURL},
+		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
+	})
 	payments := restshim.NewPaymentsServer(restshim.Deps{Checks: checks[:2], Logger: log})
 	return listenAndServe(ctx, log, []listener{{"api", s.Addr, api}, {"payments", s.PaymentsAddr, payments}})
 }

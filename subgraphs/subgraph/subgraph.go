@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -61,11 +62,21 @@ func BadInput(ctx context.Context, msg string) error {
 	return &gqlerror.Error{Message: msg, Path: graphql.GetPath(ctx), Extensions: map[string]any{"code": "BAD_USER_INPUT"}}
 }
 
+// Invalid is the GraphQL error for a malformed value of a named kind: its code is
+// INVALID_<WHAT> (INVALID_CURSOR), which the REST shim maps to a 400 invalid_<what>.
+func Invalid(ctx context.Context, what, msg string) error {
+	return &gqlerror.Error{Message: msg, Path: graphql.GetPath(ctx), Extensions: map[string]any{"code": "INVALID_" + strings.ToUpper(what)}}
+}
+
 // Page validates a connection's first and after arguments as a GraphQL error.
 func Page(ctx context.Context, first *int, after *string) (pagination.Request, error) {
-	req, err := pagination.Parse(first, after)
+	n, err := pagination.Size(first)
 	if err != nil {
-		return req, BadInput(ctx, err.Error())
+		return pagination.Request{}, BadInput(ctx, err.Error())
 	}
-	return req, nil
+	pos, err := pagination.Position(after)
+	if err != nil {
+		return pagination.Request{}, Invalid(ctx, "cursor", err.Error())
+	}
+	return pagination.Request{Size: n, Position: pos}, nil
 }

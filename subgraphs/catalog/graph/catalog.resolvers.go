@@ -98,7 +98,7 @@ func (r *queryResolver) Products(ctx context.Context, first *int, after *string)
 func (r *queryResolver) ProductByBarcode(ctx context.Context, barcode string) (*catalog.Product, error) {
 	gtin, err := catalog.NormalizeGTIN(barcode)
 	if err != nil {
-		return nil, subgraph.BadInput(ctx, err.Error())
+		return nil, subgraph.Invalid(ctx, "barcode", err.Error())
 	}
 	return notFoundAsNil(r.Store.ProductByGTIN(ctx, gtin))
 }

@@ -31,7 +31,7 @@ func (r *Resolver) searchCigars(ctx context.Context, query string, first int, af
 	if after != nil && *after != "" {
 		pos, err := r.Cursors.Decode(qk, *after)
 		if err != nil {
-			return nil, subgraph.BadInput(ctx, err.Error())
+			return nil, subgraph.Invalid(ctx, "cursor", err.Error())
 		}
 		hits = search.After(hits, pos)
 	}

@@ -1,0 +1,149 @@
+package restshim
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vitolahq/vitola/apierr"
+	"github.com/vitolahq/vitola/subgraphs/subgraph"
+)
+
+// The catalog routes' internal operations, parsed when the shim starts. Field
+// names are the REST names, so results pass through as they are.
+const (
+	cigarFields = `
+fragment Leaf on TobaccoComponent { region type shade year label }
+fragment CigarFields on Cigar { id name origin wrapper { ...Leaf } binder { ...Leaf } filler { ...Leaf } brand { id name } }`
+	productFields = cigarFields + `
+fragment ProductFields on Product { id gtin name kind synthetic contents { quantity cigar { ...CigarFields } } }`
+)
+
+var (
+	opSearchCigars = subgraph.MustParse(`query SearchCigars($q: String!, $first: Int!, $after: String, $brand: String) {
+  searchCigars(query: $q, first: $first, after: $after, brand: $brand) { edges { node { ...CigarFields } } pageInfo { hasNextPage endCursor } }
+}` + cigarFields)
+	opCigar            = subgraph.MustParse(`query Cigar($id: ID!) { cigar(id: $id) { ...CigarFields } }` + cigarFields)
+	opProduct          = subgraph.MustParse(`query Product($id: ID!) { product(id: $id) { ...ProductFields } }` + productFields)
+	opProductByBarcode = subgraph.MustParse(`query ProductByBarcode($code: String!) { productByBarcode(barcode: $code) { ...ProductFields } }` + productFields)
+)
+
+// catalogOperations lists every internal operation on the catalog, for the test
+// that validates them against its schema.
+var catalogOperations = []*subgraph.Operation{opSearchCigars, opCigar, opProduct, opProductByBarcode}
+
+var ()
+
+// Rules of the search route.
+const (
+	minQueryLen  = 2
+	maxQueryLen  = 200
+	defaultLimit = 20
+	maxLimit     = 100
+	maxBrandLen  = 200
+	maxCursorLen = 500
+	maxPathIDLen = 100
+)
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// subgraphFailure maps an internal call's error to the REST error body: a
+// subgraph's input error is the client's 400; anything else is ours.
+func subgraphFailure(w http.ResponseWriter, log zerolog.Logger, err error) {
+	var gerrs subgraph.Errors
+	if errors.As(err, &gerrs) {
+		switch code := gerrs.Code(); {
+		case strings.HasPrefix(code, "INVALID_"): // INVALID_CURSOR → invalid_cursor
+			apierr.Write(w, http.StatusBadRequest, strings.ToLower(code), gerrs[0].Message)
+			return
+		case code == "BAD_USER_INPUT":
+			apierr.Write(w, http.StatusBadRequest, apierr.CodeBadRequest, gerrs[0].Message)
+			return
+		}
+	}
+	log.Error().Err(err).Msg("catalog call failed")
+	apierr.Write(w, http.StatusBadGateway, apierr.CodeUnavailable, "the catalog is unavailable; try again shortly")
+}
+
+// GET /v1/cigars/search?q=&brand=&limit=&cursor=
+func handleSearchCigars(catalog *subgraph.Client, log zerolog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		text := q.Get("q")
+		if n := utf8.RuneCountInString(strings.TrimSpace(text)); n < minQueryLen || utf8.RuneCountInString(text) > maxQueryLen {
+			apierr.Write(w, http.StatusBadRequest, "invalid_query", "q is required: 2 to 200 characters of search text")
+			return
+		}
+		limit := defaultLimit
+		if v := q.Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > maxLimit {
+				apierr.Write(w, http.StatusBadRequest, "invalid_limit", "limit must be a whole number from 1 to 100")
+				return
+			}
+			limit = n
+		}
+		vars := map[string]any{"q": text, "first": limit}
+		if b := q.Get("brand"); b != "" {
+			if utf8.RuneCountInString(b) > maxBrandLen {
+				apierr.Write(w, http.StatusBadRequest, "invalid_brand", "brand must be at most 200 characters")
+				return
+			}
+			vars["brand"] = b
+		}
+		if c := q.Get("cursor"); c != "" {
+			if len(c) > maxCursorLen {
+				apierr.Write(w, http.StatusBadRequest, "invalid_cursor", "cursor is not a cursor of this search: pass pagination.endCursor unchanged")
+				return
+			}
+			vars["after"] = c
+		}
+		var data struct {
+			SearchCigars struct {
+				Edges []struct {
+					Node json.RawMessage `json:"node"`
+				} `json:"edges"`
+				PageInfo json.RawMessage `json:"pageInfo"`
+			} `json:"searchCigars"`
+		}
+		if err := catalog.Do(r.Context(), opSearchCigars, vars, &data); err != nil {
+			subgraphFailure(w, log, err)
+			return
+		}
+		cigars := make([]json.RawMessage, len(data.SearchCigars.Edges))
+		for i, e := range data.SearchCigars.Edges {
+			cigars[i] = e.Node
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"data": cigars, "pagination": data.SearchCigars.PageInfo})
+	})
+}
+
+// getOne serves a route that fetches one object by a path value: 404 when the
+// catalog has none.
+func getOne(catalog *subgraph.Client, log zerolog.Logger, op *subgraph.Operation, field, param, varName, notFound, what string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := r.PathValue(param)
+		var data map[string]json.RawMessage
+		if len(v) <= maxPathIDLen {
+			if err := catalog.Do(r.Context(), op, map[string]any{varName: v}, &data); err != nil {
+				subgraphFailure(w, log, err)
+				return
+			}
+		}
+		obj := data[field]
+		if len(obj) == 0 || string(obj) == "null" {
+			apierr.Write(w, http.StatusNotFound, notFound, "no "+what+" with "+param+" "+strconv.Quote(v))
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]json.RawMessage{"data": obj})
+	})
+}

@@ -1,0 +1,4 @@
+package restshim
+
+// CatalogOperations exposes the internal operations to the black-box tests.
+var CatalogOperations = catalogOperations
