@@ -96,11 +96,17 @@ func (r *queryResolver) Products(ctx context.Context, first *int, after *string)
 
 // ProductByBarcode is the resolver for the productByBarcode field.
 func (r *queryResolver) ProductByBarcode(ctx context.Context, barcode string) (*catalog.Product, error) {
-	gtin, err := catalog.NormalizeGTIN(barcode)
+	gtins, err := catalog.BarcodeGTINs(barcode)
 	if err != nil {
 		return nil, subgraph.Invalid(ctx, "barcode", err.Error())
 	}
-	return notFoundAsNil(r.Store.ProductByGTIN(ctx, gtin))
+	for _, g := range gtins { // an 8-digit code may be a UPC-E or an EAN-8
+		p, err := notFoundAsNil(r.Store.ProductByGTIN(ctx, g))
+		if p != nil || err != nil {
+			return p, err
+		}
+	}
+	return nil, nil
 }
 
 // Brand returns BrandResolver implementation.
