@@ -23,7 +23,7 @@ func New(w io.Writer, level, format string) (zerolog.Logger, error) {
 		}
 		lvl = l
 	}
-	if format == "console" || (format == "auto" && isTerminal(w)) {
+	if format == "console" || (format == "auto" && IsTerminal(w)) {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
 	}
 	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00"
@@ -31,7 +31,8 @@ func New(w io.Writer, level, format string) (zerolog.Logger, error) {
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
 }
 
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

@@ -39,6 +39,17 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	// Check the arguments before touching any store.
+	switch {
+	case sub == "create" && fs.NArg() > 0:
+		return fmt.Errorf("keys create: unexpected argument %q", fs.Arg(0))
+	case sub == "create" && name == "":
+		return errors.New("keys create: --name is required")
+	case sub == "revoke" && fs.NArg() != 1:
+		return errors.New("keys revoke: give exactly one key ID (key_…) or the key itself, after the flags")
+	case sub == "list" && fs.NArg() > 0:
+		return fmt.Errorf("keys list: unexpected argument %q", fs.Arg(0))
+	}
 	keys, st, err := platform.OpenAccess(ctx, store.config())
 	if err != nil {
 		return err
@@ -47,12 +58,6 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 
 	switch sub {
 	case "create":
-		if fs.NArg() > 0 {
-			return fmt.Errorf("keys create: unexpected argument %q", fs.Arg(0))
-		}
-		if name == "" {
-			return errors.New("keys create: --name is required")
-		}
 		k, plain, err := keys.CreateKey(ctx, name, ents)
 		if err != nil {
 			return fmt.Errorf("keys create: %w", err)
@@ -78,9 +83,6 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		tw.Flush()
 		fmt.Fprintf(stdout, "%d keys, %d active\n", len(list), len(list)-revoked)
 	case "revoke":
-		if fs.NArg() != 1 {
-			return errors.New("keys revoke: give exactly one key ID (key_…) or the key itself")
-		}
 		if err := keys.RevokeKey(ctx, fs.Arg(0)); err != nil {
 			return fmt.Errorf("keys revoke: %w", err)
 		}

@@ -3,6 +3,7 @@
 //	vitola serve [flags]              the platform (or one --component of it)
 //	vitola keys create|list|revoke    developer keys
 //	vitola migrate                    bring every store to the newest schema
+//	vitola import catalog FILE        load cigars from JSON Lines
 //
 // Every admin command prints its result alone on the last line of standard
 // output and exits non-zero on any failure.
@@ -38,6 +39,8 @@ Commands:
   keys      developer keys: keys create --name NAME [--entitlement api.ai],
             keys list, keys revoke ID
   migrate   create or upgrade every store's schema, then exit
+  import    import catalog FILE: load cigars from JSON Lines (- for stdin);
+            all or nothing
 
 Run 'vitola <command> -h' for a command's flags. Every flag also reads an
 environment variable, named in its help; a flag given wins over the variable.
@@ -56,6 +59,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runKeys(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
+	case "import":
+		return runImport(ctx, rest, getenv, stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -330,3 +330,64 @@ func TestRouterFrontsAForeignGraph(t *testing.T) {
 }
 
 func toJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+func TestImportCatalogIsSearchableWithinASecond(t *testing.T) {
+	data := t.TempDir()
+	addr := loopbackAddr(t)
+	serveForTest(t, addr, "--data", data, "--payments-addr", loopbackAddr(t))
+	key, _ := admin(t, "keys", "create", "--name", "import", "--data", data)
+	leaf := `{"region": "Honduras", "type": "Corojo", "shade": null, "year": null, "label": "Honduran Corojo"}`
+	good := `{"brand": "Zzyzx Cigars", "brandCountry": "Honduras", "brandAliases": ["ZZ"], "name": "Quetzal Lancero", "origin": "Honduras", "wrapper": [` + leaf + `], "binder": [` + leaf + `], "filler": [` + leaf + `], "products": [{"gtin": "4006381333931", "name": "Box of 10", "quantity": 10}]}`
+	file := filepath.Join(t.TempDir(), "catalog.jsonl")
+	os.WriteFile(file, []byte(good+"\n"), 0o600)
+
+	search := func() int {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/v1/cigars/search?q=quetzal+lancero", nil)
+		req.Header.Set("x-service-key", key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var body struct{ Data []any }
+		json.NewDecoder(res.Body).Decode(&body)
+		return len(body.Data)
+	}
+	if search() != 0 {
+		t.Fatal("found before the import")
+	}
+	line, err := admin(t, "import", "catalog", "--data", data, file)
+	if err != nil || !strings.HasPrefix(line, "imported 1 cigars (1 new, 1 new brands) and 1 products") {
+		t.Fatalf("import: %q, %v", line, err)
+	}
+	deadline := time.Now().Add(time.Second)
+	for search() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("imported cigar not searchable within one second")
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+
+	line, err = admin(t, "import", "catalog", "--data", data, file)
+	if err != nil || !strings.HasPrefix(line, "imported 1 cigars (0 new, 0 new brands)") {
+		t.Fatalf("re-import: %q, %v", line, err)
+	}
+
+	// A bad line: the command fails naming it, and nothing of the file lands.
+	other := strings.Replace(good, "Quetzal Lancero", "Quetzal Corona", 1)
+	other = strings.Replace(other, "4006381333931", "036000291452", 1)
+	os.WriteFile(file, []byte(other+"\n"+`{"brand": "Zzyzx Cigars", "name": ""}`+"\n"), 0o600)
+	if _, err := admin(t, "import", "catalog", "--data", data, file); err == nil || !strings.Contains(err.Error(), "line 2: name is required") {
+		t.Fatalf("bad file: %v", err)
+	}
+	time.Sleep(2 * 250 * time.Millisecond)
+	req, _ := http.NewRequest("GET", "http://"+addr+"/v1/cigars/search?q=quetzal+corona", nil)
+	req.Header.Set("x-service-key", key)
+	res, _ := http.DefaultClient.Do(req)
+	var body struct{ Data []any }
+	json.NewDecoder(res.Body).Decode(&body)
+	res.Body.Close()
+	if len(body.Data) != 0 {
+		t.Fatal("a line of a rejected file was imported")
+	}
+}

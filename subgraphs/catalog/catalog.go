@@ -6,6 +6,8 @@ package catalog
 import (
 	"context"
 	"errors"
+
+	"github.com/vitolahq/vitola/ids"
 )
 
 // Brand is a cigar brand.
@@ -83,9 +85,31 @@ type Store interface {
 	ProductByGTIN(ctx context.Context, gtin string) (*Product, error)
 	Products(ctx context.Context, page Page) ([]*Product, error)
 
-	UpsertBrand(ctx context.Context, b *Brand) error
-	UpsertCigar(ctx context.Context, c *Cigar) error
-	UpsertProduct(ctx context.Context, p *Product) error
+	// Write runs fn in one transaction: what it writes lands together or not at
+	// all, and the catalog's version moves once.
+	Write(ctx context.Context, fn func(w Writer) error) error
 	Counts(ctx context.Context) (brands, cigars, products int, err error)
 	Ping(ctx context.Context) error
 }
+
+// Writer writes inside a Store.Write transaction.
+type Writer interface {
+	// BrandByName finds a brand by its exact name (ErrNotFound).
+	BrandByName(ctx context.Context, name string) (*Brand, error)
+	UpsertBrand(ctx context.Context, b *Brand) error
+	// UpsertCigar gives a new cigar the next catalog number and keeps an existing
+	// one's; it reports whether the cigar is new.
+	UpsertCigar(ctx context.Context, c *Cigar) (created bool, err error)
+	UpsertProduct(ctx context.Context, p *Product) error
+}
+
+// BrandID is the ID a brand gets from its name: imports and seeds upsert by it,
+// and other subgraphs' seeds can refer to it.
+func BrandID(name string) string { return ids.Derive(ids.Brand, name) }
+
+// CigarID is the ID of the cigar called name of the brand called brand: imports
+// upsert cigars keyed by brand and name.
+func CigarID(brand, name string) string { return ids.Derive(ids.Cigar, brand+"\x00"+name) }
+
+// ProductID is the ID of the product with a GTIN-14.
+func ProductID(gtin14 string) string { return ids.Derive(ids.Product, gtin14) }

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/vitolahq/vitola/ids"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 )
 
@@ -61,12 +60,8 @@ func LoadFacts() (*Facts, error) {
 	return &f, nil
 }
 
-// BrandID is the ID the demo (and imports) give a brand: derived from its name, so
-// that re-seeding upserts and other subgraphs' seeds can refer to it.
-func BrandID(name string) string { return ids.Derive(ids.Brand, name) }
-
-// CigarID is the ID of the cigar called name of the brand called brand.
-func CigarID(brand, name string) string { return ids.Derive(ids.Cigar, brand+"\x00"+name) }
+// BrandID is the ID the demo gives a brand (catalog.BrandID).
+func BrandID(name string) string { return catalog.BrandID(name) }
 
 // Catalog returns the brands and cigars of the facts table, cigars in the table's
 // order.
@@ -79,7 +74,7 @@ func (f *Facts) Catalog() ([]*catalog.Brand, []*catalog.Cigar) {
 	for _, l := range f.Lines {
 		for _, v := range l.Vitolas {
 			cigars = append(cigars, &catalog.Cigar{
-				ID: CigarID(l.Brand, l.Name+" "+v.Name), BrandID: BrandID(l.Brand),
+				ID: catalog.CigarID(l.Brand, l.Name+" "+v.Name), BrandID: BrandID(l.Brand),
 				Name: l.Name + " " + v.Name, Origin: l.Origin,
 				Wrapper: l.Wrapper, Binder: l.Binder, Filler: l.Filler,
 			})
@@ -88,36 +83,36 @@ func (f *Facts) Catalog() ([]*catalog.Brand, []*catalog.Cigar) {
 	return brands, cigars
 }
 
-// Seed loads the demo catalog, reporting progress.
+// Seed loads the demo catalog in one transaction, reporting progress.
 func Seed(ctx context.Context, store catalog.Store, progress func(done, total int)) error {
 	f, err := LoadFacts()
 	if err != nil {
 		return err
 	}
 	brands, cigars := f.Catalog()
-	for _, b := range brands {
-		if err := store.UpsertBrand(ctx, b); err != nil {
-			return err
-		}
-	}
 	brandName := map[string]string{}
-	for _, b := range brands {
-		brandName[b.ID] = b.Name
-	}
-	for i, c := range cigars {
-		if err := store.UpsertCigar(ctx, c); err != nil {
-			return err
-		}
-		for _, p := range products(brandName[c.BrandID], c) {
-			if err := store.UpsertProduct(ctx, p); err != nil {
+	return store.Write(ctx, func(w catalog.Writer) error {
+		for _, b := range brands {
+			brandName[b.ID] = b.Name
+			if err := w.UpsertBrand(ctx, b); err != nil {
 				return err
 			}
 		}
-		if progress != nil && ((i+1)%100 == 0 || i+1 == len(cigars)) {
-			progress(i+1, len(cigars))
+		for i, c := range cigars {
+			if _, err := w.UpsertCigar(ctx, c); err != nil {
+				return err
+			}
+			for _, p := range products(brandName[c.BrandID], c) {
+				if err := w.UpsertProduct(ctx, p); err != nil {
+					return err
+				}
+			}
+			if progress != nil && ((i+1)%250 == 0 || i+1 == len(cigars)) {
+				progress(i+1, len(cigars))
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // products makes a box of 20 and a single of a cigar, with restricted-circulation
@@ -127,7 +122,7 @@ func products(brand string, c *catalog.Cigar) []*catalog.Product {
 		body := fmt.Sprintf("%s%010d", prefix, c.Number)
 		gtin13 := body + string(catalog.CheckDigit(body))
 		return &catalog.Product{
-			ID: ids.Derive(ids.Product, gtin13), GTIN: "0" + gtin13, Name: name, Kind: kind,
+			ID: catalog.ProductID("0" + gtin13), GTIN: "0" + gtin13, Name: name, Kind: kind,
 			Synthetic: true, Published: true,
 			Contents: []catalog.ProductContent{{CigarID: c.ID, Quantity: qty}},
 		}

@@ -222,25 +222,86 @@ func (s *Store) products(ctx context.Context, q string, args ...any) ([]*catalog
 	return out, nil
 }
 
-func (s *Store) UpsertBrand(ctx context.Context, b *catalog.Brand) error {
-	return s.db.InTx(ctx, func(tx *sqlx.Tx) error { return upsertBrand(ctx, tx, b) })
+// Write runs fn in one transaction and moves the catalog's version once.
+func (s *Store) Write(ctx context.Context, fn func(w catalog.Writer) error) error {
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		if err := fn(&writer{tx: tx}); err != nil {
+			return err
+		}
+		// Every replica's search index polls this and rebuilds when it moves.
+		_, err := tx.ExecContext(ctx, `UPDATE catalog_version SET version = version + 1 WHERE id = 1`)
+		return err
+	})
 }
 
-func upsertBrand(ctx context.Context, tx *sqlx.Tx, b *catalog.Brand) error {
+// writer implements catalog.Writer inside a transaction.
+type writer struct{ tx *sqlx.Tx }
+
+func (w *writer) BrandByName(ctx context.Context, name string) (*catalog.Brand, error) {
+	var r brandRow
+	err := w.tx.GetContext(ctx, &r, w.tx.Rebind(`SELECT `+brandCols+` FROM brands WHERE name = ?`), name)
+	if sqldb.IsNoRows(err) {
+		return nil, catalog.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.brand()
+}
+
+func (w *writer) UpsertBrand(ctx context.Context, b *catalog.Brand) error {
 	aliases, _ := json.Marshal(nonNil(b.Aliases))
-	_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO brands (id, name, country, aliases) VALUES (?, ?, ?, ?)
+	_, err := w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO brands (id, name, country, aliases) VALUES (?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET name = excluded.name, country = excluded.country, aliases = excluded.aliases`),
 		b.ID, b.Name, b.Country, string(aliases))
 	if err != nil {
 		return fmt.Errorf("upsert brand %q: %w", b.Name, err)
 	}
-	return bumpVersion(ctx, tx)
+	return nil
 }
 
-// bumpVersion tells every replica's search index that the catalog changed.
-func bumpVersion(ctx context.Context, tx *sqlx.Tx) error {
-	_, err := tx.ExecContext(ctx, `UPDATE catalog_version SET version = version + 1 WHERE id = 1`)
-	return err
+func (w *writer) UpsertCigar(ctx context.Context, c *catalog.Cigar) (bool, error) {
+	created := false
+	err := w.tx.GetContext(ctx, &c.Number, w.tx.Rebind(`SELECT number FROM cigars WHERE id = ?`), c.ID)
+	if sqldb.IsNoRows(err) {
+		created = true
+		err = w.tx.GetContext(ctx, &c.Number, `SELECT COALESCE(MAX(number), 0) + 1 FROM cigars`)
+	}
+	if err != nil {
+		return false, err
+	}
+	enc := func(cs []catalog.Component) string {
+		b, _ := json.Marshal(nonNil(cs))
+		return string(b)
+	}
+	_, err = w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO cigars (id, number, brand_id, name, origin, wrapper, binder, filler)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET brand_id = excluded.brand_id, name = excluded.name,
+		origin = excluded.origin, wrapper = excluded.wrapper, binder = excluded.binder, filler = excluded.filler`),
+		c.ID, c.Number, c.BrandID, c.Name, c.Origin, enc(c.Wrapper), enc(c.Binder), enc(c.Filler))
+	if err != nil {
+		return false, fmt.Errorf("upsert cigar %q: %w", c.Name, err)
+	}
+	return created, nil
+}
+
+func (w *writer) UpsertProduct(ctx context.Context, p *catalog.Product) error {
+	_, err := w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO products (id, gtin, name, kind, synthetic, published) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET gtin = excluded.gtin, name = excluded.name, kind = excluded.kind,
+		synthetic = excluded.synthetic, published = excluded.published`),
+		p.ID, p.GTIN, p.Name, p.Kind, p.Synthetic, p.Published)
+	if err != nil {
+		return fmt.Errorf("upsert product %q: %w", p.Name, err)
+	}
+	if _, err := w.tx.ExecContext(ctx, w.tx.Rebind(`DELETE FROM product_contents WHERE product_id = ?`), p.ID); err != nil {
+		return err
+	}
+	for _, c := range p.Contents {
+		if _, err := w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO product_contents (product_id, cigar_id, quantity) VALUES (?, ?, ?)`), p.ID, c.CigarID, c.Quantity); err != nil {
+			return fmt.Errorf("product %q contents: %w", p.Name, err)
+		}
+	}
+	return nil
 }
 
 // Version is the catalog's change counter.
@@ -257,61 +318,6 @@ func (s *Store) AllBrands(ctx context.Context) ([]*catalog.Brand, error) {
 // AllCigars returns every cigar, for the search index.
 func (s *Store) AllCigars(ctx context.Context) ([]*catalog.Cigar, error) {
 	return s.cigars(ctx, `SELECT `+cigarCols+` FROM cigars ORDER BY id`)
-}
-
-// UpsertCigar inserts or updates a cigar by ID. A new cigar without a number gets
-// the next catalog number.
-func (s *Store) UpsertCigar(ctx context.Context, c *catalog.Cigar) error {
-	enc := func(cs []catalog.Component) string {
-		b, _ := json.Marshal(nonNil(cs))
-		return string(b)
-	}
-	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		if c.Number == 0 {
-			var existing int
-			err := tx.GetContext(ctx, &existing, tx.Rebind(`SELECT number FROM cigars WHERE id = ?`), c.ID)
-			switch {
-			case err == nil:
-				c.Number = existing
-			case sqldb.IsNoRows(err):
-				if err := tx.GetContext(ctx, &c.Number, `SELECT COALESCE(MAX(number), 0) + 1 FROM cigars`); err != nil {
-					return err
-				}
-			default:
-				return err
-			}
-		}
-		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO cigars (id, number, brand_id, name, origin, wrapper, binder, filler)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET brand_id = excluded.brand_id, name = excluded.name,
-			origin = excluded.origin, wrapper = excluded.wrapper, binder = excluded.binder, filler = excluded.filler`),
-			c.ID, c.Number, c.BrandID, c.Name, c.Origin, enc(c.Wrapper), enc(c.Binder), enc(c.Filler))
-		if err != nil {
-			return fmt.Errorf("upsert cigar %q: %w", c.Name, err)
-		}
-		return bumpVersion(ctx, tx)
-	})
-}
-
-func (s *Store) UpsertProduct(ctx context.Context, p *catalog.Product) error {
-	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO products (id, gtin, name, kind, synthetic, published) VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET gtin = excluded.gtin, name = excluded.name, kind = excluded.kind,
-			synthetic = excluded.synthetic, published = excluded.published`),
-			p.ID, p.GTIN, p.Name, p.Kind, p.Synthetic, p.Published)
-		if err != nil {
-			return fmt.Errorf("upsert product %q: %w", p.Name, err)
-		}
-		if _, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM product_contents WHERE product_id = ?`), p.ID); err != nil {
-			return err
-		}
-		for _, c := range p.Contents {
-			if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO product_contents (product_id, cigar_id, quantity) VALUES (?, ?, ?)`), p.ID, c.CigarID, c.Quantity); err != nil {
-				return fmt.Errorf("product %q contents: %w", p.Name, err)
-			}
-		}
-		return bumpVersion(ctx, tx)
-	})
 }
 
 func (s *Store) Counts(ctx context.Context) (brands, cigars, products int, err error) {

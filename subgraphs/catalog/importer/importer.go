@@ -1,0 +1,250 @@
+// Package importer loads a catalog from JSON Lines, one cigar per line:
+//
+//	{"brand": "Padrón", "brandCountry": "Nicaragua", "name": "1964 Anniversary Series Exclusivo",
+//	 "origin": "Nicaragua", "wrapper": [component], "binder": [...], "filler": [...],
+//	 "products": [{"gtin": "...", "name": "...", "kind": "box", "quantity": 20, "published": true}]}
+//
+// Every line is checked before anything is written; the whole file then lands in
+// one transaction, so a bad line leaves the catalog as it was. Cigars are upserted
+// by brand and name, products by GTIN: importing the same file again changes
+// nothing.
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/vitolahq/vitola/subgraphs/catalog"
+)
+
+// Record is one line of the file.
+type Record struct {
+	// Brand is the brand's name (required). A brand new to the catalog needs
+	// BrandCountry; BrandAliases are other names people type ("RyJ").
+	Brand        string   `json:"brand"`
+	BrandCountry string   `json:"brandCountry,omitempty"`
+	BrandAliases []string `json:"brandAliases,omitempty"`
+	// Name is the cigar's name, line and vitola (required).
+	Name string `json:"name"`
+	// Origin is the canonical country name where it is made (required).
+	Origin   string              `json:"origin"`
+	Wrapper  []catalog.Component `json:"wrapper"`
+	Binder   []catalog.Component `json:"binder"`
+	Filler   []catalog.Component `json:"filler"`
+	Products []Product           `json:"products,omitempty"`
+	// Line is where the record stands in its file.
+	Line int `json:"-"`
+}
+
+// Product is a product of the cigar.
+type Product struct {
+	// GTIN is the product's barcode: UPC-A, EAN-13, EAN-8, UPC-E or GTIN-14.
+	GTIN string `json:"gtin"`
+	Name string `json:"name"`
+	// Kind is box, pack or single (default box).
+	Kind string `json:"kind,omitempty"`
+	// Quantity is how many of the cigar it holds (default 1).
+	Quantity int `json:"quantity,omitempty"`
+	// Published products are visible on public routes (default true).
+	Published *bool `json:"published,omitempty"`
+	// Synthetic marks a made-up code, as in the demo catalog (default false).
+	Synthetic bool `json:"synthetic,omitempty"`
+}
+
+// LineError is a problem with one line of the file.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// MaxLineBytes bounds one line of the file.
+const MaxLineBytes = 1 << 20
+
+var kinds = map[string]bool{"box": true, "pack": true, "single": true}
+
+// Parse reads and checks every line. It stops at the first bad line. Blank lines
+// are skipped.
+func Parse(r io.Reader) ([]Record, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), MaxLineBytes)
+	var out []Record
+	seenCigar := map[string]int{}
+	seenGTIN := map[string]int{}
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var rec Record
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rec); err != nil {
+			return nil, &LineError{n, fmt.Errorf("not a cigar object: %w", err)}
+		}
+		if dec.More() {
+			return nil, &LineError{n, errors.New("more than one JSON value on the line")}
+		}
+		rec.Line = n
+		if err := rec.check(); err != nil {
+			return nil, &LineError{n, err}
+		}
+		key := rec.Brand + "\x00" + rec.Name
+		if prev, dup := seenCigar[key]; dup {
+			return nil, &LineError{n, fmt.Errorf("%s %s is already on line %d", rec.Brand, rec.Name, prev)}
+		}
+		seenCigar[key] = n
+		for i := range rec.Products {
+			g := rec.Products[i].GTIN
+			if prev, dup := seenGTIN[g]; dup {
+				return nil, &LineError{n, fmt.Errorf("product GTIN %s is already on line %d", g, prev)}
+			}
+			seenGTIN[g] = n
+		}
+		out = append(out, rec)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("a line is longer than %d bytes", MaxLineBytes)
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// check validates a record and fills in defaults.
+func (r *Record) check() error {
+	for _, f := range []struct{ name, value string }{{"brand", r.Brand}, {"name", r.Name}, {"origin", r.Origin}} {
+		if strings.TrimSpace(f.value) == "" {
+			return fmt.Errorf("%s is required", f.name)
+		}
+		if utf8.RuneCountInString(f.value) > 200 {
+			return fmt.Errorf("%s is longer than 200 characters", f.name)
+		}
+	}
+	r.Brand, r.Name, r.Origin = strings.TrimSpace(r.Brand), strings.TrimSpace(r.Name), strings.TrimSpace(r.Origin)
+	for _, part := range []struct {
+		name  string
+		comps []catalog.Component
+	}{{"wrapper", r.Wrapper}, {"binder", r.Binder}, {"filler", r.Filler}} {
+		for i, c := range part.comps {
+			if c.Region == "" || c.Type == "" || c.Label == "" {
+				return fmt.Errorf("%s[%d] needs region, type and label", part.name, i)
+			}
+			if c.Year != nil && (*c.Year < 1900 || *c.Year > 2100) {
+				return fmt.Errorf("%s[%d].year %d is not a plausible vintage", part.name, i, *c.Year)
+			}
+		}
+	}
+	for i := range r.Products {
+		p := &r.Products[i]
+		g, err := catalog.NormalizeGTIN(p.GTIN)
+		if err != nil {
+			return fmt.Errorf("products[%d].gtin %q: %w", i, p.GTIN, err)
+		}
+		p.GTIN = g
+		if strings.TrimSpace(p.Name) == "" {
+			return fmt.Errorf("products[%d].name is required", i)
+		}
+		if p.Kind == "" {
+			p.Kind = "box"
+		}
+		if !kinds[p.Kind] {
+			return fmt.Errorf("products[%d].kind %q: want box, pack or single", i, p.Kind)
+		}
+		if p.Quantity == 0 {
+			p.Quantity = 1
+		}
+		if p.Quantity < 1 || p.Quantity > 10000 {
+			return fmt.Errorf("products[%d].quantity must be 1 to 10000", i)
+		}
+	}
+	return nil
+}
+
+// Summary says what an import did.
+type Summary struct {
+	Cigars, NewCigars, NewBrands, Products int
+}
+
+// Apply writes the records in one transaction, reporting progress.
+func Apply(ctx context.Context, store catalog.Store, recs []Record, progress func(done, total int)) (Summary, error) {
+	var sum Summary
+	err := store.Write(ctx, func(w catalog.Writer) error {
+		sum = Summary{}
+		brands := map[string]*catalog.Brand{}
+		for i, rec := range recs {
+			b, err := brand(ctx, w, brands, rec, &sum)
+			if err != nil {
+				return &LineError{rec.Line, err}
+			}
+			c := &catalog.Cigar{
+				ID: catalog.CigarID(b.Name, rec.Name), BrandID: b.ID, Name: rec.Name, Origin: rec.Origin,
+				Wrapper: rec.Wrapper, Binder: rec.Binder, Filler: rec.Filler,
+			}
+			created, err := w.UpsertCigar(ctx, c)
+			if err != nil {
+				return err
+			}
+			sum.Cigars++
+			if created {
+				sum.NewCigars++
+			}
+			for _, p := range rec.Products {
+				published := p.Published == nil || *p.Published
+				if err := w.UpsertProduct(ctx, &catalog.Product{
+					ID: catalog.ProductID(p.GTIN), GTIN: p.GTIN, Name: p.Name, Kind: p.Kind,
+					Synthetic: p.Synthetic, Published: published,
+					Contents: []catalog.ProductContent{{CigarID: c.ID, Quantity: p.Quantity}},
+				}); err != nil {
+					return err
+				}
+				sum.Products++
+			}
+			if progress != nil && ((i+1)%500 == 0 || i+1 == len(recs)) {
+				progress(i+1, len(recs))
+			}
+		}
+		return nil
+	})
+	return sum, err
+}
+
+// brand finds or creates the record's brand (once per import).
+func brand(ctx context.Context, w catalog.Writer, seen map[string]*catalog.Brand, rec Record, sum *Summary) (*catalog.Brand, error) {
+	if b, ok := seen[rec.Brand]; ok {
+		return b, nil
+	}
+	b, err := w.BrandByName(ctx, rec.Brand)
+	switch {
+	case errors.Is(err, catalog.ErrNotFound):
+		if rec.BrandCountry == "" {
+			return nil, fmt.Errorf("brand %q is new to the catalog: give its brandCountry", rec.Brand)
+		}
+		b = &catalog.Brand{ID: catalog.BrandID(rec.Brand), Name: rec.Brand, Country: rec.BrandCountry, Aliases: rec.BrandAliases}
+		sum.NewBrands++
+	case err != nil:
+		return nil, err
+	default:
+		if rec.BrandCountry != "" {
+			b.Country = rec.BrandCountry
+		}
+		if rec.BrandAliases != nil {
+			b.Aliases = rec.BrandAliases
+		}
+	}
+	if err := w.UpsertBrand(ctx, b); err != nil {
+		return nil, err
+	}
+	seen[rec.Brand] = b
+	return b, nil
+}
