@@ -239,12 +239,17 @@ type Hit struct {
 	Cigar *catalog.Cigar
 	Brand *catalog.Brand
 	Score int
+	// matchedAll says every query word matched; unmatchedDistinct counts the
+	// distinctive words of the cigar's name the query did not mention.
+	matchedAll        bool
+	unmatchedDistinct int
 }
 
 // Points of the score besides word matches.
 const (
 	brandBonus          = 30  // every word of the brand's name matched
-	unmatchedNamePoints = -4  // per word of the cigar's name the query did not match
+	unmatchedNamePoints = -4  // per distinctive word of the cigar's name the query did not match
+	unmatchedGeneric    = -1  // per generic word ("Classic", "Series") it did not match
 	missingWordPoints   = -45 // resolve only: per query word the cigar does not match
 )
 
@@ -258,7 +263,7 @@ const (
 
 // Search returns the cigars matching every word of text, best first; brandID,
 // when set, keeps only that brand's cigars.
-func (ix *Index) Search(text, brandID string) []Hit { return ix.run(text, brandID, allWords, 0) }
+func (ix *Index) Search(text, brandID string) []Hit { return ix.run(text, brandID, allWords) }
 
 // score holds one cigar's running score.
 type score struct {
@@ -266,7 +271,7 @@ type score struct {
 	matched int // query words matched
 }
 
-func (ix *Index) run(text, brandID string, m mode, brandHintBonus int) []Hit {
+func (ix *Index) run(text, brandID string, m mode) []Hit {
 	words := ix.joinSplitWords(Words(text))
 	if len(words) == 0 {
 		return nil
@@ -317,15 +322,21 @@ func (ix *Index) run(text, brandID string, m mode, brandHintBonus int) []Hit {
 			continue
 		}
 		points := s.points + missingWordPoints*(len(words)-s.matched)
+		distinct := 0
 		for _, nw := range d.nameWords {
-			if !matchedTerms[nw] {
+			switch {
+			case matchedTerms[nw]:
+			case genericWords[nw]:
+				points += unmatchedGeneric
+			default:
 				points += unmatchedNamePoints
+				distinct++
 			}
 		}
 		if brandMatched(d.brandKey, brandTerms) {
 			points += brandBonus
 		}
-		hits = append(hits, Hit{Cigar: d.cigar, Brand: d.brand, Score: points})
+		hits = append(hits, Hit{Cigar: d.cigar, Brand: d.brand, Score: points, matchedAll: s.matched == len(words), unmatchedDistinct: distinct})
 	}
 	sort.Slice(hits, func(i, j int) bool {
 		if hits[i].Score != hits[j].Score {
@@ -334,6 +345,14 @@ func (ix *Index) run(text, brandID string, m mode, brandHintBonus int) []Hit {
 		return hits[i].Cigar.ID < hits[j].Cigar.ID
 	})
 	return hits
+}
+
+// genericWords are words of cigar names people leave out without meaning another
+// cigar: "Montecristo No 2" means the Classic No. 2.
+var genericWords = map[string]bool{
+	"classic": true, "series": true, "serie": true, "original": true, "collection": true,
+	"edition": true, "edicion": true, "line": true, "linea": true, "no": true,
+	"de": true, "del": true, "la": true, "el": true, "y": true, "the": true,
 }
 
 // maxWords bounds the work a long query can cause.

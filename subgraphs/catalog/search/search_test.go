@@ -1,0 +1,219 @@
+package search_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/vitolahq/vitola/subgraphs/catalog"
+	"github.com/vitolahq/vitola/subgraphs/catalog/demo"
+	"github.com/vitolahq/vitola/subgraphs/catalog/search"
+)
+
+var (
+	demoOnce   sync.Once
+	demoBrands []*catalog.Brand
+	demoCigars []*catalog.Cigar
+)
+
+// demoIndex indexes the demo catalog (1,057 cigars).
+func demoIndex(t testing.TB) *search.Index {
+	t.Helper()
+	demoOnce.Do(func() {
+		f, err := demo.LoadFacts()
+		if err != nil {
+			panic(err)
+		}
+		demoBrands, demoCigars = f.Catalog()
+	})
+	return search.Build(demoBrands, demoCigars)
+}
+
+func names(hits []search.Hit, n int) []string {
+	var out []string
+	for i, h := range hits {
+		if i == n {
+			break
+		}
+		out = append(out, h.Brand.Name+" "+h.Cigar.Name)
+	}
+	return out
+}
+
+func TestSearchTopResult(t *testing.T) {
+	ix := demoIndex(t)
+	tests := []struct {
+		query, want string
+	}{
+		{"padron 1964 exclusivo", "Padrón 1964 Anniversary Series Exclusivo"}, // accents optional
+		{"PADRÓN 1964 EXCLUSIVO", "Padrón 1964 Anniversary Series Exclusivo"}, // case
+		{"padorn 1964 exclusivo", "Padrón 1964 Anniversary Series Exclusivo"}, // swap of neighbours = one typo
+		{"montecristo no 2", "Montecristo Classic No. 2"},                     // generic word left out
+		{"monte cristo no 2", "Montecristo Classic No. 2"},                    // split word joined
+		{"ryj churchill", "Romeo y Julieta Classic Churchill"},                // alias
+		{"h upmann magnum 46", "H. Upmann Classic Magnum 46"},                 // alias with a space
+		{"hemingway short sto", "Arturo Fuente Hemingway Short Story"},        // prefix of the last word
+		{"partagas serie d 4", "Partagás Serie D No. 4"},                      // accent + generic "no"
+		{"liga privada no 9 robusto", "Drew Estate Liga Privada No. 9 Robusto"},
+	}
+	for _, tt := range tests {
+		hits := ix.Search(tt.query, "")
+		if got := names(hits, 1); len(got) == 0 || got[0] != tt.want {
+			t.Errorf("Search(%q) top = %v, want %q", tt.query, names(hits, 3), tt.want)
+		}
+	}
+}
+
+func TestTypoBudget(t *testing.T) {
+	ix := demoIndex(t)
+	tests := []struct {
+		query string
+		finds bool
+	}{
+		{"padron", true},
+		{"padrn", true},             // 5 letters: one typo
+		{"pdrn", false},             // 4 letters: none allowed, and no word starts with it
+		{"davidof", true},           // missing letter
+		{"dvidoff", true},           // missing letter
+		{"dvdoff", false},           // two typos in 6 letters
+		{"montecrsto", true},        // 10 letters
+		{"montcrsto", true},         // two typos from 9 letters
+		{"mntcrsto", false},         // three typos
+		{"1965 anniversary", false}, // numbers match exactly
+	}
+	for _, tt := range tests {
+		if got := len(ix.Search(tt.query, "")) > 0; got != tt.finds {
+			t.Errorf("Search(%q) found = %v, want %v", tt.query, got, tt.finds)
+		}
+	}
+}
+
+func TestSearchMatchesEveryWord(t *testing.T) {
+	ix := demoIndex(t)
+	for _, h := range ix.Search("padron maduro", "") {
+		if h.Brand.Name != "Padrón" {
+			t.Fatalf("%s %s matched 'padron maduro'", h.Brand.Name, h.Cigar.Name)
+		}
+	}
+	if hits := ix.Search("padron cohiba", ""); len(hits) != 0 {
+		t.Fatalf("two brands' words matched: %v", names(hits, 3))
+	}
+}
+
+func TestBrandFilter(t *testing.T) {
+	ix := demoIndex(t)
+	b, ok := ix.Brand("ryj")
+	if !ok || b.Name != "Romeo y Julieta" {
+		t.Fatalf("Brand(ryj) = %v, %v", b, ok)
+	}
+	hits := ix.Search("churchill", b.ID)
+	if len(hits) == 0 {
+		t.Fatal("no RyJ churchills")
+	}
+	for _, h := range hits {
+		if h.Brand.ID != b.ID {
+			t.Fatalf("brand filter let %s through", h.Brand.Name)
+		}
+	}
+}
+
+func TestRankingIsDeterministic(t *testing.T) {
+	shuffled := slices.Clone(demoCigars)
+	demoIndex(t)
+	slices.Reverse(shuffled)
+	a := search.Build(demoBrands, demoCigars).Search("robusto", "")
+	b := search.Build(demoBrands, shuffled).Search("robusto", "")
+	if len(a) != len(b) || len(a) < 20 {
+		t.Fatalf("%d vs %d hits", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].Cigar.ID != b[i].Cigar.ID || a[i].Score != b[i].Score {
+			t.Fatalf("order differs at %d", i)
+		}
+		if i > 0 && a[i].Score == a[i-1].Score && a[i].Cigar.ID < a[i-1].Cigar.ID {
+			t.Fatal("ties not broken by ID")
+		}
+	}
+}
+
+// TestPagingSurvivesInsertions pages through a query while cigars are added
+// between pages: no cigar of the original list is repeated or skipped.
+func TestPagingSurvivesInsertions(t *testing.T) {
+	ix := demoIndex(t)
+	cursors := search.NewCursors([]byte("secret"))
+	const q = "robusto"
+	qk := search.QueryKey(q, "")
+	want := map[string]bool{}
+	for _, h := range ix.Search(q, "") {
+		want[h.Cigar.ID] = true
+	}
+	cigars := slices.Clone(demoCigars)
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; ; page++ {
+		hits := ix.Search(q, "")
+		if cursor != "" {
+			pos, err := cursors.Decode(qk, cursor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hits = search.After(hits, pos)
+		}
+		if len(hits) == 0 {
+			break
+		}
+		if len(hits) > 7 {
+			hits = hits[:7]
+		}
+		for _, h := range hits {
+			if seen[h.Cigar.ID] {
+				t.Fatalf("page %d repeats %s", page, h.Cigar.Name)
+			}
+			seen[h.Cigar.ID] = true
+		}
+		last := hits[len(hits)-1]
+		cursor = cursors.Encode(qk, search.Position{Score: last.Score, ID: last.Cigar.ID})
+		// Add robustos that rank everywhere in the list before the next page.
+		for i := range 3 {
+			cigars = append(cigars, &catalog.Cigar{
+				ID: fmt.Sprintf("cig_%016d", page*3+i), BrandID: demoBrands[(page+i)%len(demoBrands)].ID,
+				Name: strings.Repeat("Extra ", i) + "Robusto",
+			})
+		}
+		ix = search.Build(demoBrands, cigars)
+	}
+	for id := range want {
+		if !seen[id] {
+			t.Fatalf("cigar %s skipped", id)
+		}
+	}
+}
+
+func TestCursorsAreBoundAndSigned(t *testing.T) {
+	c := search.NewCursors([]byte("secret"))
+	cur := c.Encode(search.QueryKey("Padrón  1964", ""), search.Position{Score: 312, ID: "cig_x"})
+	if pos, err := c.Decode(search.QueryKey("padron 1964", ""), cur); err != nil || pos.Score != 312 || pos.ID != "cig_x" {
+		t.Fatalf("same query, other spelling: %v %v", pos, err)
+	}
+	for name, bad := range map[string]string{
+		"other query":  mustDecodeErr(c, search.QueryKey("padron 1926", ""), cur),
+		"other brand":  mustDecodeErr(c, search.QueryKey("padron 1964", "brd_x"), cur),
+		"other secret": mustDecodeErr(search.NewCursors([]byte("other")), search.QueryKey("padron 1964", ""), cur),
+		"tampered":     mustDecodeErr(c, search.QueryKey("padron 1964", ""), cur[:10]+"A"+cur[11:]),
+		"garbage":      mustDecodeErr(c, search.QueryKey("padron 1964", ""), "!!!"),
+		"empty":        mustDecodeErr(c, search.QueryKey("padron 1964", ""), ""),
+	} {
+		if bad != "" {
+			t.Errorf("%s: %s", name, bad)
+		}
+	}
+}
+
+func mustDecodeErr(c *search.Cursors, qk, cur string) string {
+	if _, err := c.Decode(qk, cur); err == nil {
+		return "accepted"
+	}
+	return ""
+}
