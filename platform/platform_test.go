@@ -155,6 +155,7 @@ func TestPlatform(t *testing.T) {
 			t.Run("GraphiQLForBrowsers", f.testGraphiQL)
 			t.Run("RESTSearch", f.testRESTSearch)
 			t.Run("RESTGetCigarAndProducts", f.testRESTGet)
+			t.Run("RESTResolve", f.testRESTResolve)
 		})
 	}
 }
@@ -626,5 +627,54 @@ func (f *fixture) testRESTGet(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 401 {
 		t.Errorf("no key: %d", res.StatusCode)
+	}
+}
+
+func (f *fixture) resolve(t *testing.T, contentType, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", f.srv.URL+"/v1/cigars/resolve", strings.NewReader(body))
+	req.Header.Set("x-service-key", f.key)
+	req.Header.Set("Content-Type", contentType)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
+
+func (f *fixture) testRESTResolve(t *testing.T) {
+	const js = "application/json"
+	status, body := f.resolve(t, js, `{"query": "Fuente Hemingway Short Story"}`)
+	if status != 200 || body["resolved"] != true || at(body, "match", "name") != "Hemingway Short Story" || len(body["candidates"].([]any)) == 0 {
+		t.Fatalf("resolve: %d %v", status, body)
+	}
+	if _, ok := body["confidence"]; ok {
+		t.Fatal("resolve returned a confidence score")
+	}
+	status, body = f.resolve(t, js, `{"name": "short story", "brand": "fuente", "limit": 2}`)
+	if status != 200 || at(body, "candidates", 0, "brand", "name") != "Arturo Fuente" || len(body["candidates"].([]any)) > 2 {
+		t.Fatalf("resolve by name and brand: %d %v", status, body)
+	}
+	status, body = f.resolve(t, js, `{"query": "robusto"}`)
+	if status != 200 || body["resolved"] != false || body["match"] != nil || len(body["candidates"].([]any)) != 5 {
+		t.Fatalf("ambiguous: %d %v", status, body)
+	}
+	for _, tt := range []struct{ ct, body, code string }{
+		{js, `{}`, "invalid_body"},
+		{js, `{"query": "x y", "name": "x y"}`, "invalid_body"},
+		{js, `{"query": "x"}`, "invalid_query"},
+		{js, `{"query": "padron", "limit": 11}`, "invalid_limit"},
+		{js, `{"query": "padron", "limit": 0}`, "invalid_limit"},
+		{js, `{"query": "padron", "colour": "red"}`, "invalid_body"},
+		{js, `not json`, "invalid_body"},
+		{"text/plain", `{"query": "padron"}`, "unsupported_media_type"},
+	} {
+		status, body := f.resolve(t, tt.ct, tt.body)
+		if status/100 != 4 || body["error"] != tt.code {
+			t.Errorf("%s: %d %v, want %s", tt.body, status, body, tt.code)
+		}
 	}
 }

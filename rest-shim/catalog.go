@@ -33,9 +33,13 @@ var (
 	opProductByBarcode = subgraph.MustParse(`query ProductByBarcode($code: String!) { productByBarcode(barcode: $code) { ...ProductFields } }` + productFields)
 )
 
+var opResolveCigar = subgraph.MustParse(`query ResolveCigar($text: String!, $brand: String, $limit: Int!) {
+  resolveCigar(text: $text, brand: $brand, limit: $limit) { resolved match { ...CigarFields } candidates { ...CigarFields } }
+}` + cigarFields)
+
 // catalogOperations lists every internal operation on the catalog, for the test
 // that validates them against its schema.
-var catalogOperations = []*subgraph.Operation{opSearchCigars, opCigar, opProduct, opProductByBarcode}
+var catalogOperations = []*subgraph.Operation{opSearchCigars, opCigar, opProduct, opProductByBarcode, opResolveCigar}
 
 var ()
 
@@ -145,5 +149,76 @@ func getOne(catalog *subgraph.Client, log zerolog.Logger, op *subgraph.Operation
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]json.RawMessage{"data": obj})
+	})
+}
+
+// Rules of the resolve route.
+const (
+	defaultResolveLimit = 5
+	maxResolveLimit     = 10
+	maxBodyBytes        = 64 << 10
+)
+
+// POST /v1/cigars/resolve {query | name, brand, limit}
+func handleResolveCigar(catalog *subgraph.Client, log zerolog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+			apierr.Write(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send a JSON body with Content-Type: application/json")
+			return
+		}
+		var body struct {
+			Query *string `json:"query"`
+			Name  *string `json:"name"`
+			Brand *string `json:"brand"`
+			Limit *int    `json:"limit"`
+		}
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil {
+			apierr.Write(w, http.StatusBadRequest, "invalid_body", "the body must be a JSON object with query or name, and optionally brand and limit: "+err.Error())
+			return
+		}
+		var text string
+		switch {
+		case body.Query != nil && body.Name != nil:
+			apierr.Write(w, http.StatusBadRequest, "invalid_body", "give query (all the text) or name (the cigar's name, with brand apart), not both")
+			return
+		case body.Query != nil:
+			text = *body.Query
+		case body.Name != nil:
+			text = *body.Name
+		default:
+			apierr.Write(w, http.StatusBadRequest, "invalid_body", "query or name is required")
+			return
+		}
+		if n := utf8.RuneCountInString(strings.TrimSpace(text)); n < minQueryLen || utf8.RuneCountInString(text) > maxQueryLen {
+			apierr.Write(w, http.StatusBadRequest, "invalid_query", "query or name must be 2 to 200 characters")
+			return
+		}
+		vars := map[string]any{"text": text, "limit": defaultResolveLimit}
+		if body.Limit != nil {
+			if *body.Limit < 1 || *body.Limit > maxResolveLimit {
+				apierr.Write(w, http.StatusBadRequest, "invalid_limit", "limit must be a whole number from 1 to 10")
+				return
+			}
+			vars["limit"] = *body.Limit
+		}
+		if body.Brand != nil && *body.Brand != "" {
+			if utf8.RuneCountInString(*body.Brand) > maxBrandLen {
+				apierr.Write(w, http.StatusBadRequest, "invalid_brand", "brand must be at most 200 characters")
+				return
+			}
+			vars["brand"] = *body.Brand
+		}
+		var data struct {
+			ResolveCigar json.RawMessage `json:"resolveCigar"`
+		}
+		if err := catalog.Do(r.Context(), opResolveCigar, vars, &data); err != nil {
+			subgraphFailure(w, log, err)
+			return
+		}
+		// The result's fields are the route's: {resolved, match, candidates}.
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Write(append(data.ResolveCigar, '\n'))
 	})
 }

@@ -17,6 +17,7 @@ func addRoutes(mux *http.ServeMux, d Deps) {
 
 	key := func(h http.Handler) http.Handler { return RequireKey(d.Keys, d.Logger, "", h) }
 	mux.Handle("GET /v1/cigars/search", key(handleSearchCigars(d.Catalog, d.Logger)))
+	mux.Handle("POST /v1/cigars/resolve", key(handleResolveCigar(d.Catalog, d.Logger)))
 	mux.Handle("GET /v1/cigars/{id}", key(getOne(d.Catalog, d.Logger, opCigar, "cigar", "id", "id", "cigar_not_found", "cigar")))
 	mux.Handle("GET /v1/products/barcode/{barcode}", key(getOne(d.Catalog, d.Logger, opProductByBarcode, "productByBarcode", "barcode", "code", "product_not_found", "published product")))
 	mux.Handle("GET /v1/products/{id}", key(getOne(d.Catalog, d.Logger, opProduct, "product", "id", "id", "product_not_found", "published product")))

@@ -109,6 +109,11 @@ func (r *queryResolver) ProductByBarcode(ctx context.Context, barcode string) (*
 	return nil, nil
 }
 
+// ResolveCigar is the resolver for the resolveCigar field.
+func (r *queryResolver) ResolveCigar(ctx context.Context, text string, brand *string, limit int) (*model.CigarResolution, error) {
+	return r.resolveCigar(ctx, text, brand, limit)
+}
+
 // Brand returns BrandResolver implementation.
 func (r *Resolver) Brand() BrandResolver { return &brandResolver{r} }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
-
 	"github.com/vitolahq/vitola/pagination"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/catalog/graph/model"
@@ -80,6 +79,12 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	CigarResolution struct {
+		Candidates func(childComplexity int) int
+		Match      func(childComplexity int) int
+		Resolved   func(childComplexity int) int
+	}
+
 	Entity struct {
 		FindBrandByID   func(childComplexity int, id string) int
 		FindCigarByID   func(childComplexity int, id string) int
@@ -131,6 +136,7 @@ type ComplexityRoot struct {
 		Product            func(childComplexity int, id string) int
 		ProductByBarcode   func(childComplexity int, barcode string) int
 		Products           func(childComplexity int, first *int, after *string) int
+		ResolveCigar       func(childComplexity int, text string, brand *string, limit int) int
 		SearchCigars       func(childComplexity int, query string, first int, after *string, brand *string) int
 		__resolve__service func(childComplexity int) int
 		__resolve_entities func(childComplexity int, representations []map[string]any) int
@@ -188,6 +194,7 @@ type QueryResolver interface {
 	Product(ctx context.Context, id string) (*catalog.Product, error)
 	Products(ctx context.Context, first *int, after *string) (*model.ProductConnection, error)
 	ProductByBarcode(ctx context.Context, barcode string) (*catalog.Product, error)
+	ResolveCigar(ctx context.Context, text string, brand *string, limit int) (*model.CigarResolution, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -332,6 +339,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CigarEdge.Node(childComplexity), true
+
+	case "CigarResolution.candidates":
+		if e.ComplexityRoot.CigarResolution.Candidates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CigarResolution.Candidates(childComplexity), true
+	case "CigarResolution.match":
+		if e.ComplexityRoot.CigarResolution.Match == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CigarResolution.Match(childComplexity), true
+	case "CigarResolution.resolved":
+		if e.ComplexityRoot.CigarResolution.Resolved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CigarResolution.Resolved(childComplexity), true
 
 	case "Entity.findBrandByID":
 		if e.ComplexityRoot.Entity.FindBrandByID == nil {
@@ -585,6 +611,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Products(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Query.resolveCigar":
+		if e.ComplexityRoot.Query.ResolveCigar == nil {
+			break
+		}
+
+		args, err := ec.field_Query_resolveCigar_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ResolveCigar(childComplexity, args["text"].(string), args["brand"].(*string), args["limit"].(int)), true
 	case "Query.searchCigars":
 		if e.ComplexityRoot.Query.SearchCigars == nil {
 			break
@@ -758,6 +795,17 @@ type Query {
   products(first: Int = 20, after: String): ProductConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
   "A published product by UPC-A, EAN-13, EAN-8, GTIN-14 or UPC-E code."
   productByBarcode(barcode: String!): Product
+  "Internal: the REST resolve route. Imperfect text to ranked candidates."
+  resolveCigar(text: String!, brand: String, limit: Int! = 5): CigarResolution! @inaccessible
+}
+
+"Internal: what resolveCigar found."
+type CigarResolution @inaccessible {
+  "Whether the first candidate is clearly the one."
+  resolved: Boolean!
+  "The first candidate when resolved, else null."
+  match: Cigar
+  candidates: [Cigar!]!
 }
 
 interface Node @key(fields: "id") {
@@ -1012,6 +1060,18 @@ func (ec *executionContext) childFields_CigarEdge(ctx context.Context, field gra
 		return ec.fieldContext_CigarEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CigarEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_CigarResolution(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "resolved":
+		return ec.fieldContext_CigarResolution_resolved(ctx, field)
+	case "match":
+		return ec.fieldContext_CigarResolution_match(ctx, field)
+	case "candidates":
+		return ec.fieldContext_CigarResolution_candidates(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CigarResolution", field.Name)
 }
 
 func (ec *executionContext) childFields_Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1495,6 +1555,36 @@ func (ec *executionContext) field_Query_products_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_resolveCigar_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "text",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["text"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "brand",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["brand"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
 	return args, nil
 }
 
@@ -2134,6 +2224,93 @@ func (ec *executionContext) _CigarEdge_node(ctx context.Context, field graphql.C
 func (ec *executionContext) fieldContext_CigarEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "CigarEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cigar(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CigarResolution_resolved(ctx context.Context, field graphql.CollectedField, obj *model.CigarResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CigarResolution_resolved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resolved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CigarResolution_resolved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CigarResolution", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _CigarResolution_match(ctx context.Context, field graphql.CollectedField, obj *model.CigarResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CigarResolution_match(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Match, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Cigar) graphql.Marshaler {
+			return ec.marshalOCigar2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐCigar(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CigarResolution_match(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CigarResolution",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cigar(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CigarResolution_candidates(ctx context.Context, field graphql.CollectedField, obj *model.CigarResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CigarResolution_candidates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Candidates, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.Cigar) graphql.Marshaler {
+			return ec.marshalNCigar2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐCigarᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CigarResolution_candidates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CigarResolution",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -3188,6 +3365,50 @@ func (ec *executionContext) fieldContext_Query_productByBarcode(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_productByBarcode_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_resolveCigar(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_resolveCigar(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ResolveCigar(ctx, fc.Args["text"].(string), fc.Args["brand"].(*string), fc.Args["limit"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CigarResolution) graphql.Marshaler {
+			return ec.marshalNCigarResolution2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐCigarResolution(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_resolveCigar(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CigarResolution(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_resolveCigar_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5066,6 +5287,54 @@ func (ec *executionContext) _CigarEdge(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var cigarResolutionImplementors = []string{"CigarResolution"}
+
+func (ec *executionContext) _CigarResolution(ctx context.Context, sel ast.SelectionSet, obj *model.CigarResolution) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cigarResolutionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CigarResolution")
+		case "resolved":
+			out.Values[i] = ec._CigarResolution_resolved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "match":
+			out.Values[i] = ec._CigarResolution_match(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "candidates":
+			out.Values[i] = ec._CigarResolution_candidates(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var entityImplementors = []string{"Entity"}
 
 func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -5752,6 +6021,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_productByBarcode(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "resolveCigar":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_resolveCigar(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -6468,6 +6759,22 @@ func (ec *executionContext) marshalNBrandEdge2ᚖgithubᚗcomᚋvitolahqᚋvitol
 	return ec._BrandEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNCigar2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐCigarᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.Cigar) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCigar2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐCigar(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNCigar2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐCigar(ctx context.Context, sel ast.SelectionSet, v *catalog.Cigar) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -6512,6 +6819,16 @@ func (ec *executionContext) marshalNCigarEdge2ᚖgithubᚗcomᚋvitolahqᚋvitol
 		return graphql.Null
 	}
 	return ec._CigarEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCigarResolution2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐCigarResolution(ctx context.Context, sel ast.SelectionSet, v *model.CigarResolution) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CigarResolution(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐEvent(ctx context.Context, sel ast.SelectionSet, v *model.Event) graphql.Marshaler {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/vitolahq/vitola/pagination"
+	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/catalog/graph/model"
 	"github.com/vitolahq/vitola/subgraphs/catalog/search"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
@@ -48,4 +49,28 @@ func (r *Resolver) searchCigars(ctx context.Context, query string, first int, af
 		}
 	}
 	return conn, nil
+}
+
+// resolveCigar ranks candidates for imperfect text; see search.Index.Resolve for
+// when the first is resolved.
+func (r *Resolver) resolveCigar(ctx context.Context, text string, brand *string, limit int) (*model.CigarResolution, error) {
+	if n := len([]rune(text)); n < 2 || n > 200 {
+		return nil, subgraph.BadInput(ctx, "text must be 2 to 200 characters")
+	}
+	if limit < 1 || limit > 10 {
+		return nil, subgraph.BadInput(ctx, "limit must be between 1 and 10")
+	}
+	hint := ""
+	if brand != nil {
+		hint = *brand
+	}
+	hits, resolved := r.Search.Index().Resolve(text, hint, limit)
+	out := &model.CigarResolution{Resolved: resolved, Candidates: make([]*catalog.Cigar, len(hits))}
+	for i, h := range hits {
+		out.Candidates[i] = h.Cigar
+	}
+	if resolved {
+		out.Match = hits[0].Cigar
+	}
+	return out, nil
 }

@@ -33,6 +33,15 @@ type CigarEdge struct {
 	Node   *catalog.Cigar `json:"node"`
 }
 
+// Internal: what resolveCigar found.
+type CigarResolution struct {
+	// Whether the first candidate is clearly the one.
+	Resolved bool `json:"resolved"`
+	// The first candidate when resolved, else null.
+	Match      *catalog.Cigar   `json:"match,omitempty"`
+	Candidates []*catalog.Cigar `json:"candidates"`
+}
+
 type Event struct {
 	ID string `json:"id"`
 }
