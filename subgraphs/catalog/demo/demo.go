@@ -83,6 +83,22 @@ func (f *Facts) Catalog() ([]*catalog.Brand, []*catalog.Cigar) {
 	return brands, cigars
 }
 
+// Scaled returns the facts table times n, for benchmarks: copy k of each line is
+// named "<line> Lote <k>", so the catalog grows n-fold with realistic words.
+func (f *Facts) Scaled(n int) *Facts {
+	out := *f
+	out.Lines = nil
+	for k := 0; k < n; k++ {
+		for _, l := range f.Lines {
+			if k > 0 {
+				l.Name = fmt.Sprintf("%s Lote %d", l.Name, k)
+			}
+			out.Lines = append(out.Lines, l)
+		}
+	}
+	return &out
+}
+
 // Seed loads the demo catalog in one transaction, reporting progress.
 func Seed(ctx context.Context, store catalog.Store, progress func(done, total int)) error {
 	f, err := LoadFacts()

@@ -28,18 +28,15 @@ func (r *Resolver) searchCigars(ctx context.Context, query string, first int, af
 		brandID = b.ID
 	}
 	qk := search.QueryKey(query, brandID)
-	hits := ix.Search(query, brandID)
+	var pos *search.Position
 	if after != nil && *after != "" {
-		pos, err := r.Cursors.Decode(qk, *after)
+		p, err := r.Cursors.Decode(qk, *after)
 		if err != nil {
 			return nil, subgraph.Invalid(ctx, "cursor", err.Error())
 		}
-		hits = search.After(hits, pos)
+		pos = &p
 	}
-	more := len(hits) > first
-	if more {
-		hits = hits[:first]
-	}
+	hits, more := ix.SearchPage(query, brandID, pos, first)
 	conn := &model.CigarConnection{Edges: make([]*model.CigarEdge, len(hits)), PageInfo: &pagination.PageInfo{HasNextPage: more}}
 	for i, h := range hits {
 		cur := r.Cursors.Encode(qk, search.Position{Score: h.Score, ID: h.Cigar.ID})

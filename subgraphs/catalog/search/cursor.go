@@ -72,8 +72,6 @@ func (c *Cursors) Decode(queryKey, cursor string) (Position, error) {
 
 // After returns the hits that rank after p (hits sorted best first).
 func After(hits []Hit, p Position) []Hit {
-	i := sort.Search(len(hits), func(i int) bool {
-		return hits[i].Score < p.Score || (hits[i].Score == p.Score && hits[i].Cigar.ID > p.ID)
-	})
+	i := sort.Search(len(hits), func(i int) bool { return ranksAfter(hits[i], p) })
 	return hits[i:]
 }

@@ -32,7 +32,7 @@ func (ix *Index) Resolve(text, brandHint string, limit int) (hits []Hit, resolve
 			text = brandHint + " " + text
 		}
 	}
-	all := ix.run(text, brandID, anyWord)
+	all := best(ix.run(text, brandID, anyWord), max(limit, 2))
 	if len(all) == 0 {
 		return nil, false
 	}

@@ -17,14 +17,17 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 )
 
 // Fields a word can come from, as bits.
 const (
-	fieldBrand = 1 << iota
+	fieldBrand uint8 = 1 << iota
 	fieldName
 	fieldLeaf
 )
@@ -37,26 +40,35 @@ const (
 	qualityTypo2  = 40
 )
 
-// fieldWeight says how much a match in a field is worth (tenths).
-var fieldWeight = map[int]int{fieldBrand: 10, fieldName: 10, fieldLeaf: 3}
-
 type doc struct {
-	cigar     *catalog.Cigar
-	brand     *catalog.Brand
-	brandKey  string   // folded brand name
-	nameWords []string // folded words of the cigar's name, in order
-	words     map[string]int
+	cigar *catalog.Cigar
+	brand *catalog.Brand
+	// nameWords are the word IDs of the cigar's name; brandWords of its brand's.
+	nameWords  []int32
+	brandWords []int32
+}
+
+// posting is a document holding a word, with the fields it holds it in.
+type posting struct {
+	doc    int32
+	fields uint8
 }
 
 // Index is an immutable snapshot of the catalog, safe for concurrent use.
 type Index struct {
 	docs []doc
-	// postings maps each word to the documents holding it.
-	postings map[string][]int32
-	// byLen groups the vocabulary by length, for typo matching.
-	byLen   map[int][]string
+	// Words have integer IDs; postings[id] lists the documents holding word id.
+	words    []string
+	wordID   map[string]int32
+	postings [][]posting
+	generic  []bool // generic[id]: a generic word of names ("classic")
+	// byLen groups word IDs by word length (sorted by word), for prefix and typo
+	// matching.
+	byLen   map[int][]int32
 	brands  map[string]*catalog.Brand // folded name or alias → brand
-	aliases map[string][]string       // folded multi-word alias phrase → brand words
+	scratch sync.Pool                 // *scratch, sized to this index
+	// matchCache remembers which words a query word matched.
+	matchCache *lru.Cache[string, []termMatch]
 }
 
 // Words splits folded text into words: runs of letters and digits.
@@ -66,7 +78,8 @@ func Words(s string) []string {
 
 // Build indexes cigars with their brands.
 func Build(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index {
-	ix := &Index{postings: map[string][]int32{}, byLen: map[int][]string{}, brands: map[string]*catalog.Brand{}, aliases: map[string][]string{}}
+	ix := &Index{wordID: map[string]int32{}, byLen: map[int][]int32{}, brands: map[string]*catalog.Brand{}}
+	ix.matchCache, _ = lru.New[string, []termMatch](8192)
 	byID := map[string]*catalog.Brand{}
 	for _, b := range brands {
 		byID[b.ID] = b
@@ -82,17 +95,23 @@ func Build(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index {
 		if b == nil {
 			continue
 		}
-		d := doc{cigar: c, brand: b, brandKey: strings.Join(Words(b.Name), " "), nameWords: Words(c.Name), words: map[string]int{}}
-		add := func(field int, text string) {
+		n := int32(len(ix.docs))
+		fields := map[int32]uint8{}
+		add := func(field uint8, text string) []int32 {
+			var ids []int32
 			for _, w := range Words(text) {
-				d.words[w] |= field
+				id := ix.intern(w)
+				fields[id] |= field
+				ids = append(ids, id)
 			}
+			return ids
 		}
-		add(fieldBrand, b.Name)
+		d := doc{cigar: c, brand: b}
+		d.brandWords = add(fieldBrand, b.Name)
 		for _, a := range b.Aliases {
 			add(fieldBrand, a)
 		}
-		add(fieldName, c.Name)
+		d.nameWords = add(fieldName, c.Name)
 		for _, comps := range [][]catalog.Component{c.Wrapper, c.Binder, c.Filler} {
 			for _, comp := range comps {
 				add(fieldLeaf, comp.Type+" "+comp.Region)
@@ -101,19 +120,33 @@ func Build(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index {
 				}
 			}
 		}
-		n := int32(len(ix.docs))
-		for w := range d.words {
-			if len(ix.postings[w]) == 0 {
-				ix.byLen[len(w)] = append(ix.byLen[len(w)], w)
-			}
-			ix.postings[w] = append(ix.postings[w], n)
+		for id, f := range fields {
+			ix.postings[id] = append(ix.postings[id], posting{doc: n, fields: f})
 		}
 		ix.docs = append(ix.docs, d)
 	}
-	for _, ws := range ix.byLen {
-		sort.Strings(ws)
+	for _, ids := range ix.byLen {
+		sort.Slice(ids, func(i, j int) bool { return ix.words[ids[i]] < ix.words[ids[j]] })
 	}
+	for _, ps := range ix.postings {
+		sort.Slice(ps, func(i, j int) bool { return ps[i].doc < ps[j].doc })
+	}
+	ix.scratch.New = func() any { return newScratch(len(ix.docs), len(ix.words)) }
 	return ix
+}
+
+// intern returns a word's ID, adding it to the vocabulary when new.
+func (ix *Index) intern(w string) int32 {
+	if id, ok := ix.wordID[w]; ok {
+		return id
+	}
+	id := int32(len(ix.words))
+	ix.words = append(ix.words, w)
+	ix.wordID[w] = id
+	ix.postings = append(ix.postings, nil)
+	ix.generic = append(ix.generic, genericWords[w])
+	ix.byLen[len(w)] = append(ix.byLen[len(w)], id)
+	return id
 }
 
 // Len is the number of cigars indexed.
@@ -150,24 +183,39 @@ func isNumber(w string) bool {
 
 // termMatch is a vocabulary word a query word matched, with its quality.
 type termMatch struct {
-	word    string
-	quality int
+	word    int32
+	quality int32
 }
 
-// matches finds the words of the vocabulary a query word matches.
+// matches finds the words of the vocabulary a query word matches. Answers are
+// cached: people type the same words over and over.
 func (ix *Index) matches(q string, last bool) []termMatch {
+	key := q
+	if last {
+		key += "\x00"
+	}
+	if tms, ok := ix.matchCache.Get(key); ok {
+		return tms
+	}
+	tms := ix.findMatches(q, last)
+	ix.matchCache.Add(key, tms)
+	return tms
+}
+
+func (ix *Index) findMatches(q string, last bool) []termMatch {
 	var out []termMatch
-	if _, ok := ix.postings[q]; ok {
-		out = append(out, termMatch{q, qualityExact})
+	exact, ok := ix.wordID[q]
+	if ok {
+		out = append(out, termMatch{exact, qualityExact})
 	}
 	if last && !isNumber(q) {
-		for l, ws := range ix.byLen {
+		for l, ids := range ix.byLen {
 			if l <= len(q) {
 				continue
 			}
-			i := sort.SearchStrings(ws, q)
-			for ; i < len(ws) && strings.HasPrefix(ws[i], q); i++ {
-				out = append(out, termMatch{ws[i], qualityPrefix})
+			i := sort.Search(len(ids), func(i int) bool { return ix.words[ids[i]] >= q })
+			for ; i < len(ids) && strings.HasPrefix(ix.words[ids[i]], q); i++ {
+				out = append(out, termMatch{ids[i], qualityPrefix})
 			}
 		}
 	}
@@ -176,16 +224,17 @@ func (ix *Index) matches(q string, last bool) []termMatch {
 		return out
 	}
 	for l := len(q) - budget; l <= len(q)+budget; l++ {
-		for _, w := range ix.byLen[l] {
+		for _, id := range ix.byLen[l] {
+			w := ix.words[id]
 			if w == q || isNumber(w) {
 				continue
 			}
 			if d := distance(q, w, budget); d <= budget {
-				quality := qualityTypo1
+				quality := int32(qualityTypo1)
 				if d == 2 {
 					quality = qualityTypo2
 				}
-				out = append(out, termMatch{w, quality})
+				out = append(out, termMatch{id, quality})
 			}
 		}
 	}
@@ -193,15 +242,19 @@ func (ix *Index) matches(q string, last bool) []termMatch {
 }
 
 // distance is the optimal string alignment distance between a and b (a swap of
-// neighbours counts one), or max+1 once it exceeds max.
+// neighbours counts one), or max+1 once it exceeds max. Words of up to 32
+// characters are compared without allocating.
 func distance(a, b string, max int) int {
-	ra, rb := []rune(a), []rune(b)
+	var ba, bb [32]rune
+	ra, rb := toRunes(a, ba[:0]), toRunes(b, bb[:0])
 	if abs(len(ra)-len(rb)) > max {
 		return max + 1
 	}
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
+	var r0, r1, r2 [33]int
+	prev2, prev, cur := r0[:len(rb)+1], r1[:len(rb)+1], r2[:len(rb)+1]
+	if len(rb) >= 33 {
+		prev2, prev, cur = make([]int, len(rb)+1), make([]int, len(rb)+1), make([]int, len(rb)+1)
+	}
 	for j := range prev {
 		prev[j] = j
 	}
@@ -225,6 +278,13 @@ func distance(a, b string, max int) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
+}
+
+func toRunes(s string, buf []rune) []rune {
+	for _, r := range s {
+		buf = append(buf, r)
+	}
+	return buf
 }
 
 func abs(x int) int {
@@ -263,87 +323,178 @@ const (
 
 // Search returns the cigars matching every word of text, best first; brandID,
 // when set, keeps only that brand's cigars.
-func (ix *Index) Search(text, brandID string) []Hit { return ix.run(text, brandID, allWords) }
+func (ix *Index) Search(text, brandID string) []Hit {
+	hits := ix.run(text, brandID, allWords)
+	sortHits(hits)
+	return hits
+}
 
-// score holds one cigar's running score.
-type score struct {
-	points  int
-	matched int // query words matched
+// SearchPage returns the n best cigars ranking after the position after (nil:
+// from the top), and whether more follow. It selects the page without sorting
+// every match.
+func (ix *Index) SearchPage(text, brandID string, after *Position, n int) ([]Hit, bool) {
+	hits := ix.run(text, brandID, allWords)
+	if after != nil {
+		kept := hits[:0]
+		for _, h := range hits {
+			if ranksAfter(h, *after) {
+				kept = append(kept, h)
+			}
+		}
+		hits = kept
+	}
+	top := best(hits, n+1)
+	if len(top) > n {
+		return top[:n], true
+	}
+	return top, false
+}
+
+func ranksAfter(h Hit, p Position) bool {
+	return h.Score < p.Score || (h.Score == p.Score && h.Cigar.ID > p.ID)
+}
+
+func less(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.Cigar.ID < b.Cigar.ID
+}
+
+func sortHits(hits []Hit) { sort.Slice(hits, func(i, j int) bool { return less(hits[i], hits[j]) }) }
+
+// best returns the k best hits in order, partially selecting when there are many.
+func best(hits []Hit, k int) []Hit {
+	if len(hits) <= 4*k {
+		sortHits(hits)
+		if len(hits) > k {
+			hits = hits[:k]
+		}
+		return hits
+	}
+	// Keep the k best seen so far, best first, in a small sorted window.
+	win := make([]Hit, 0, k+1)
+	for _, h := range hits {
+		if len(win) == k && !less(h, win[k-1]) {
+			continue
+		}
+		j := sort.Search(len(win), func(j int) bool { return less(h, win[j]) })
+		win = slices.Insert(win, j, h)
+		if len(win) > k {
+			win = win[:k]
+		}
+	}
+	return win
+}
+
+// scratch holds one query's working arrays, reused through a pool.
+type scratch struct {
+	points   []int32 // per document
+	matched  []uint8 // query words matched, per document
+	wordBest []int32 // per document, for the current word
+	touched  []int32 // documents with any points
+	wordDocs []int32 // documents the current word reached
+	termSeen []bool  // per vocabulary word: matched by some query word
+	brandHit []bool  // per vocabulary word: matched as a brand word
+	terms    []int32 // words set in termSeen/brandHit, to reset them
+}
+
+func newScratch(docs, words int) *scratch {
+	return &scratch{points: make([]int32, docs), matched: make([]uint8, docs), wordBest: make([]int32, docs),
+		termSeen: make([]bool, words), brandHit: make([]bool, words)}
+}
+
+func (sc *scratch) reset() {
+	for _, d := range sc.touched {
+		sc.points[d], sc.matched[d] = 0, 0
+	}
+	for _, w := range sc.terms {
+		sc.termSeen[w], sc.brandHit[w] = false, false
+	}
+	sc.touched, sc.wordDocs, sc.terms = sc.touched[:0], sc.wordDocs[:0], sc.terms[:0]
+}
+
+var weights = [...]int32{fieldBrand: 10, fieldName: 10, fieldLeaf: 3}
+
+func bestWeight(fields uint8) int32 {
+	w := int32(0)
+	for _, f := range [...]uint8{fieldBrand, fieldName, fieldLeaf} {
+		if fields&f != 0 && weights[f] > w {
+			w = weights[f]
+		}
+	}
+	return w
 }
 
 func (ix *Index) run(text, brandID string, m mode) []Hit {
 	words := ix.joinSplitWords(Words(text))
-	if len(words) == 0 {
+	if len(words) == 0 || len(ix.docs) == 0 {
 		return nil
 	}
-	matchedTerms := map[string]bool{}
-	brandTerms := map[string]bool{}
-	scores := map[int32]*score{}
+	sc := ix.scratch.Get().(*scratch)
+	defer func() { sc.reset(); ix.scratch.Put(sc) }()
+
 	for i, w := range words {
-		tms := ix.matches(w, i == len(words)-1)
-		best := map[int32]int{}
-		for _, tm := range tms {
-			matchedTerms[tm.word] = true
-			for _, di := range ix.postings[tm.word] {
-				f := ix.docs[di].words[tm.word]
-				p := tm.quality * bestWeight(f) / 10
-				if p > best[di] {
-					best[di] = p
+		for _, tm := range ix.matches(w, i == len(words)-1) {
+			if !sc.termSeen[tm.word] {
+				sc.termSeen[tm.word] = true
+				sc.terms = append(sc.terms, tm.word)
+			}
+			for _, p := range ix.postings[tm.word] {
+				pts := tm.quality * bestWeight(p.fields) / 10
+				if sc.wordBest[p.doc] == 0 {
+					sc.wordDocs = append(sc.wordDocs, p.doc)
 				}
-				if f&fieldBrand != 0 {
-					brandTerms[tm.word] = true
+				sc.wordBest[p.doc] = max(sc.wordBest[p.doc], pts)
+				if p.fields&fieldBrand != 0 {
+					sc.brandHit[tm.word] = true
 				}
 			}
 		}
-		if m == allWords && i > 0 {
-			for di := range scores { // keep only cigars matching this word too
-				if _, ok := best[di]; !ok {
-					delete(scores, di)
+		for _, d := range sc.wordDocs {
+			// Search keeps only cigars that matched every word so far.
+			if m == anyWord || int(sc.matched[d]) == i {
+				if sc.matched[d] == 0 {
+					sc.touched = append(sc.touched, d)
 				}
+				sc.points[d] += sc.wordBest[d]
+				sc.matched[d]++
 			}
+			sc.wordBest[d] = 0
 		}
-		for di, p := range best {
-			s, ok := scores[di]
-			if !ok {
-				if m == allWords && i > 0 {
-					continue
-				}
-				s = &score{}
-				scores[di] = s
-			}
-			s.points += p
-			s.matched++
-		}
+		sc.wordDocs = sc.wordDocs[:0]
 	}
-	hits := make([]Hit, 0, len(scores))
-	for di, s := range scores {
+
+	hits := make([]Hit, 0, len(sc.touched))
+	for _, di := range sc.touched {
 		d := &ix.docs[di]
-		if brandID != "" && d.brand.ID != brandID {
+		if (m == allWords && int(sc.matched[di]) != len(words)) || (brandID != "" && d.brand.ID != brandID) {
 			continue
 		}
-		points := s.points + missingWordPoints*(len(words)-s.matched)
+		points := int(sc.points[di]) + missingWordPoints*(len(words)-int(sc.matched[di]))
 		distinct := 0
 		for _, nw := range d.nameWords {
 			switch {
-			case matchedTerms[nw]:
-			case genericWords[nw]:
+			case sc.termSeen[nw]:
+			case ix.generic[nw]:
 				points += unmatchedGeneric
 			default:
 				points += unmatchedNamePoints
 				distinct++
 			}
 		}
-		if brandMatched(d.brandKey, brandTerms) {
+		brandAll := true
+		for _, bw := range d.brandWords {
+			if !sc.brandHit[bw] {
+				brandAll = false
+				break
+			}
+		}
+		if brandAll {
 			points += brandBonus
 		}
-		hits = append(hits, Hit{Cigar: d.cigar, Brand: d.brand, Score: points, matchedAll: s.matched == len(words), unmatchedDistinct: distinct})
+		hits = append(hits, Hit{Cigar: d.cigar, Brand: d.brand, Score: points, matchedAll: int(sc.matched[di]) == len(words), unmatchedDistinct: distinct})
 	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
-		}
-		return hits[i].Cigar.ID < hits[j].Cigar.ID
-	})
 	return hits
 }
 
@@ -369,9 +520,9 @@ func (ix *Index) joinSplitWords(words []string) []string {
 	for i := 0; i < len(words); i++ {
 		if i+1 < len(words) {
 			joined := words[i] + words[i+1]
-			_, ok := ix.postings[joined]
-			_, okA := ix.postings[words[i]]
-			_, okB := ix.postings[words[i+1]]
+			_, ok := ix.wordID[joined]
+			_, okA := ix.wordID[words[i]]
+			_, okB := ix.wordID[words[i+1]]
 			if ok && !(okA && okB) {
 				out = append(out, joined)
 				i++
@@ -381,23 +532,4 @@ func (ix *Index) joinSplitWords(words []string) []string {
 		out = append(out, words[i])
 	}
 	return out
-}
-
-func bestWeight(fields int) int {
-	w := 0
-	for f, weight := range fieldWeight {
-		if fields&f != 0 && weight > w {
-			w = weight
-		}
-	}
-	return w
-}
-
-func brandMatched(brandKey string, terms map[string]bool) bool {
-	for _, w := range strings.Fields(brandKey) {
-		if !terms[w] {
-			return false
-		}
-	}
-	return true
 }
