@@ -130,11 +130,12 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 	if err != nil {
 		return nil, err
 	}
+	composed.SeparateCallers(schema.Subgraphs...)
 	var transport http.RoundTripper = &inproc.Transport{Handlers: hosts}
 	if o.WrapSubgraphTransport != nil {
 		transport = o.WrapSubgraphTransport(transport)
 	}
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: transport, Issuer: routerIssuer}}
+	client := &http.Client{Transport: &trust.Transport{Base: transport, Issuer: routerIssuer}}
 	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Limits: o.Limits, Logger: log})
 	if err != nil {
 		return nil, err

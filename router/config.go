@@ -68,3 +68,34 @@ func LoadComposed(raw []byte, overrides map[string]string) (*Composed, error) {
 	c.ClientSchema = ec.GraphqlSchema
 	return c, nil
 }
+
+// CallerHeader carries a digest of the caller's identity on every fetch to a
+// subgraph that SeparateCallers names. The engine merges identical in-flight
+// fetches, keyed on the fetch's rendered input; with the caller in that input,
+// a fetch made for one caller never answers another's request.
+const CallerHeader = "X-Vitola-Caller"
+
+// SeparateCallers makes the named subgraphs' fetches carry CallerHeader, so that
+// deduplication stays within one caller. Use it for every subgraph that sees
+// the caller's identity.
+func (c *Composed) SeparateCallers(subgraphs ...string) {
+	ids := map[string]bool{}
+	for _, sg := range c.Config.Subgraphs {
+		if slices.Contains(subgraphs, sg.Name) {
+			ids[sg.Id] = true
+		}
+	}
+	for _, ds := range c.Config.EngineConfig.DatasourceConfigurations {
+		if !ids[ds.Id] {
+			continue
+		}
+		fetch := ds.CustomGraphql.Fetch
+		if fetch.Header == nil {
+			fetch.Header = map[string]*nodev1.HTTPHeader{}
+		}
+		fetch.Header[CallerHeader] = &nodev1.HTTPHeader{Values: []*nodev1.ConfigurationVariable{{
+			Kind:                  nodev1.ConfigurationVariableKind_STATIC_CONFIGURATION_VARIABLE,
+			StaticVariableContent: "{{ .request.headers." + CallerHeader + " }}",
+		}}}
+	}
+}

@@ -36,13 +36,16 @@ type KeyChecker interface {
 // Config is what a router needs.
 type Config struct {
 	Composed *Composed
-	// Client calls the subgraphs; its transport signs the internal token.
+	// Client calls the subgraphs; its transport signs the internal token. The
+	// router bounds each operation itself (Timeout): leave the client's unset.
 	Client *http.Client
 	Keys   KeyChecker
 	Limits limits.Config
 	Logger zerolog.Logger
 	// MaxBodyBytes bounds a request body (default 1 MiB).
 	MaxBodyBytes int64
+	// Timeout bounds one operation, its subgraph calls included (default 30 s).
+	Timeout time.Duration
 }
 
 // Router serves POST /graphql (and GraphiQL on a browser's GET).
@@ -52,6 +55,7 @@ type Router struct {
 	keys     KeyChecker
 	log      zerolog.Logger
 	maxBody  int64
+	timeout  time.Duration
 	graphiql http.Handler
 }
 
@@ -85,7 +89,11 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if maxBody == 0 {
 		maxBody = 1 << 20
 	}
-	return &Router{engine: eng, analyzer: an, keys: cfg.Keys, log: cfg.Logger, maxBody: maxBody, graphiql: webui.GraphiQLHandler()}, nil
+	timeout := cfg.Timeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	return &Router{engine: eng, analyzer: an, keys: cfg.Keys, log: cfg.Logger, maxBody: maxBody, timeout: timeout, graphiql: webui.GraphiQLHandler()}, nil
 }
 
 // Error codes of the router's own errors (extensions.code).
@@ -173,11 +181,16 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	ctx := trust.WithIdentity(r.Context(), trust.Identity{KeyID: key.ID, Entitlements: key.Entitlements})
+	id := trust.Identity{KeyID: key.ID, Entitlements: key.Entitlements}
+	// One deadline for the whole operation: cheaper than a client timeout, which
+	// arms a timer per subgraph call.
+	ctx, cancel := context.WithTimeout(trust.WithIdentity(r.Context(), id), rt.timeout)
+	defer cancel()
 	op := graphql.Request{Query: req.Query, OperationName: req.OperationName, Variables: req.Variables}
 	var buf bytes.Buffer
 	rw := graphql.NewEngineResultWriterFromBuffer(&buf)
-	if err := rt.engine.Execute(ctx, &op, &rw); err != nil {
+	caller := engine.WithAdditionalHttpHeaders(http.Header{CallerHeader: {id.Digest()}})
+	if err := rt.engine.Execute(ctx, &op, &rw, caller); err != nil {
 		// The engine returns request errors (validation, variables) as a Go
 		// error and writes nothing.
 		writeErrors(w, http.StatusBadRequest, engineErrors(err)...)

@@ -7,6 +7,8 @@ package trust
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -35,6 +37,13 @@ type Identity struct {
 
 // HasScope reports whether the identity's token carries scope.
 func (id Identity) HasScope(scope string) bool { return slices.Contains(id.Scopes, scope) }
+
+// Digest is a short, stable fingerprint of the identity (not a secret, not
+// reversible to a key): equal identities have equal digests.
+func (id Identity) Digest() string {
+	sum := sha256.Sum256([]byte(cacheKey(id)))
+	return hex.EncodeToString(sum[:12])
+}
 
 type ctxKey struct{}
 
@@ -129,10 +138,21 @@ func cacheKey(id Identity) string {
 	return strings.Join([]string{id.Caller, id.KeyID, strings.Join(id.Entitlements, ","), id.UserID, strings.Join(id.Scopes, " ")}, "\x00")
 }
 
-// Verifier checks internal tokens.
+// Verifier checks internal tokens. Issuers reuse a token for half a minute, so
+// it remembers tokens it verified until they expire instead of parsing and
+// checking each again.
 type Verifier struct {
 	key    []byte
 	parser *jwt.Parser
+	now    func() time.Time
+
+	mu       sync.Mutex
+	verified map[string]verifiedToken
+}
+
+type verifiedToken struct {
+	id      Identity
+	expires time.Time
 }
 
 // NewVerifier returns a verifier for tokens signed with key.
@@ -140,7 +160,7 @@ func NewVerifier(key []byte) (*Verifier, error) {
 	if len(key) < MinKeyLen {
 		return nil, fmt.Errorf("internal key must be at least %d bytes, got %d", MinKeyLen, len(key))
 	}
-	return &Verifier{key: key, parser: jwt.NewParser(
+	return &Verifier{key: key, now: time.Now, verified: map[string]verifiedToken{}, parser: jwt.NewParser(
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithAudience(audience),
 		jwt.WithIssuer(issuer),
@@ -154,15 +174,36 @@ var ErrNoToken = errors.New("no internal token")
 
 // Verify returns the identity in a valid token.
 func (v *Verifier) Verify(token string) (Identity, error) {
-	var c claims
-	_, err := v.parser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return v.key, nil })
+	now := v.now()
+	v.mu.Lock()
+	if t, ok := v.verified[token]; ok && now.Before(t.expires) {
+		v.mu.Unlock()
+		return t.id, nil
+	}
+	v.mu.Unlock()
+	id, exp, err := v.verify(token)
 	if err != nil {
 		return Identity{}, err
 	}
-	if c.Caller == "" {
-		return Identity{}, errors.New("internal token names no caller")
+	v.mu.Lock()
+	if len(v.verified) >= 10000 { // bound memory; tokens are few per issuer
+		clear(v.verified)
 	}
-	return c.Identity, nil
+	v.verified[token] = verifiedToken{id: id, expires: exp}
+	v.mu.Unlock()
+	return id, nil
+}
+
+func (v *Verifier) verify(token string) (Identity, time.Time, error) {
+	var c claims
+	_, err := v.parser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return v.key, nil })
+	if err != nil {
+		return Identity{}, time.Time{}, err
+	}
+	if c.Caller == "" {
+		return Identity{}, time.Time{}, errors.New("internal token names no caller")
+	}
+	return c.Identity, c.ExpiresAt.Time, nil
 }
 
 // Header carries the internal token. It is not Authorization, so that an OAuth

@@ -143,6 +143,7 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 	if err != nil {
 		return err
 	}
+	composed.SeparateCallers(schema.Subgraphs...)
 	key, err := internalKey(s.InternalKey, s.store, false)
 	if err != nil {
 		return err
@@ -153,7 +154,7 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 		return err
 	}
 	defer accessStore.Close()
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer, Hosts: platform.SignedHosts(composed.Subgraphs)}}
+	client := &http.Client{Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer, Hosts: platform.SignedHosts(composed.Subgraphs)}}
 	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Limits: s.Limits, Logger: log})
 	if err != nil {
 		return err

@@ -86,20 +86,18 @@ func (c *Client) Do(ctx context.Context, op *Operation, vars map[string]any, out
 	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusUnprocessableEntity {
 		return fmt.Errorf("%s: subgraph answered %d", op.Name, res.StatusCode)
 	}
+	// One pass: the data decodes straight into out (json.Unmarshal would first
+	// scan the whole body to validate it, then scan it again).
 	var resp struct {
-		Data   json.RawMessage `json:"data"`
+		Data   any `json:"data"`
 		Errors []struct {
 			Message    string         `json:"message"`
 			Extensions map[string]any `json:"extensions"`
 		} `json:"errors"`
 	}
+	resp.Data = out
 	if err := json.NewDecoder(res.Body).Decode(&resp); err != nil {
 		return fmt.Errorf("%s: decode response: %w", op.Name, err)
-	}
-	if len(resp.Data) > 0 && string(resp.Data) != "null" && out != nil {
-		if err := json.Unmarshal(resp.Data, out); err != nil {
-			return fmt.Errorf("%s: decode data: %w", op.Name, err)
-		}
 	}
 	if len(resp.Errors) > 0 {
 		errs := make(Errors, len(resp.Errors))

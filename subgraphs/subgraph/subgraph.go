@@ -14,7 +14,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -28,7 +27,7 @@ import (
 // router and the shim can reach a subgraph at all.
 func NewGraphQLServer(es graphql.ExecutableSchema) http.Handler {
 	srv := handler.New(es)
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(internalPOST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	return srv

@@ -29,7 +29,40 @@ func (r *brandResolver) Cigars(ctx context.Context, obj *catalog.Brand, first *i
 
 // Brand is the resolver for the brand field.
 func (r *cigarResolver) Brand(ctx context.Context, obj *catalog.Cigar) (*catalog.Brand, error) {
+	// Brands are few and the index holds them all: no query per cigar.
+	if b, ok := r.Search.Index().BrandByID(obj.BrandID); ok {
+		return b, nil
+	}
 	return r.Store.Brand(ctx, obj.BrandID)
+}
+
+// Document is the resolver for the document field.
+func (r *cigarResolver) Document(ctx context.Context, obj *catalog.Cigar) (catalog.Document, error) {
+	// The index renders each of its cigars once; a cigar newer than the index
+	// (imported less than a poll ago) is rendered here.
+	if d, ok, err := r.Search.Index().Document(obj.ID); ok || err != nil {
+		return d, err
+	}
+	b, err := r.Cigar().Brand(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return catalog.NewDocument(obj, b)
+}
+
+// Document is the resolver for the document field.
+func (r *productResolver) Document(ctx context.Context, obj *catalog.Product) (catalog.Document, error) {
+	docs := make([]catalog.Document, len(obj.Contents))
+	for i, c := range obj.Contents {
+		cigar, err := r.Store.Cigar(ctx, c.CigarID)
+		if err != nil {
+			return nil, err
+		}
+		if docs[i], err = r.Cigar().Document(ctx, cigar); err != nil {
+			return nil, err
+		}
+	}
+	return catalog.NewProductDocument(obj, docs)
 }
 
 // Cigar is the resolver for the cigar field.
@@ -120,6 +153,9 @@ func (r *Resolver) Brand() BrandResolver { return &brandResolver{r} }
 // Cigar returns CigarResolver implementation.
 func (r *Resolver) Cigar() CigarResolver { return &cigarResolver{r} }
 
+// Product returns ProductResolver implementation.
+func (r *Resolver) Product() ProductResolver { return &productResolver{r} }
+
 // ProductContent returns ProductContentResolver implementation.
 func (r *Resolver) ProductContent() ProductContentResolver { return &productContentResolver{r} }
 
@@ -129,6 +165,7 @@ func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 type (
 	brandResolver          struct{ *Resolver }
 	cigarResolver          struct{ *Resolver }
+	productResolver        struct{ *Resolver }
 	productContentResolver struct{ *Resolver }
 	queryResolver          struct{ *Resolver }
 )

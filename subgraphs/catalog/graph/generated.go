@@ -34,6 +34,7 @@ type ResolverRoot interface {
 	Brand() BrandResolver
 	Cigar() CigarResolver
 	Entity() EntityResolver
+	Product() ProductResolver
 	ProductContent() ProductContentResolver
 	Query() QueryResolver
 }
@@ -60,13 +61,14 @@ type ComplexityRoot struct {
 	}
 
 	Cigar struct {
-		Binder  func(childComplexity int) int
-		Brand   func(childComplexity int) int
-		Filler  func(childComplexity int) int
-		ID      func(childComplexity int) int
-		Name    func(childComplexity int) int
-		Origin  func(childComplexity int) int
-		Wrapper func(childComplexity int) int
+		Binder   func(childComplexity int) int
+		Brand    func(childComplexity int) int
+		Document func(childComplexity int) int
+		Filler   func(childComplexity int) int
+		ID       func(childComplexity int) int
+		Name     func(childComplexity int) int
+		Origin   func(childComplexity int) int
+		Wrapper  func(childComplexity int) int
 	}
 
 	CigarConnection struct {
@@ -106,6 +108,7 @@ type ComplexityRoot struct {
 
 	Product struct {
 		Contents  func(childComplexity int) int
+		Document  func(childComplexity int) int
 		GTIN      func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Kind      func(childComplexity int) int
@@ -172,6 +175,7 @@ type BrandResolver interface {
 }
 type CigarResolver interface {
 	Brand(ctx context.Context, obj *catalog.Cigar) (*catalog.Brand, error)
+	Document(ctx context.Context, obj *catalog.Cigar) (catalog.Document, error)
 }
 type EntityResolver interface {
 	FindBrandByID(ctx context.Context, id string) (*catalog.Brand, error)
@@ -181,6 +185,9 @@ type EntityResolver interface {
 	FindProductByID(ctx context.Context, id string) (*catalog.Product, error)
 	FindUserByID(ctx context.Context, id string) (*model.User, error)
 	FindVenueByID(ctx context.Context, id string) (*model.Venue, error)
+}
+type ProductResolver interface {
+	Document(ctx context.Context, obj *catalog.Product) (catalog.Document, error)
 }
 type ProductContentResolver interface {
 	Cigar(ctx context.Context, obj *catalog.ProductContent) (*catalog.Cigar, error)
@@ -283,6 +290,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cigar.Brand(childComplexity), true
+	case "Cigar.document":
+		if e.ComplexityRoot.Cigar.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cigar.Document(childComplexity), true
 	case "Cigar.filler":
 		if e.ComplexityRoot.Cigar.Filler == nil {
 			break
@@ -463,6 +476,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Product.Contents(childComplexity), true
+	case "Product.document":
+		if e.ComplexityRoot.Product.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Product.Document(childComplexity), true
 	case "Product.gtin":
 		if e.ComplexityRoot.Product.GTIN == nil {
 			break
@@ -829,7 +848,12 @@ type Cigar implements Node @key(fields: "id") {
   binder: [TobaccoComponent!]! @listSize(assumedSize: 4)
   filler: [TobaccoComponent!]! @listSize(assumedSize: 6)
   brand: Brand!
+  "Internal: the cigar as the REST routes show it, rendered in one piece."
+  document: CigarDocument! @inaccessible
 }
+
+"Internal: a cigar's REST representation (JSON)."
+scalar CigarDocument @inaccessible
 
 type TobaccoComponent {
   region: String!
@@ -849,7 +873,12 @@ type Product implements Node @key(fields: "id") {
   "True for demo products whose codes come from a restricted-circulation prefix."
   synthetic: Boolean!
   contents: [ProductContent!]! @listSize(assumedSize: 4)
+  "Internal: the product as the REST routes show it, rendered in one piece."
+  document: ProductDocument! @inaccessible
 }
+
+"Internal: a product's REST representation (JSON), its cigars included."
+scalar ProductDocument @inaccessible
 
 type ProductContent {
   cigar: Cigar!
@@ -1038,6 +1067,8 @@ func (ec *executionContext) childFields_Cigar(ctx context.Context, field graphql
 		return ec.fieldContext_Cigar_filler(ctx, field)
 	case "brand":
 		return ec.fieldContext_Cigar_brand(ctx, field)
+	case "document":
+		return ec.fieldContext_Cigar_document(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Cigar", field.Name)
 }
@@ -1106,6 +1137,8 @@ func (ec *executionContext) childFields_Product(ctx context.Context, field graph
 		return ec.fieldContext_Product_synthetic(ctx, field)
 	case "contents":
 		return ec.fieldContext_Product_contents(ctx, field)
+	case "document":
+		return ec.fieldContext_Product_document(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Product", field.Name)
 }
@@ -2115,6 +2148,29 @@ func (ec *executionContext) fieldContext_Cigar_brand(_ context.Context, field gr
 	return fc, nil
 }
 
+func (ec *executionContext) _Cigar_document(ctx context.Context, field graphql.CollectedField, obj *catalog.Cigar) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cigar_document(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cigar().Document(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v catalog.Document) graphql.Marshaler {
+			return ec.marshalNCigarDocument2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐDocument(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cigar_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cigar", field, true, true, errors.New("field of type CigarDocument does not have child fields"))
+}
+
 func (ec *executionContext) _CigarConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CigarConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2843,6 +2899,29 @@ func (ec *executionContext) fieldContext_Product_contents(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Product_document(ctx context.Context, field graphql.CollectedField, obj *catalog.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Product_document(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Product().Document(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v catalog.Document) graphql.Marshaler {
+			return ec.marshalNProductDocument2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐDocument(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Product_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Product", field, true, true, errors.New("field of type ProductDocument does not have child fields"))
 }
 
 func (ec *executionContext) _ProductConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ProductConnection) (ret graphql.Marshaler) {
@@ -5180,6 +5259,44 @@ func (ec *executionContext) _Cigar(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "document":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Cigar_document(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -5626,33 +5743,71 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 		case "id":
 			out.Values[i] = ec._Product_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "gtin":
 			out.Values[i] = ec._Product_gtin(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._Product_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "kind":
 			out.Values[i] = ec._Product_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "synthetic":
 			out.Values[i] = ec._Product_synthetic(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "contents":
 			out.Values[i] = ec._Product_contents(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "document":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Product_document(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -6795,6 +6950,22 @@ func (ec *executionContext) marshalNCigarConnection2ᚖgithubᚗcomᚋvitolahq�
 	return ec._CigarConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCigarDocument2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐDocument(ctx context.Context, v any) (catalog.Document, error) {
+	var res catalog.Document
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCigarDocument2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐDocument(ctx context.Context, sel ast.SelectionSet, v catalog.Document) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) marshalNCigarEdge2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐCigarEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CigarEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -6947,6 +7118,22 @@ func (ec *executionContext) marshalNProductContent2ᚕgithubᚗcomᚋvitolahqᚋ
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNProductDocument2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐDocument(ctx context.Context, v any) (catalog.Document, error) {
+	var res catalog.Document
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNProductDocument2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐDocument(ctx context.Context, sel ast.SelectionSet, v catalog.Document) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalNProductEdge2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐProductEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ProductEdge) graphql.Marshaler {

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -66,9 +67,13 @@ type Index struct {
 	// matching.
 	byLen   map[int][]int32
 	brands  map[string]*catalog.Brand // folded name or alias → brand
+	byID    map[string]*catalog.Brand
 	scratch sync.Pool                 // *scratch, sized to this index
 	// matchCache remembers which words a query word matched.
 	matchCache *lru.Cache[string, []termMatch]
+	// docOf finds a cigar's position; documents caches its rendered REST form.
+	docOf     map[string]int32
+	documents []atomic.Pointer[catalog.Document]
 }
 
 // Words splits folded text into words: runs of letters and digits.
@@ -81,6 +86,7 @@ func Build(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index {
 	ix := &Index{wordID: map[string]int32{}, byLen: map[int][]int32{}, brands: map[string]*catalog.Brand{}}
 	ix.matchCache, _ = lru.New[string, []termMatch](8192)
 	byID := map[string]*catalog.Brand{}
+	ix.byID = byID
 	for _, b := range brands {
 		byID[b.ID] = b
 		ix.brands[strings.Join(Words(b.Name), " ")] = b
@@ -132,7 +138,30 @@ func Build(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index {
 		sort.Slice(ps, func(i, j int) bool { return ps[i].doc < ps[j].doc })
 	}
 	ix.scratch.New = func() any { return newScratch(len(ix.docs), len(ix.words)) }
+	ix.docOf = make(map[string]int32, len(ix.docs))
+	for i, d := range ix.docs {
+		ix.docOf[d.cigar.ID] = int32(i)
+	}
+	ix.documents = make([]atomic.Pointer[catalog.Document], len(ix.docs))
 	return ix
+}
+
+// Document returns an indexed cigar's REST representation, rendered once per
+// snapshot (a snapshot never changes), or false for a cigar it does not hold.
+func (ix *Index) Document(cigarID string) (catalog.Document, bool, error) {
+	i, ok := ix.docOf[cigarID]
+	if !ok {
+		return nil, false, nil
+	}
+	if d := ix.documents[i].Load(); d != nil {
+		return *d, true, nil
+	}
+	d, err := catalog.NewDocument(ix.docs[i].cigar, ix.docs[i].brand)
+	if err != nil {
+		return nil, false, err
+	}
+	ix.documents[i].Store(&d)
+	return d, true, nil
 }
 
 // intern returns a word's ID, adding it to the vocabulary when new.
@@ -151,6 +180,12 @@ func (ix *Index) intern(w string) int32 {
 
 // Len is the number of cigars indexed.
 func (ix *Index) Len() int { return len(ix.docs) }
+
+// BrandByID returns an indexed brand by its ID.
+func (ix *Index) BrandByID(id string) (*catalog.Brand, bool) {
+	b, ok := ix.byID[id]
+	return b, ok
+}
 
 // Brand returns the brand a name or alias (any case, accents optional) names.
 func (ix *Index) Brand(nameOrAlias string) (*catalog.Brand, bool) {
