@@ -68,7 +68,7 @@ type Index struct {
 	byLen   map[int][]int32
 	brands  map[string]*catalog.Brand // folded name or alias → brand
 	byID    map[string]*catalog.Brand
-	scratch sync.Pool                 // *scratch, sized to this index
+	scratch sync.Pool // *scratch, sized to this index
 	// matchCache remembers which words a query word matched.
 	matchCache *lru.Cache[string, []termMatch]
 	// docOf finds a cigar's position; documents caches its rendered REST form.
