@@ -1,7 +1,6 @@
 package restshim
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -27,9 +26,10 @@ fragment ProductFields on Product { document }`
 )
 
 var (
-	opSearchCigars = subgraph.MustParse(`query SearchCigars($q: String!, $first: Int!, $after: String, $brand: String) {
-  searchCigars(query: $q, first: $first, after: $after, brand: $brand) { edges { node { ...CigarFields } } pageInfo { hasNextPage endCursor } }
-}` + cigarFields)
+	// The catalog renders the whole page: {data: [cigar], pagination}.
+	opSearchCigars = subgraph.MustParse(`query SearchPage($q: String!, $first: Int!, $after: String, $brand: String) {
+  searchPage(query: $q, first: $first, after: $after, brand: $brand)
+}`)
 	opCigar            = subgraph.MustParse(`query Cigar($id: ID!) { cigar(id: $id) { ...CigarFields } }` + cigarFields)
 	opProduct          = subgraph.MustParse(`query Product($id: ID!) { product(id: $id) { ...ProductFields } }` + productFields)
 	opProductByBarcode = subgraph.MustParse(`query ProductByBarcode($code: String!) { productByBarcode(barcode: $code) { ...ProductFields } }` + productFields)
@@ -108,34 +108,14 @@ func handleSearchCigars(catalog *subgraph.Client, log zerolog.Logger) http.Handl
 			vars["after"] = c
 		}
 		var data struct {
-			SearchCigars struct {
-				Edges []struct {
-					Node struct {
-						Document json.RawMessage `json:"document"`
-					} `json:"node"`
-				} `json:"edges"`
-				PageInfo json.RawMessage `json:"pageInfo"`
-			} `json:"searchCigars"`
+			SearchPage json.RawMessage `json:"searchPage"`
 		}
 		if err := catalog.Do(r.Context(), opSearchCigars, vars, &data); err != nil {
 			subgraphFailure(w, log, err)
 			return
 		}
-		// Assemble the body from the subgraph's JSON as it is: re-encoding would
-		// only check again what the subgraph wrote.
-		buf := bytes.NewBuffer(make([]byte, 0, 512*len(data.SearchCigars.Edges)+128))
-		buf.WriteString(`{"data":[`)
-		for i, e := range data.SearchCigars.Edges {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			buf.Write(e.Node.Document)
-		}
-		buf.WriteString(`],"pagination":`)
-		buf.Write(data.SearchCigars.PageInfo)
-		buf.WriteString("}\n")
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.Write(buf.Bytes())
+		w.Write(append(data.SearchPage, '\n'))
 	})
 }
 

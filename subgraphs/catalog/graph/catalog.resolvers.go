@@ -142,6 +142,11 @@ func (r *queryResolver) ProductByBarcode(ctx context.Context, barcode string) (*
 	return nil, nil
 }
 
+// SearchPage is the resolver for the searchPage field.
+func (r *queryResolver) SearchPage(ctx context.Context, query string, first int, after *string, brand *string) (catalog.Document, error) {
+	return r.searchPage(ctx, query, first, after, brand)
+}
+
 // ResolveCigar is the resolver for the resolveCigar field.
 func (r *queryResolver) ResolveCigar(ctx context.Context, text string, brand *string, limit int) (*model.CigarResolution, error) {
 	return r.resolveCigar(ctx, text, brand, limit)

@@ -141,6 +141,7 @@ type ComplexityRoot struct {
 		Products           func(childComplexity int, first *int, after *string) int
 		ResolveCigar       func(childComplexity int, text string, brand *string, limit int) int
 		SearchCigars       func(childComplexity int, query string, first int, after *string, brand *string) int
+		SearchPage         func(childComplexity int, query string, first int, after *string, brand *string) int
 		__resolve__service func(childComplexity int) int
 		__resolve_entities func(childComplexity int, representations []map[string]any) int
 	}
@@ -201,6 +202,7 @@ type QueryResolver interface {
 	Product(ctx context.Context, id string) (*catalog.Product, error)
 	Products(ctx context.Context, first *int, after *string) (*model.ProductConnection, error)
 	ProductByBarcode(ctx context.Context, barcode string) (*catalog.Product, error)
+	SearchPage(ctx context.Context, query string, first int, after *string, brand *string) (catalog.Document, error)
 	ResolveCigar(ctx context.Context, text string, brand *string, limit int) (*model.CigarResolution, error)
 }
 
@@ -652,6 +654,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.SearchCigars(childComplexity, args["query"].(string), args["first"].(int), args["after"].(*string), args["brand"].(*string)), true
+	case "Query.searchPage":
+		if e.ComplexityRoot.Query.SearchPage == nil {
+			break
+		}
+
+		args, err := ec.field_Query_searchPage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SearchPage(childComplexity, args["query"].(string), args["first"].(int), args["after"].(*string), args["brand"].(*string)), true
 	case "Query._service":
 		if e.ComplexityRoot.Query.__resolve__service == nil {
 			break
@@ -814,6 +827,8 @@ type Query {
   products(first: Int = 20, after: String): ProductConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
   "A published product by UPC-A, EAN-13, EAN-8, GTIN-14 or UPC-E code."
   productByBarcode(barcode: String!): Product
+  "Internal: the REST search route's page, rendered in one piece (same ranking and cursors as searchCigars)."
+  searchPage(query: String!, first: Int!, after: String, brand: String): SearchPage! @inaccessible
   "Internal: the REST resolve route. Imperfect text to ranked candidates."
   resolveCigar(text: String!, brand: String, limit: Int! = 5): CigarResolution! @inaccessible
 }
@@ -851,6 +866,9 @@ type Cigar implements Node @key(fields: "id") {
   "Internal: the cigar as the REST routes show it, rendered in one piece."
   document: CigarDocument! @inaccessible
 }
+
+"Internal: a REST search page (JSON): {data: [cigar], pagination: {hasNextPage, endCursor}}."
+scalar SearchPage @inaccessible
 
 "Internal: a cigar's REST representation (JSON)."
 scalar CigarDocument @inaccessible
@@ -1622,6 +1640,44 @@ func (ec *executionContext) field_Query_resolveCigar_args(ctx context.Context, r
 }
 
 func (ec *executionContext) field_Query_searchCigars_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "query",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["query"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "brand",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["brand"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_searchPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "query",
@@ -3444,6 +3500,50 @@ func (ec *executionContext) fieldContext_Query_productByBarcode(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_productByBarcode_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_searchPage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_searchPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SearchPage(ctx, fc.Args["query"].(string), fc.Args["first"].(int), fc.Args["after"].(*string), fc.Args["brand"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v catalog.Document) graphql.Marshaler {
+			return ec.marshalNSearchPage2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐDocument(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_searchPage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type SearchPage does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_searchPage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6187,6 +6287,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "searchPage":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_searchPage(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "resolveCigar":
 			field := field
 
@@ -7160,6 +7282,22 @@ func (ec *executionContext) marshalNProductEdge2ᚖgithubᚗcomᚋvitolahqᚋvit
 		return graphql.Null
 	}
 	return ec._ProductEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSearchPage2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐDocument(ctx context.Context, v any) (catalog.Document, error) {
+	var res catalog.Document
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSearchPage2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐDocument(ctx context.Context, sel ast.SelectionSet, v catalog.Document) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {

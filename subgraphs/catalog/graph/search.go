@@ -1,7 +1,10 @@
 package graph
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/vitolahq/vitola/pagination"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
@@ -10,8 +13,16 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
 
-// searchCigars pages through the index's ranking with cursors bound to the query.
-func (r *Resolver) searchCigars(ctx context.Context, query string, first int, after, brand *string) (*model.CigarConnection, error) {
+// searchResult is one page of a search with the cursor of each hit.
+type searchResult struct {
+	hits    []search.Hit
+	cursors []string
+	more    bool
+}
+
+// search runs one page of a search: the ranking and cursors both the GraphQL
+// connection and the REST page show.
+func (r *Resolver) search(ctx context.Context, query string, first int, after, brand *string) (*searchResult, error) {
 	if n := len([]rune(query)); n < 2 || n > 200 {
 		return nil, subgraph.BadInput(ctx, "query must be 2 to 200 characters")
 	}
@@ -23,7 +34,7 @@ func (r *Resolver) searchCigars(ctx context.Context, query string, first int, af
 	if brand != nil && *brand != "" {
 		b, ok := ix.Brand(*brand)
 		if !ok {
-			return &model.CigarConnection{Edges: []*model.CigarEdge{}, PageInfo: &pagination.PageInfo{}}, nil
+			return &searchResult{}, nil // no such brand: nothing matches
 		}
 		brandID = b.ID
 	}
@@ -37,15 +48,56 @@ func (r *Resolver) searchCigars(ctx context.Context, query string, first int, af
 		pos = &p
 	}
 	hits, more := ix.SearchPage(query, brandID, pos, first)
-	conn := &model.CigarConnection{Edges: make([]*model.CigarEdge, len(hits)), PageInfo: &pagination.PageInfo{HasNextPage: more}}
+	res := &searchResult{hits: hits, more: more, cursors: make([]string, len(hits))}
 	for i, h := range hits {
-		cur := r.Cursors.Encode(qk, search.Position{Score: h.Score, ID: h.Cigar.ID})
-		conn.Edges[i] = &model.CigarEdge{Cursor: cur, Node: h.Cigar}
-		if more && i == len(hits)-1 {
-			conn.PageInfo.EndCursor = &cur
-		}
+		res.cursors[i] = r.Cursors.Encode(qk, search.Position{Score: h.Score, ID: h.Cigar.ID})
+	}
+	return res, nil
+}
+
+func (res *searchResult) endCursor() *string {
+	if !res.more || len(res.cursors) == 0 {
+		return nil
+	}
+	return &res.cursors[len(res.cursors)-1]
+}
+
+// searchCigars is the public connection.
+func (r *Resolver) searchCigars(ctx context.Context, query string, first int, after, brand *string) (*model.CigarConnection, error) {
+	res, err := r.search(ctx, query, first, after, brand)
+	if err != nil {
+		return nil, err
+	}
+	conn := &model.CigarConnection{Edges: make([]*model.CigarEdge, len(res.hits)), PageInfo: &pagination.PageInfo{HasNextPage: res.more, EndCursor: res.endCursor()}}
+	for i, h := range res.hits {
+		conn.Edges[i] = &model.CigarEdge{Cursor: res.cursors[i], Node: h.Cigar}
 	}
 	return conn, nil
+}
+
+// searchPage renders the REST search page in one piece.
+func (r *Resolver) searchPage(ctx context.Context, query string, first int, after, brand *string) (catalog.Document, error) {
+	res, err := r.search(ctx, query, first, after, brand)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.Grow(600*len(res.hits) + 128)
+	buf.WriteString(`{"data":[`)
+	ix := r.Search.Index()
+	for i, h := range res.hits {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		doc, ok, err := ix.Document(h.Cigar.ID)
+		if err != nil || !ok {
+			return nil, fmt.Errorf("render %s: %v", h.Cigar.ID, err)
+		}
+		buf.Write(doc)
+	}
+	end, _ := json.Marshal(res.endCursor())
+	fmt.Fprintf(&buf, `],"pagination":{"hasNextPage":%t,"endCursor":%s}}`, res.more, end)
+	return catalog.Document(buf.Bytes()), nil
 }
 
 // resolveCigar ranks candidates for imperfect text; see search.Index.Resolve for

@@ -16,14 +16,17 @@ import (
 // the text.
 //
 // The first candidate is resolved only when all of these hold:
-//   - it matches every word of the text (typos allowed; words such as "cigar" or
-//     "box" are ignored);
-//   - the text mentions every distinctive word of its name: generic words like
-//     "Classic" or "Series" may be left out, anything else may not, so "Padrón
-//     Robusto" stays unresolved when Padrón has several robustos;
-//   - it leads the second candidate by at least ResolveMargin points.
+//   - its brand is known: named in the text (or by an alias) or by the hint;
+//   - it matches every word of the text (typos allowed; words such as "cigar"
+//     are ignored);
+//   - no other cigar fits as well: either it is the only cigar matching every
+//     word, or the text mentions every distinctive word of its name (generic
+//     words like "Classic" or "Series" may be left out) and of no other cigar
+//     matching every word, so "Montecristo No 2" is the Classic No. 2 while
+//     "Padrón Robusto" stays unresolved when Padrón has several robustos;
+//   - it scores strictly higher than the second.
 func (ix *Index) Resolve(text, brandHint string, limit int) (hits []Hit, resolved bool) {
-	text = dropFiller(text)
+	text = ix.dropFiller(text)
 	brandID := ""
 	if brandHint != "" {
 		if b, ok := ix.fuzzyBrand(brandHint); ok {
@@ -32,31 +35,47 @@ func (ix *Index) Resolve(text, brandHint string, limit int) (hits []Hit, resolve
 			text = brandHint + " " + text
 		}
 	}
-	all := best(ix.run(text, brandID, anyWord), max(limit, 2))
-	if len(all) == 0 {
+	all := ix.run(text, brandID, anyWord)
+	top := best(all, max(limit, 2))
+	if len(top) == 0 {
 		return nil, false
 	}
-	top := all[0]
-	resolved = top.matchedAll && top.unmatchedDistinct == 0 &&
-		(len(all) == 1 || top.Score-all[1].Score >= ResolveMargin)
-	if len(all) > limit {
-		all = all[:limit]
+	resolved = clearlyFirst(top[0], all) && (brandID != "" || top[0].brandNamed) &&
+		(len(top) == 1 || top[0].Score > top[1].Score)
+	if len(top) > limit {
+		top = top[:limit]
 	}
-	return all, resolved
+	return top, resolved
 }
 
-// ResolveMargin is the lead (in points) the first candidate needs over the second
-// to be resolved: more than one generic word's worth.
-const ResolveMargin = 4
+// clearlyFirst applies the matching rules of Resolve to the first candidate
+// against all the others.
+func clearlyFirst(first Hit, all []Hit) bool {
+	if !first.matchedAll {
+		return false
+	}
+	for _, h := range all {
+		if h.Cigar.ID == first.Cigar.ID || !h.matchedAll {
+			continue
+		}
+		// Another cigar matches every word: the first must name more.
+		if first.unmatchedDistinct > 0 || h.unmatchedDistinct == 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // fillerWords are words of listings and OCR that say nothing about which cigar.
 var fillerWords = map[string]bool{"cigar": true, "cigars": true, "puro": true, "puros": true, "box": true, "single": true, "pack": true}
 
-func dropFiller(text string) string {
+// dropFiller removes filler words, unless the catalog uses them in a name ("Box
+// Pressed", "Puro Sol").
+func (ix *Index) dropFiller(text string) string {
 	words := Words(text)
 	kept := words[:0]
 	for _, w := range words {
-		if !fillerWords[w] {
+		if _, known := ix.wordID[w]; known || !fillerWords[w] {
 			kept = append(kept, w)
 		}
 	}

@@ -338,6 +338,7 @@ type Hit struct {
 	// distinctive words of the cigar's name the query did not mention.
 	matchedAll        bool
 	unmatchedDistinct int
+	brandNamed        bool // every word of the brand's name (or an alias) matched
 }
 
 // Points of the score besides word matches.
@@ -528,9 +529,30 @@ func (ix *Index) run(text, brandID string, m mode) []Hit {
 		if brandAll {
 			points += brandBonus
 		}
-		hits = append(hits, Hit{Cigar: d.cigar, Brand: d.brand, Score: points, matchedAll: int(sc.matched[di]) == len(words), unmatchedDistinct: distinct})
+		hits = append(hits, Hit{Cigar: d.cigar, Brand: d.brand, Score: points, matchedAll: int(sc.matched[di]) == len(words),
+			unmatchedDistinct: distinct, brandNamed: brandAll || ix.aliasNamed(d.brand, sc)})
 	}
 	return hits
+}
+
+// aliasNamed reports whether the query matched every word of one of the brand's
+// aliases ("RyJ", "H Upmann").
+func (ix *Index) aliasNamed(b *catalog.Brand, sc *scratch) bool {
+	for _, a := range b.Aliases {
+		ws := Words(a)
+		all := len(ws) > 0
+		for _, w := range ws {
+			id, ok := ix.wordID[w]
+			if !ok || !sc.brandHit[id] {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // genericWords are words of cigar names people leave out without meaning another
