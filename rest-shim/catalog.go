@@ -107,15 +107,13 @@ func handleSearchCigars(catalog *subgraph.Client, log zerolog.Logger) http.Handl
 			}
 			vars["after"] = c
 		}
-		var data struct {
-			SearchPage json.RawMessage `json:"searchPage"`
-		}
-		if err := catalog.Do(r.Context(), opSearchCigars, vars, &data); err != nil {
+		page, err := catalog.Field(r.Context(), opSearchCigars, vars, "searchPage")
+		if err != nil {
 			subgraphFailure(w, log, err)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.Write(append(data.SearchPage, '\n'))
+		w.Write(append(page, '\n'))
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -65,27 +66,67 @@ func (es Errors) Code() string {
 	return es[0].Code
 }
 
+// Field runs op, whose selection is the single root field field, and returns that
+// field's JSON as the subgraph wrote it. Subgraphs answer through internalPOST,
+// so a clean answer is exactly {"data":{"<field>":<value>}}\n: the value is taken
+// from between the two without scanning it (large rendered pages pass through
+// untouched). Any other answer (errors, extensions) is decoded in full.
+func (c *Client) Field(ctx context.Context, op *Operation, vars map[string]any, field string) (json.RawMessage, error) {
+	body, err := c.post(ctx, op, vars)
+	if err != nil {
+		return nil, err
+	}
+	prefix := `{"data":{"` + field + `":`
+	const suffix = "}}\n"
+	if len(body) > len(prefix)+len(suffix) && string(body[:len(prefix)]) == prefix && string(body[len(body)-len(suffix):]) == suffix {
+		return body[len(prefix) : len(body)-len(suffix)], nil
+	}
+	var data map[string]json.RawMessage
+	if err := decode(op, bytes.NewReader(body), &data); err != nil {
+		return nil, err
+	}
+	return data[field], nil
+}
+
 // Do runs op with vars and decodes its data into out. GraphQL errors come back as
 // Errors (with whatever data was resolved decoded too); transport failures as
 // other errors.
 func (c *Client) Do(ctx context.Context, op *Operation, vars map[string]any, out any) error {
-	body, err := json.Marshal(map[string]any{"operationName": op.Name, "query": op.Query, "variables": vars})
+	body, err := c.post(ctx, op, vars)
 	if err != nil {
 		return err
 	}
+	return decode(op, bytes.NewReader(body), out)
+}
+
+// post sends op and returns the response body.
+func (c *Client) post(ctx context.Context, op *Operation, vars map[string]any) ([]byte, error) {
+	body, err := json.Marshal(map[string]any{"operationName": op.Name, "query": op.Query, "variables": vars})
+	if err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	res, err := c.HTTP.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s: %w", op.Name, err)
+		return nil, fmt.Errorf("%s: %w", op.Name, err)
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusUnprocessableEntity {
-		return fmt.Errorf("%s: subgraph answered %d", op.Name, res.StatusCode)
+		return nil, fmt.Errorf("%s: subgraph answered %d", op.Name, res.StatusCode)
 	}
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: read response: %w", op.Name, err)
+	}
+	return b, nil
+}
+
+// decode reads a GraphQL response: its data into out, its errors as Errors.
+func decode(op *Operation, r io.Reader, out any) error {
 	// One pass: the data decodes straight into out (json.Unmarshal would first
 	// scan the whole body to validate it, then scan it again).
 	var resp struct {
@@ -96,7 +137,7 @@ func (c *Client) Do(ctx context.Context, op *Operation, vars map[string]any, out
 		} `json:"errors"`
 	}
 	resp.Data = out
-	if err := json.NewDecoder(res.Body).Decode(&resp); err != nil {
+	if err := json.NewDecoder(r).Decode(&resp); err != nil {
 		return fmt.Errorf("%s: decode response: %w", op.Name, err)
 	}
 	if len(resp.Errors) > 0 {
