@@ -68,17 +68,19 @@ func (es Errors) Code() string {
 
 // Field runs op, whose selection is the single root field field, and returns that
 // field's JSON as the subgraph wrote it. Subgraphs answer through internalPOST,
-// so a clean answer is exactly {"data":{"<field>":<value>}}\n: the value is taken
-// from between the two without scanning it (large rendered pages pass through
-// untouched). Any other answer (errors, extensions) is decoded in full.
+// which writes data last, so a body that starts with {"data": holds only the data
+// and, for a single-field operation, is exactly {"data":{"<field>":<value>}}\n:
+// the value is taken from between the two without scanning it (large rendered
+// pages pass through untouched). Any other answer (errors, extensions, another
+// server) is decoded in full.
 func (c *Client) Field(ctx context.Context, op *Operation, vars map[string]any, field string) (json.RawMessage, error) {
-	body, err := c.post(ctx, op, vars)
+	body, dataLast, err := c.post(ctx, op, vars)
 	if err != nil {
 		return nil, err
 	}
 	prefix := `{"data":{"` + field + `":`
 	const suffix = "}}\n"
-	if len(body) > len(prefix)+len(suffix) && string(body[:len(prefix)]) == prefix && string(body[len(body)-len(suffix):]) == suffix {
+	if dataLast && len(body) > len(prefix)+len(suffix) && string(body[:len(prefix)]) == prefix && string(body[len(body)-len(suffix):]) == suffix {
 		return body[len(prefix) : len(body)-len(suffix)], nil
 	}
 	var data map[string]json.RawMessage
@@ -92,37 +94,38 @@ func (c *Client) Field(ctx context.Context, op *Operation, vars map[string]any, 
 // Errors (with whatever data was resolved decoded too); transport failures as
 // other errors.
 func (c *Client) Do(ctx context.Context, op *Operation, vars map[string]any, out any) error {
-	body, err := c.post(ctx, op, vars)
+	body, _, err := c.post(ctx, op, vars)
 	if err != nil {
 		return err
 	}
 	return decode(op, bytes.NewReader(body), out)
 }
 
-// post sends op and returns the response body.
-func (c *Client) post(ctx context.Context, op *Operation, vars map[string]any) ([]byte, error) {
+// post sends op and returns the response body, and whether our transport wrote
+// it (data last).
+func (c *Client) post(ctx context.Context, op *Operation, vars map[string]any) ([]byte, bool, error) {
 	body, err := json.Marshal(map[string]any{"operationName": op.Name, "query": op.Query, "variables": vars})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	res, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op.Name, err)
+		return nil, false, fmt.Errorf("%s: %w", op.Name, err)
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusUnprocessableEntity {
-		return nil, fmt.Errorf("%s: subgraph answered %d", op.Name, res.StatusCode)
+		return nil, false, fmt.Errorf("%s: subgraph answered %d", op.Name, res.StatusCode)
 	}
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: read response: %w", op.Name, err)
+		return nil, false, fmt.Errorf("%s: read response: %w", op.Name, err)
 	}
-	return b, nil
+	return b, res.Header.Get(DataLastHeader) == "1", nil
 }
 
 // decode reads a GraphQL response: its data into out, its errors as Errors.

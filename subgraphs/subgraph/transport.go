@@ -24,9 +24,13 @@ func (internalPOST) Supports(r *http.Request) bool {
 	return err == nil && r.Method == http.MethodPost && mt == "application/json"
 }
 
+// DataLastHeader marks a response written by internalPOST: its data comes last.
+const DataLastHeader = "X-Vitola-Data-Last"
+
 func (internalPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set(DataLastHeader, "1")
 	start := graphql.Now()
 	var params graphql.RawParams
 	dec := json.NewDecoder(r.Body)
@@ -48,26 +52,30 @@ func (internalPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 	writeResponse(w, handler(ctx))
 }
 
-// writeResponse writes {"data": …, "errors": […], "extensions": {…}}, the data
-// verbatim.
+// writeResponse writes {"errors": […], "extensions": {…}, "data": …} with the
+// data verbatim and last: a body that starts with {"data": holds nothing else,
+// which lets Client.Field take a value without scanning it.
 func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
 	var buf bytes.Buffer
 	buf.Grow(len(resp.Data) + 64)
-	buf.WriteString(`{"data":`)
+	buf.WriteByte('{')
+	if len(resp.Errors) > 0 {
+		errs, _ := json.Marshal(resp.Errors)
+		buf.WriteString(`"errors":`)
+		buf.Write(errs)
+		buf.WriteByte(',')
+	}
+	if len(resp.Extensions) > 0 {
+		ext, _ := json.Marshal(resp.Extensions)
+		buf.WriteString(`"extensions":`)
+		buf.Write(ext)
+		buf.WriteByte(',')
+	}
+	buf.WriteString(`"data":`)
 	if len(resp.Data) == 0 {
 		buf.WriteString("null")
 	} else {
 		buf.Write(resp.Data)
-	}
-	if len(resp.Errors) > 0 {
-		errs, _ := json.Marshal(resp.Errors)
-		buf.WriteString(`,"errors":`)
-		buf.Write(errs)
-	}
-	if len(resp.Extensions) > 0 {
-		ext, _ := json.Marshal(resp.Extensions)
-		buf.WriteString(`,"extensions":`)
-		buf.Write(ext)
 	}
 	buf.WriteString("}\n")
 	w.Write(buf.Bytes())
