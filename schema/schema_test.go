@@ -26,7 +26,8 @@ func TestOpenAPIIsValid(t *testing.T) {
 	if doc.OpenAPI != "3.1.0" {
 		t.Fatalf("openapi version %s, want 3.1.0", doc.OpenAPI)
 	}
-	for _, path := range []string{"/health", "/docs", "/docs/openapi.yaml", "/graphql"} {
+	for _, path := range []string{"/health", "/docs", "/docs/openapi.yaml", "/graphql", "/v1/cigars/search", "/v1/cigars/resolve",
+		"/v1/cigars/{id}", "/v1/products/barcode/{barcode}", "/v1/products/{id}"} {
 		if doc.Paths.Find(path) == nil {
 			t.Errorf("openapi.yaml does not describe %s", path)
 		}
