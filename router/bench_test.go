@@ -4,6 +4,7 @@ package router_test
 
 import (
 	"bytes"
+	"flag"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -385,12 +386,15 @@ func BenchmarkRouterOverhead(b *testing.B) {
 // the router's throughput as a share of the direct call. It asserts nothing about
 // timing: it is the measurement, not a gate.
 func TestRouterOverheadRatio(t *testing.T) {
-	if os.Getenv("VITOLA_BENCH") != "1" {
-		t.Skip("set VITOLA_BENCH=1 to measure the router's overhead")
-	}
 	// VITOLA_BENCH_ROUNDS sets the rounds, VITOLA_BENCH_QUERY picks one query
 	// (brand or search), -benchtime sets each round's length.
 	rounds := 7
+	if os.Getenv("VITOLA_BENCH") != "1" {
+		// Without VITOLA_BENCH=1 (as in CI) one short round only proves the
+		// harness works: its figures mean little on a busy machine.
+		rounds = 1
+		flag.Set("test.benchtime", "50ms")
+	}
 	if n, err := strconv.Atoi(os.Getenv("VITOLA_BENCH_ROUNDS")); err == nil && n > 0 {
 		rounds = n
 	}

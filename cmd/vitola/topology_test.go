@@ -8,7 +8,7 @@ package main
 // real PostgreSQL and Redis, and drives it through the public edge.
 // TestDeployFiles checks compose.yaml and the Dockerfile without any service.
 //
-// The processes are this test binary re-executed (TestTopologyChild calls run),
+// The processes are this test binary re-executed (TestMain calls run),
 // so no separate build is needed.
 
 import (
@@ -54,11 +54,12 @@ const (
 
 var appServices = []string{migrateService, "catalog", "users", "venues", "router", shimService}
 
-// TestTopologyChild is not a test: it is the vitola binary when the topology
-// test re-executes this test binary with childEnv set.
-func TestTopologyChild(t *testing.T) {
+// TestMain lets the topology test re-execute this test binary as the vitola
+// binary: with childEnv set it runs run() with the arguments after "--" and
+// exits, before any test.
+func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "1" {
-		t.Skip("helper process of TestScaleOutTopology")
+		os.Exit(m.Run())
 	}
 	args := os.Args
 	if i := slices.Index(args, "--"); i >= 0 {
@@ -666,7 +667,7 @@ type proc struct {
 func startProc(t *testing.T, name string, args, env []string, stdout io.Writer) *proc {
 	t.Helper()
 	p := &proc{log: &logBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(os.Args[0], append([]string{"-test.run=^TestTopologyChild$", "--"}, args...)...)
+	p.cmd = exec.Command(os.Args[0], append([]string{"--"}, args...)...)
 	p.cmd.Env = append(childEnviron(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if stdout != nil {
