@@ -4,9 +4,9 @@ package router_test
 
 import (
 	"bytes"
-	"flag"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
