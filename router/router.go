@@ -14,11 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jensneuse/abstractlogger"
 	"github.com/rs/zerolog"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/wundergraph/graphql-go-tools/execution/engine"
-	"github.com/wundergraph/graphql-go-tools/execution/graphql"
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/engine/resolve"
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/graphqlerrors"
 
@@ -50,7 +48,7 @@ type Config struct {
 
 // Router serves POST /graphql (and GraphiQL on a browser's GET).
 type Router struct {
-	engine   *engine.ExecutionEngine
+	exec     *executor
 	analyzer *limits.Analyzer
 	keys     KeyChecker
 	log      zerolog.Logger
@@ -69,7 +67,7 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build engine configuration: %w", err)
 	}
-	eng, err := engine.NewExecutionEngine(ctx, abstractlogger.NoopLogger, ec, resolve.ResolverOptions{
+	exec, err := newExecutor(ctx, ec, cfg.Composed.Config, resolve.ResolverOptions{
 		MaxConcurrency:               1024,
 		PropagateSubgraphErrors:      true,
 		SubgraphErrorPropagationMode: resolve.SubgraphErrorPropagationModePassThrough,
@@ -93,7 +91,7 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	return &Router{engine: eng, analyzer: an, keys: cfg.Keys, log: cfg.Logger, maxBody: maxBody, timeout: timeout, graphiql: webui.GraphiQLHandler()}, nil
+	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, log: cfg.Logger, maxBody: maxBody, timeout: timeout, graphiql: webui.GraphiQLHandler()}, nil
 }
 
 // Error codes of the router's own errors (extensions.code).
@@ -186,11 +184,9 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// arms a timer per subgraph call.
 	ctx, cancel := context.WithTimeout(trust.WithIdentity(r.Context(), id), rt.timeout)
 	defer cancel()
-	op := graphql.Request{Query: req.Query, OperationName: req.OperationName, Variables: req.Variables}
 	var buf bytes.Buffer
-	rw := graphql.NewEngineResultWriterFromBuffer(&buf)
-	caller := engine.WithAdditionalHttpHeaders(http.Header{CallerHeader: {id.Digest()}})
-	if err := rt.engine.Execute(ctx, &op, &rw, caller); err != nil {
+	caller := http.Header{CallerHeader: {id.Digest()}}
+	if err := rt.exec.Execute(ctx, req.Query, req.OperationName, req.Variables, caller, &buf); err != nil {
 		// The engine returns request errors (validation, variables) as a Go
 		// error and writes nothing.
 		writeErrors(w, http.StatusBadRequest, engineErrors(err)...)

@@ -1,0 +1,197 @@
+package router
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/wundergraph/astjson"
+	nodev1 "github.com/wundergraph/cosmo/router/gen/proto/wg/cosmo/node/v1"
+	"github.com/wundergraph/graphql-go-tools/execution/engine"
+	"github.com/wundergraph/graphql-go-tools/v2/pkg/ast"
+	"github.com/wundergraph/graphql-go-tools/v2/pkg/astnormalization"
+	"github.com/wundergraph/graphql-go-tools/v2/pkg/astparser"
+	"github.com/wundergraph/graphql-go-tools/v2/pkg/astprinter"
+	"github.com/wundergraph/graphql-go-tools/v2/pkg/astvalidation"
+	"github.com/wundergraph/graphql-go-tools/v2/pkg/engine/datasource/introspection_datasource"
+	"github.com/wundergraph/graphql-go-tools/v2/pkg/engine/plan"
+	"github.com/wundergraph/graphql-go-tools/v2/pkg/engine/postprocess"
+	"github.com/wundergraph/graphql-go-tools/v2/pkg/engine/resolve"
+	"github.com/wundergraph/graphql-go-tools/v2/pkg/operationreport"
+	"github.com/wundergraph/graphql-go-tools/v2/pkg/pool"
+	"github.com/wundergraph/graphql-go-tools/v2/pkg/variablesvalidation"
+)
+
+// executor runs operations on graphql-go-tools' planner and resolver, the steps
+// of engine.ExecutionEngine.Execute, but with what each request needs (parser,
+// document, normalizers, validators) taken from a pool instead of built anew:
+// building them was most of the router's cost and allocations.
+type executor struct {
+	schema   *ast.Document
+	config   plan.Configuration
+	resolver *resolve.Resolver
+	plans    *lru.Cache[uint64, plan.Plan]
+	kits     sync.Pool // *kit
+}
+
+// kit is one request's reusable working set.
+type kit struct {
+	parser         *astparser.Parser
+	doc            *ast.Document
+	named, anon    *astnormalization.OperationNormalizer
+	extract        *astnormalization.OperationNormalizer
+	validator      *astvalidation.OperationValidator
+	variablesCheck *variablesvalidation.VariablesValidator
+}
+
+func newExecutor(ctx context.Context, ec engine.Configuration, rc *nodev1.RouterConfig, opts resolve.ResolverOptions) (*executor, error) {
+	schema := ec.Schema().Document()
+	cfg := plan.Configuration{
+		DefaultFlushIntervalMillis: engine.DefaultFlushIntervalInMilliseconds,
+		DataSources:                ec.DataSources(),
+		Fields:                     ec.FieldConfigurations(),
+	}
+	for _, tc := range rc.GetEngineConfig().GetTypeConfigurations() {
+		cfg.Types = append(cfg.Types, plan.TypeConfiguration{TypeName: tc.TypeName, RenameTo: tc.RenameTo})
+	}
+	intro, err := introspection_datasource.NewIntrospectionConfigFactory(schema)
+	if err != nil {
+		return nil, fmt.Errorf("introspection: %w", err)
+	}
+	cfg.DataSources = append(cfg.DataSources, intro.BuildDataSourceConfigurations()...)
+	cfg.Fields = append(cfg.Fields, intro.BuildFieldConfigurations()...)
+	plans, _ := lru.New[uint64, plan.Plan](1024)
+	x := &executor{schema: schema, config: cfg, resolver: resolve.New(ctx, opts), plans: plans}
+	prevalidation := astnormalization.WithPrevalidationRules(
+		astvalidation.DeferStreamOnValidOperations(),
+		astvalidation.DeferStreamHaveUniqueLabels(),
+		astvalidation.DirectivesAreInValidLocations(),
+		astvalidation.StreamAppliedToListFieldsOnly(),
+	)
+	base := []astnormalization.Option{
+		astnormalization.WithRemoveFragmentDefinitions(),
+		astnormalization.WithRemoveUnusedVariables(),
+		astnormalization.WithInlineFragmentSpreads(),
+		astnormalization.WithEnableDefer(),
+		prevalidation,
+	}
+	x.kits.New = func() any {
+		return &kit{
+			parser:         astparser.NewParser(),
+			doc:            ast.NewSmallDocument(),
+			named:          astnormalization.NewWithOpts(append(base, astnormalization.WithRemoveNotMatchingOperationDefinitions())...),
+			anon:           astnormalization.NewWithOpts(base...),
+			extract:        astnormalization.NewWithOpts(astnormalization.WithExtractVariables()),
+			validator:      astvalidation.DefaultOperationValidator(),
+			variablesCheck: variablesvalidation.NewVariablesValidator(variablesvalidation.VariablesValidatorOptions{}),
+		}
+	}
+	// Fail at start-up, not on the first request, if planning is misconfigured.
+	if _, err := plan.NewPlanner(cfg); err != nil {
+		return nil, fmt.Errorf("planner: %w", err)
+	}
+	return x, nil
+}
+
+// Execute runs one operation and writes its response. Request errors (parse,
+// validation, variables) come back as an error and nothing is written.
+func (x *executor) Execute(ctx context.Context, query, operationName string, variables []byte, header http.Header, w io.Writer) error {
+	k := x.kits.Get().(*kit)
+	defer x.kits.Put(k)
+	k.doc.Reset()
+	vars, remap, err := x.prepare(k, k.doc, query, operationName, variables)
+	if err != nil {
+		return err
+	}
+	p, err := x.plan(k, k.doc, query, operationName, variables)
+	if err != nil {
+		return err
+	}
+	rctx := resolve.NewContext(ctx)
+	if len(vars) != 0 {
+		rctx.Variables = astjson.MustParseBytes(vars)
+	}
+	rctx.Request = resolve.Request{Header: header}
+	rctx.RemapVariables = remap
+	switch pl := p.(type) {
+	case *plan.SynchronousResponsePlan:
+		_, err := x.resolver.ResolveGraphQLResponse(rctx, pl.Response, nil, w)
+		return err
+	default:
+		return fmt.Errorf("operations of this kind are not supported (%T)", p)
+	}
+}
+
+// prepare parses, normalizes and validates an operation into doc, and returns
+// its variables (with those extracted from inline arguments) and their remap.
+func (x *executor) prepare(k *kit, doc *ast.Document, query, operationName string, variables []byte) ([]byte, map[string]string, error) {
+	doc.Input.ResetInputString(query)
+	var report operationreport.Report
+	k.parser.Parse(doc, &report)
+	if report.HasErrors() {
+		return nil, nil, report
+	}
+	doc.Input.Variables = variables
+	if operationName != "" {
+		k.named.NormalizeNamedOperation(doc, x.schema, []byte(operationName), &report)
+	} else {
+		k.anon.NormalizeOperation(doc, x.schema, &report)
+	}
+	if report.HasErrors() {
+		return nil, nil, report
+	}
+	k.validator.Validate(doc, x.schema, &report)
+	if report.HasErrors() {
+		return nil, nil, report
+	}
+	k.extract.NormalizeOperation(doc, x.schema, &report)
+	if report.HasErrors() {
+		return nil, nil, report
+	}
+	remap := astnormalization.NewVariablesMapper().NormalizeOperation(doc, x.schema, &report)
+	if report.HasErrors() {
+		return nil, nil, report
+	}
+	vars := doc.Input.Variables
+	if len(vars) > 0 && vars[0] == '{' {
+		if err := k.variablesCheck.ValidateWithRemap(doc, x.schema, vars, remap); err != nil {
+			return nil, nil, err
+		}
+	}
+	return vars, remap, nil
+}
+
+// plan returns the cached plan of a normalized operation, planning it once. A
+// plan keeps pointers into the document it was made from, so it is made from a
+// document of its own, never from a pooled one that the next request reuses.
+func (x *executor) plan(k *kit, doc *ast.Document, query, operationName string, variables []byte) (plan.Plan, error) {
+	h := pool.Hash64.Get()
+	h.Reset()
+	defer pool.Hash64.Put(h)
+	if err := astprinter.Print(doc, h); err != nil {
+		return nil, err
+	}
+	key := h.Sum64()
+	if p, ok := x.plans.Get(key); ok {
+		return p, nil
+	}
+	own := ast.NewSmallDocument()
+	if _, _, err := x.prepare(k, own, query, operationName, variables); err != nil {
+		return nil, err
+	}
+	planner, err := plan.NewPlanner(x.config)
+	if err != nil {
+		return nil, err
+	}
+	var report operationreport.Report
+	p := planner.Plan(own, x.schema, operationName, &report)
+	if report.HasErrors() {
+		return nil, report
+	}
+	postprocess.NewProcessor().Process(p)
+	x.plans.Add(key, p)
+	return p, nil
+}
