@@ -156,6 +156,7 @@ func TestPlatform(t *testing.T) {
 			t.Run("RESTSearch", f.testRESTSearch)
 			t.Run("RESTGetCigarAndProducts", f.testRESTGet)
 			t.Run("RESTResolve", f.testRESTResolve)
+			t.Run("RESTAndGraphQLGiveTheSameData", f.testSameData)
 		})
 	}
 }
@@ -678,3 +679,35 @@ func (f *fixture) testRESTResolve(t *testing.T) {
 		}
 	}
 }
+
+// testSameData compares what REST and GraphQL say of the same cigars and products,
+// field by field.
+func (f *fixture) testSameData(t *testing.T) {
+	const leaf = `region type shade year label`
+	const cigar = `id name origin wrapper { ` + leaf + ` } binder { ` + leaf + ` } filler { ` + leaf + ` } brand { id name }`
+	d := f.mustData(t, `{ searchCigars(query: "robusto", first: 30) { edges { node { `+cigar+` } } } }`, nil)
+	_, rest := f.rest(t, "/v1/cigars/search?q=robusto&limit=30")
+	var gql []any
+	for _, e := range at(d, "searchCigars", "edges").([]any) {
+		gql = append(gql, at(e, "node"))
+	}
+	if a, b := toJSON(gql), toJSON(rest["data"]); a != b {
+		t.Fatalf("search differs:\nGraphQL %s\nREST    %s", a, b)
+	}
+	id := at(gql[0], "id").(string)
+	d = f.mustData(t, `query($id: ID!) { cigar(id: $id) { `+cigar+` } }`, map[string]any{"id": id})
+	if _, rest := f.rest(t, "/v1/cigars/"+id); toJSON(d["cigar"]) != toJSON(rest["data"]) {
+		t.Fatalf("cigar differs:\nGraphQL %s\nREST    %s", toJSON(d["cigar"]), toJSON(rest["data"]))
+	}
+	d = f.mustData(t, `{ products(first: 3) { edges { node { id gtin name kind synthetic contents { quantity cigar { `+cigar+` } } } } } }`, nil)
+	for _, e := range at(d, "products", "edges").([]any) {
+		p := at(e, "node")
+		for _, path := range []string{"/v1/products/" + at(p, "id").(string), "/v1/products/barcode/" + at(p, "gtin").(string)} {
+			if _, rest := f.rest(t, path); toJSON(p) != toJSON(rest["data"]) {
+				t.Fatalf("%s differs:\nGraphQL %s\nREST    %s", path, toJSON(p), toJSON(rest["data"]))
+			}
+		}
+	}
+}
+
+func toJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
