@@ -44,9 +44,11 @@ const (
 type doc struct {
 	cigar *catalog.Cigar
 	brand *catalog.Brand
-	// nameWords are the word IDs of the cigar's name; brandWords of its brand's.
+	// nameWords are the word IDs of the cigar's name; brandWords of its brand's;
+	// aliasWords of each of the brand's aliases.
 	nameWords  []int32
 	brandWords []int32
+	aliasWords [][]int32
 }
 
 // posting is a document holding a word, with the fields it holds it in.
@@ -115,7 +117,7 @@ func Build(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index {
 		d := doc{cigar: c, brand: b}
 		d.brandWords = add(fieldBrand, b.Name)
 		for _, a := range b.Aliases {
-			add(fieldBrand, a)
+			d.aliasWords = append(d.aliasWords, add(fieldBrand, a))
 		}
 		d.nameWords = add(fieldName, c.Name)
 		for _, comps := range [][]catalog.Component{c.Wrapper, c.Binder, c.Filler} {
@@ -530,20 +532,18 @@ func (ix *Index) run(text, brandID string, m mode) []Hit {
 			points += brandBonus
 		}
 		hits = append(hits, Hit{Cigar: d.cigar, Brand: d.brand, Score: points, matchedAll: int(sc.matched[di]) == len(words),
-			unmatchedDistinct: distinct, brandNamed: brandAll || ix.aliasNamed(d.brand, sc)})
+			unmatchedDistinct: distinct, brandNamed: brandAll || aliasNamed(d, sc)})
 	}
 	return hits
 }
 
 // aliasNamed reports whether the query matched every word of one of the brand's
 // aliases ("RyJ", "H Upmann").
-func (ix *Index) aliasNamed(b *catalog.Brand, sc *scratch) bool {
-	for _, a := range b.Aliases {
-		ws := Words(a)
+func aliasNamed(d *doc, sc *scratch) bool {
+	for _, ws := range d.aliasWords {
 		all := len(ws) > 0
 		for _, w := range ws {
-			id, ok := ix.wordID[w]
-			if !ok || !sc.brandHit[id] {
+			if !sc.brandHit[w] {
 				all = false
 				break
 			}
