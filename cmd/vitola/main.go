@@ -41,6 +41,7 @@ Commands:
   migrate   create or upgrade every store's schema, then exit
   import    import catalog FILE: load cigars from JSON Lines (- for stdin);
             all or nothing
+  users     users create --email E --password P|- --display-name N: an account
 
 Run 'vitola <command> -h' for a command's flags. Every flag also reads an
 environment variable, named in its help; a flag given wins over the variable.
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "import":
 		return runImport(ctx, rest, getenv, stdin, stdout, stderr)
+	case "users":
+		return runUsers(ctx, rest, getenv, stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

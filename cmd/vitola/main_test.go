@@ -391,3 +391,31 @@ func TestImportCatalogIsSearchableWithinASecond(t *testing.T) {
 		t.Fatal("a line of a rejected file was imported")
 	}
 }
+
+func TestUsersCreate(t *testing.T) {
+	data := t.TempDir()
+	id, err := admin(t, "users", "create", "--data", data, "--email", "Ben@Example.com", "--password", "a long passphrase", "--display-name", "Ben", "--first-name", "Ben")
+	if err != nil || !strings.HasPrefix(id, "usr_") {
+		t.Fatalf("users create: %q, %v", id, err)
+	}
+	if _, err := admin(t, "users", "create", "--data", data, "--email", "ben@example.com", "--password", "another passphrase", "--display-name", "Ben 2"); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("duplicate email: %v", err)
+	}
+	// The password can come from standard input.
+	var stdout, stderr bytes.Buffer
+	err = run(context.Background(), []string{"vitola", "users", "create", "--data", data, "--email", "cy@example.com", "--password", "-", "--display-name", "Cy"},
+		noEnv, strings.NewReader("piped passphrase\n"), &stdout, &stderr)
+	if err != nil || !strings.Contains(stdout.String(), "usr_") {
+		t.Fatalf("password from stdin: %v %q", err, stdout.String())
+	}
+	for _, args := range [][]string{
+		{"users", "create", "--data", data, "--email", "x@example.com", "--password", "short", "--display-name", "X"},
+		{"users", "create", "--data", data, "--email", "not-an-email", "--password", "a long passphrase", "--display-name", "X"},
+		{"users", "create", "--data", data, "--email", "x@example.com"},
+		{"users", "delete"},
+	} {
+		if _, err := admin(t, args...); err == nil {
+			t.Errorf("vitola %v succeeded", args)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/vitolahq/vitola/sqldb"
@@ -57,8 +58,17 @@ type row struct {
 }
 
 func (s *Store) User(ctx context.Context, id string) (*users.User, error) {
+	return s.user(ctx, `SELECT * FROM users WHERE id = ?`, id)
+}
+
+// UserByEmail finds an account by its (lower-cased) email.
+func (s *Store) UserByEmail(ctx context.Context, email string) (*users.User, error) {
+	return s.user(ctx, `SELECT * FROM users WHERE email = ?`, strings.ToLower(email))
+}
+
+func (s *Store) user(ctx context.Context, q string, arg any) (*users.User, error) {
 	var r row
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT * FROM users WHERE id = ?`), id)
+	err := s.db.GetContext(ctx, &r, s.db.Rebind(q), arg)
 	if sqldb.IsNoRows(err) {
 		return nil, users.ErrNotFound
 	}
@@ -73,6 +83,23 @@ func (r row) toUser() users.User {
 	return users.User{ID: r.ID, Email: r.Email, PasswordHash: r.PasswordHash, DisplayName: r.DisplayName,
 		FirstName: r.FirstName, LastName: r.LastName, ImageURL: r.ImageURL, CoverURL: r.CoverURL,
 		Website: r.Website, Bio: r.Bio, Private: r.Private, CreatedAt: r.CreatedAt.UTC()}
+}
+
+// CreateUser inserts a new account; the email's unique index decides races.
+func (s *Store) CreateUser(ctx context.Context, u *users.User) error {
+	if _, err := s.UserByEmail(ctx, u.Email); err == nil {
+		return users.ErrEmailTaken
+	}
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO users (id, email, password_hash, display_name, first_name, last_name, image_url, cover_url, website, bio, private, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		u.ID, u.Email, u.PasswordHash, u.DisplayName, u.FirstName, u.LastName, u.ImageURL, u.CoverURL, u.Website, u.Bio, u.Private, u.CreatedAt.UTC())
+	if err != nil {
+		if _, lookErr := s.UserByEmail(ctx, u.Email); lookErr == nil {
+			return users.ErrEmailTaken // lost a race for the same email
+		}
+		return fmt.Errorf("create user: %w", err)
+	}
+	return nil
 }
 
 func (s *Store) UpsertUser(ctx context.Context, u *users.User) error {
