@@ -42,6 +42,8 @@ Commands:
   import    import catalog FILE: load cigars from JSON Lines (- for stdin);
             all or nothing
   users     users create --email E --password P|- --display-name N: an account
+  oauth     oauth clients create --name N --redirect-uri URI [--public],
+            oauth token --user EMAIL --client ID --scope "…", oauth keys rotate
 
 Run 'vitola <command> -h' for a command's flags. Every flag also reads an
 environment variable, named in its help; a flag given wins over the variable.
@@ -64,6 +66,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runImport(ctx, rest, getenv, stdin, stdout, stderr)
 	case "users":
 		return runUsers(ctx, rest, getenv, stdin, stdout, stderr)
+	case "oauth":
+		return runOAuth(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -130,11 +130,14 @@ func TestKeysAndTokens(t *testing.T) {
 		idTok.Header["kid"] = ks[0].KID // typ JWT: an ID token is no access token
 		idTokStr, _ := idTok.SignedString(ks[0].Private)
 		for name, check := range map[string]func() error{
-			"expired":      func() error { _, err := expired.Verify(tok); return err },
-			"other issuer": func() error { _, err := (oauth.Verifier{Issuer: "https://evil.example", Keys: ks.PublicKeys()}).Verify(tok); return err },
-			"unknown key":  func() error { _, err := (oauth.Verifier{Issuer: issuer, Keys: nil}).Verify(tok); return err },
-			"tampered":     func() error { _, err := v.Verify(tok[:len(tok)-4] + "AAAA"); return err },
-			"not at+jwt":   func() error { _, err := v.Verify(idTokStr); return err },
+			"expired": func() error { _, err := expired.Verify(tok); return err },
+			"other issuer": func() error {
+				_, err := (oauth.Verifier{Issuer: "https://evil.example", Keys: ks.PublicKeys()}).Verify(tok)
+				return err
+			},
+			"unknown key": func() error { _, err := (oauth.Verifier{Issuer: issuer, Keys: nil}).Verify(tok); return err },
+			"tampered":    func() error { _, err := v.Verify(tok[:len(tok)-4] + "AAAA"); return err },
+			"not at+jwt":  func() error { _, err := v.Verify(idTokStr); return err },
 		} {
 			if err := check(); !errors.Is(err, oauth.ErrBadToken) {
 				t.Errorf("%s: %v", name, err)

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/vitolahq/vitola/subgraphs/users"
+	"github.com/vitolahq/vitola/subgraphs/users/oauth"
+	userssql "github.com/vitolahq/vitola/subgraphs/users/sqlstore"
+)
+
+// runOAuth administers the authorization server:
+//
+//	vitola oauth clients create --name N --redirect-uri URI [--redirect-uri …] [--public]
+//	vitola oauth token --user EMAIL --client CLIENT_ID --scope "profile:read email:read"
+//	vitola oauth keys rotate
+func runOAuth(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("oauth: want `clients create`, `token` or `keys rotate`")
+	}
+	var sub string
+	switch {
+	case len(args) >= 2 && args[0] == "clients" && args[1] == "create":
+		sub, args = "clients create", args[2:]
+	case len(args) >= 2 && args[0] == "keys" && args[1] == "rotate":
+		sub, args = "keys rotate", args[2:]
+	case args[0] == "token":
+		sub, args = "token", args[1:]
+	default:
+		return fmt.Errorf("oauth: unknown command %q (want `clients create`, `token` or `keys rotate`)", strings.Join(args, " "))
+	}
+	fs := newFlagSet("oauth "+sub, stderr)
+	var store storeSettings
+	store.register(fs, getenv)
+	publicURL := registerPublicURL(fs, getenv)
+	var name, user, client, scope string
+	var redirects stringList
+	var public bool
+	switch sub {
+	case "clients create":
+		fs.StringVar(&name, "name", "", "the application's name (required)")
+		fs.Var(&redirects, "redirect-uri", "an exact redirect URI, repeatable (required)")
+		fs.BoolVar(&public, "public", false, "a public client (no secret; PKCE only), such as a mobile or browser app")
+	case "token":
+		fs.StringVar(&user, "user", "", "the user's email (required)")
+		fs.StringVar(&client, "client", "", "the client ID the token is for (required)")
+		fs.StringVar(&scope, "scope", "", "space-separated scopes (required)")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("oauth %s: unexpected argument %q", sub, fs.Arg(0))
+	}
+	switch {
+	case sub == "clients create" && (name == "" || len(redirects) == 0):
+		return errors.New("oauth clients create: --name and at least one --redirect-uri are required")
+	case sub == "token" && (user == "" || client == "" || scope == ""):
+		return errors.New("oauth token: --user, --client and --scope are required")
+	}
+	st, err := userssql.Open(ctx, store.config())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	now := time.Now()
+
+	switch sub {
+	case "clients create":
+		c, secret, err := oauth.NewClient(name, redirects, public, now)
+		if err != nil {
+			return fmt.Errorf("oauth clients create: %w", err)
+		}
+		if err := st.CreateClient(ctx, c); err != nil {
+			return err
+		}
+		if public {
+			fmt.Fprintf(stdout, "Created public client %q. Its ID:\n%s\n", c.Name, c.ID)
+			return nil
+		}
+		fmt.Fprintf(stdout, "Created confidential client %q. Its ID and secret (the secret is shown only now):\n%s %s\n", c.Name, c.ID, secret)
+	case "token":
+		scopes, err := oauth.ParseScope(scope)
+		if err != nil {
+			return fmt.Errorf("oauth token: %w", err)
+		}
+		u, err := st.UserByEmail(ctx, user)
+		if errors.Is(err, users.ErrNotFound) {
+			return fmt.Errorf("oauth token: no user with email %q", user)
+		} else if err != nil {
+			return err
+		}
+		if _, err := st.Client(ctx, client); errors.Is(err, oauth.ErrNotFound) {
+			return fmt.Errorf("oauth token: no client %q", client)
+		} else if err != nil {
+			return err
+		}
+		keys, err := oauth.LiveKeys(ctx, st, now)
+		if err != nil {
+			return err
+		}
+		tok, _, err := keys.Sign(*publicURL, u.ID, client, scopes, now)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Access token for %s (%s), valid %s:\n%s\n", u.Email, strings.Join(scopes, " "), oauth.AccessTokenTTL, tok)
+	case "keys rotate":
+		k, err := oauth.Rotate(ctx, st, now)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "New signing key; the others keep verifying for %s:\n%s\n", oauth.AccessTokenTTL, k.KID)
+	}
+	return nil
+}
+
+// registerPublicURL declares --public-url: the address clients reach the API at,
+// the OAuth issuer and audience.
+func registerPublicURL(fs interface {
+	StringVar(p *string, name, value, usage string)
+}, getenv func(string) string) *string {
+	var s string
+	fs.StringVar(&s, "public-url", envOr(getenv, "VITOLA_PUBLIC_URL", "http://127.0.0.1:8080"), "the public base URL of the API: the OAuth issuer and token audience (env VITOLA_PUBLIC_URL)")
+	return &s
+}
