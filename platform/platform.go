@@ -38,6 +38,8 @@ type Options struct {
 	RedisPrefix string
 	InternalKey []byte
 	Demo        bool
+	// PublicURL is the API's public base URL: the OAuth issuer.
+	PublicURL string
 	// DemoKeyOut receives the demo developer key the first time it is made.
 	DemoKeyOut io.Writer
 	Limits     limits.Config
@@ -136,13 +138,16 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 		transport = o.WrapSubgraphTransport(transport)
 	}
 	client := &http.Client{Transport: &trust.Transport{Base: transport, Issuer: routerIssuer}}
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Limits: o.Limits, Logger: log})
+	shimClient := &http.Client{Transport: &trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: shimIssuer}}
+	usersClient := &subgraph.Client{HTTP: shimClient, URL: urls[schema.Users]}
+	tokens := access.NewTokens(o.PublicURL, restshim.FetchJWKS(usersClient))
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Limits: o.Limits, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	shimClient := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: shimIssuer}}
 	p.API = restshim.NewServer(restshim.Deps{
-		GraphQL: rt, Keys: keys, Catalog: &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
+		GraphQL: rt, Keys: keys, Tokens: tokens, Users: usersClient,
+		Catalog: &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
 		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
 	})
 	p.Payments = restshim.NewPaymentsServer(restshim.Deps{Checks: edgeChecks, Logger: log})

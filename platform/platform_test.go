@@ -35,8 +35,11 @@ type fixture struct {
 	srv           *httptest.Server
 	p             *platform.Platform
 	key           string
+	cfg           sqldb.Config
 	subgraphCalls atomic.Int64
 }
+
+const publicURL = "https://vitola.test"
 
 type countingTransport struct {
 	base http.RoundTripper
@@ -50,9 +53,9 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func open(t *testing.T, cfg sqldb.Config) *fixture {
 	t.Helper()
-	f := &fixture{}
+	f := &fixture{cfg: cfg}
 	p, err := platform.Open(context.Background(), platform.Options{
-		Store: cfg, InternalKey: internalKey, Demo: true, Logger: zerolog.New(os.Stderr).Level(zerolog.ErrorLevel),
+		Store: cfg, InternalKey: internalKey, Demo: true, PublicURL: publicURL, Logger: zerolog.New(os.Stderr).Level(zerolog.ErrorLevel),
 		WrapSubgraphTransport: func(rt http.RoundTripper) http.RoundTripper {
 			return countingTransport{base: rt, n: &f.subgraphCalls}
 		},
@@ -157,6 +160,7 @@ func TestPlatform(t *testing.T) {
 			t.Run("RESTGetCigarAndProducts", f.testRESTGet)
 			t.Run("RESTResolve", f.testRESTResolve)
 			t.Run("RESTAndGraphQLGiveTheSameData", f.testSameData)
+			t.Run("ConnectedUser", f.testConnectedUser)
 		})
 	}
 }

@@ -9,19 +9,26 @@ import (
 
 	restshim "github.com/vitolahq/vitola/rest-shim"
 	cataloggraph "github.com/vitolahq/vitola/subgraphs/catalog/graph"
+	"github.com/vitolahq/vitola/subgraphs/subgraph"
+	usersgraph "github.com/vitolahq/vitola/subgraphs/users/graph"
 )
 
-// TestCatalogOperationsAreValid checks every internal operation the shim sends
-// against the catalog subgraph's own schema.
-func TestCatalogOperationsAreValid(t *testing.T) {
-	schema := cataloggraph.NewExecutableSchema(cataloggraph.Config{Resolvers: &cataloggraph.Resolver{}}).Schema()
-	for _, op := range restshim.CatalogOperations {
+// TestOperationsAreValid checks every internal operation the shim sends against
+// its subgraph's own schema.
+func TestOperationsAreValid(t *testing.T) {
+	check(t, cataloggraph.NewExecutableSchema(cataloggraph.Config{Resolvers: &cataloggraph.Resolver{}}).Schema(), restshim.CatalogOperations)
+	check(t, usersgraph.NewExecutableSchema(usersgraph.Config{Resolvers: &usersgraph.Resolver{}}).Schema(), restshim.UserOperations)
+}
+
+func check(t *testing.T, schema *ast.Schema, ops []*subgraph.Operation) {
+	t.Helper()
+	for _, op := range ops {
 		doc, err := parser.ParseQuery(&ast.Source{Input: op.Query})
 		if err != nil {
 			t.Fatalf("%s: %v", op.Name, err)
 		}
 		if errs := validator.Validate(schema, doc); len(errs) > 0 {
-			t.Errorf("%s is invalid against the catalog schema: %v", op.Name, errs)
+			t.Errorf("%s is invalid against its subgraph's schema: %v", op.Name, errs)
 		}
 	}
 }

@@ -20,6 +20,8 @@ func addRoutes(mux *http.ServeMux, d Deps) {
 	mux.Handle("POST /v1/cigars/resolve", key(handleResolveCigar(d.Catalog, d.Logger)))
 	mux.Handle("GET /v1/cigars/{id}", key(getOne(d.Catalog, d.Logger, opCigar, "cigar", "id", "id", "cigar_not_found", "cigar")))
 	mux.Handle("GET /v1/products/barcode/{barcode}", key(getOne(d.Catalog, d.Logger, opProductByBarcode, "productByBarcode", "barcode", "code", "product_not_found", "published product")))
+	mux.Handle("GET /v1/me", key(handleMe(d.Tokens, d.Users, d.Logger)))
+	mux.Handle("GET /.well-known/jwks.json", handleJWKS(d.Users, d.Logger))
 	mux.Handle("GET /v1/products/{id}", key(getOne(d.Catalog, d.Logger, opProduct, "product", "id", "id", "product_not_found", "published product")))
 	mux.Handle("/", handleNotFound())
 }

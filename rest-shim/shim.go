@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
 
@@ -24,8 +25,11 @@ type Deps struct {
 	GraphQL http.Handler
 	// Keys checks developer keys.
 	Keys KeyChecker
-	// Catalog calls the catalog subgraph.
+	// Catalog and Users call those subgraphs.
 	Catalog *subgraph.Client
+	Users   *subgraph.Client
+	// Tokens verifies OAuth access tokens.
+	Tokens *access.Tokens
 	// OpenAPI is the document /docs renders.
 	OpenAPI []byte
 	// Checks are what /health reports.

@@ -38,6 +38,8 @@ type Config struct {
 	// router bounds each operation itself (Timeout): leave the client's unset.
 	Client *http.Client
 	Keys   KeyChecker
+	// Tokens verifies OAuth access tokens (nil: bearer tokens are refused).
+	Tokens *access.Tokens
 	Limits limits.Config
 	Logger zerolog.Logger
 	// MaxBodyBytes bounds a request body (default 1 MiB).
@@ -51,6 +53,7 @@ type Router struct {
 	exec     *executor
 	analyzer *limits.Analyzer
 	keys     KeyChecker
+	tokens   *access.Tokens
 	log      zerolog.Logger
 	maxBody  int64
 	timeout  time.Duration
@@ -91,7 +94,7 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, log: cfg.Logger, maxBody: maxBody, timeout: timeout, graphiql: webui.GraphiQLHandler()}, nil
+	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, log: cfg.Logger, maxBody: maxBody, timeout: timeout, graphiql: webui.GraphiQLHandler()}, nil
 }
 
 // Error codes of the router's own errors (extensions.code).
@@ -180,6 +183,21 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	id := trust.Identity{KeyID: key.ID, Entitlements: key.Entitlements}
+	// A connected user's access token adds the user and its scopes; without one
+	// the operation runs anonymously and connected-user fields answer null.
+	if authz := r.Header.Get("Authorization"); authz != "" {
+		if rt.tokens == nil {
+			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "this server does not accept OAuth access tokens"))
+			return
+		}
+		claims, err := rt.tokens.Authenticate(r.Context(), authz)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "the access token is invalid or expired: get a new one"))
+			return
+		}
+		id.UserID, id.Scopes = claims.Subject, claims.Scopes()
+	}
 	// One deadline for the whole operation: cheaper than a client timeout, which
 	// arms a timer per subgraph call.
 	ctx, cancel := context.WithTimeout(trust.WithIdentity(r.Context(), id), rt.timeout)

@@ -22,6 +22,8 @@ import (
 	"github.com/vitolahq/vitola/platform"
 	"github.com/vitolahq/vitola/sqldb"
 	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
+	"github.com/vitolahq/vitola/subgraphs/users/oauth"
+	userssql "github.com/vitolahq/vitola/subgraphs/users/sqlstore"
 	"github.com/vitolahq/vitola/trust"
 )
 
@@ -413,6 +415,52 @@ func TestUsersCreate(t *testing.T) {
 		{"users", "create", "--data", data, "--email", "not-an-email", "--password", "a long passphrase", "--display-name", "X"},
 		{"users", "create", "--data", data, "--email", "x@example.com"},
 		{"users", "delete"},
+	} {
+		if _, err := admin(t, args...); err == nil {
+			t.Errorf("vitola %v succeeded", args)
+		}
+	}
+}
+
+func TestOAuthCommands(t *testing.T) {
+	data := t.TempDir()
+	if _, err := admin(t, "users", "create", "--data", data, "--email", "eve@example.com", "--password", "a long passphrase", "--display-name", "Eve"); err != nil {
+		t.Fatal(err)
+	}
+	line, err := admin(t, "oauth", "clients", "create", "--data", data, "--name", "App", "--redirect-uri", "https://app.example/cb")
+	idAndSecret := strings.Fields(line)
+	if err != nil || len(idAndSecret) != 2 || !strings.HasPrefix(idAndSecret[0], "cli_") || !strings.HasPrefix(idAndSecret[1], "cs_") {
+		t.Fatalf("confidential client: %q, %v", line, err)
+	}
+	pub, err := admin(t, "oauth", "clients", "create", "--data", data, "--name", "CLI", "--redirect-uri", "http://127.0.0.1:9000/cb", "--public")
+	if err != nil || !strings.HasPrefix(pub, "cli_") || strings.Contains(pub, " ") {
+		t.Fatalf("public client: %q, %v", pub, err)
+	}
+	tok, err := admin(t, "oauth", "token", "--data", data, "--public-url", "https://api.example", "--user", "EVE@example.com", "--client", pub, "--scope", "profile:read email:read")
+	if err != nil || strings.Count(tok, ".") != 2 {
+		t.Fatalf("oauth token: %q, %v", tok, err)
+	}
+	st, err := userssql.Open(context.Background(), sqldb.Config{DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	keys, _ := oauth.LiveKeys(context.Background(), st, time.Now())
+	claims, err := oauth.Verifier{Issuer: "https://api.example", Keys: keys.PublicKeys()}.Verify(tok)
+	if err != nil || claims.ClientID != pub || claims.Scope != "profile:read email:read" || !strings.HasPrefix(claims.Subject, "usr_") {
+		t.Fatalf("minted token: %+v, %v", claims, err)
+	}
+	kid, err := admin(t, "oauth", "keys", "rotate", "--data", data)
+	if err != nil || !strings.HasPrefix(kid, "sk_") {
+		t.Fatalf("keys rotate: %q, %v", kid, err)
+	}
+	for _, args := range [][]string{
+		{"oauth", "token", "--data", data, "--user", "nobody@example.com", "--client", pub, "--scope", "profile:read"},
+		{"oauth", "token", "--data", data, "--user", "eve@example.com", "--client", "cli_0000000000000000", "--scope", "profile:read"},
+		{"oauth", "token", "--data", data, "--user", "eve@example.com", "--client", pub, "--scope", "root:all"},
+		{"oauth", "clients", "create", "--data", data, "--name", "Bad", "--redirect-uri", "http://app.example/cb"},
+		{"oauth", "clients", "create", "--data", data, "--name", "NoRedirect"},
+		{"oauth", "frobnicate"},
 	} {
 		if _, err := admin(t, args...); err == nil {
 			t.Errorf("vitola %v succeeded", args)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/logging"
 	"github.com/vitolahq/vitola/platform"
 	restshim "github.com/vitolahq/vitola/rest-shim"
@@ -33,6 +34,7 @@ var components = []string{"router", "shim", schema.Catalog, schema.Users, schema
 
 type serveSettings struct {
 	store        storeSettings
+	PublicURL    *string
 	Addr         string
 	PaymentsAddr string
 	RedisURL     string
@@ -73,6 +75,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 // environment variable.
 func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	s.store.register(fs, getenv)
+	s.PublicURL = registerPublicURL(fs, getenv)
 	fs.StringVar(&s.Addr, "addr", envOr(getenv, "VITOLA_ADDR", "127.0.0.1:8080"), "address of the public API: /graphql, REST, /health, /docs (env VITOLA_ADDR); with --component, that component's address")
 	fs.StringVar(&s.PaymentsAddr, "payments-addr", envOr(getenv, "VITOLA_PAYMENTS_ADDR", "127.0.0.1:8081"), "address of the payments origin (env VITOLA_PAYMENTS_ADDR)")
 	fs.StringVar(&s.RedisURL, "redis-url", envOr(getenv, "REDIS_URL", ""), "Redis URL (redis://…) for state shared by replicas; empty: in-process (env REDIS_URL)")
@@ -120,7 +123,7 @@ func serveAll(ctx context.Context, s *serveSettings, log zerolog.Logger, stdout 
 	}
 	p, err := platform.Open(ctx, platform.Options{
 		Store: s.store.config(), RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix, InternalKey: key,
-		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Logger: log,
+		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Logger: log, PublicURL: *s.PublicURL,
 	})
 	if err != nil {
 		return err
@@ -155,7 +158,11 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 	}
 	defer accessStore.Close()
 	client := &http.Client{Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer, Hosts: platform.SignedHosts(composed.Subgraphs)}}
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Limits: s.Limits, Logger: log})
+	var tokens *access.Tokens // access tokens need Vitola's users subgraph
+	if u, ok := s.SubgraphURLs[schema.Users]; ok && s.RouterConfig == "" {
+		tokens = access.NewTokens(*s.PublicURL, restshim.FetchJWKS(&subgraph.Client{HTTP: client, URL: u}))
+	}
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Limits: s.Limits, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -195,9 +202,10 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	for name, u := range s.SubgraphURLs {
 		checks = append(checks, restshim.Check{Name: name, Check: remoteHealth(strings.TrimSuffix(u, "/graphql") + "/health")})
 	}
-	catalogURL, ok := s.SubgraphURLs[schema.Catalog]
-	if !ok {
-		return fmt.Errorf("the shim needs the catalog's URL: --subgraph-url catalog=http://HOST:PORT/graphql")
+	catalogURL, okC := s.SubgraphURLs[schema.Catalog]
+	usersURL, okU := s.SubgraphURLs[schema.Users]
+	if !okC || !okU {
+		return fmt.Errorf("the shim needs the catalog's and the users subgraph's URLs: --subgraph-url catalog=http://HOST:PORT/graphql,users=http://HOST:PORT/graphql")
 	}
 	key, err := internalKey(s.InternalKey, s.store, false)
 	if err != nil {
@@ -205,8 +213,10 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	}
 	issuer, _ := trust.NewIssuer(key, "shim")
 	internal := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer}}
+	usersClient := &subgraph.Client{HTTP: internal, URL: usersURL}
 	api := restshim.NewServer(restshim.Deps{
 		GraphQL: proxy, Keys: keys, Catalog: &subgraph.Client{HTTP: internal, URL: catalogURL},
+		Users: usersClient, Tokens: access.NewTokens(*s.PublicURL, restshim.FetchJWKS(usersClient)),
 		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
 	})
 	payments := restshim.NewPaymentsServer(restshim.Deps{Checks: checks[:2], Logger: log})

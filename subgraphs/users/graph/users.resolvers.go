@@ -7,13 +7,47 @@ package graph
 
 import (
 	"context"
+	"time"
 
 	"github.com/vitolahq/vitola/subgraphs/users"
+	"github.com/vitolahq/vitola/subgraphs/users/oauth"
+	"github.com/vitolahq/vitola/trust"
 )
 
 // User is the resolver for the user field.
 func (r *queryResolver) User(ctx context.Context, id string) (*users.User, error) {
+	if caller, ok := trust.FromContext(ctx); ok && caller.UserID == id && caller.HasScope("profile:read") {
+		return r.ownUser(ctx, id)
+	}
 	return r.publicUser(ctx, id)
+}
+
+// Me is the resolver for the me field.
+func (r *queryResolver) Me(ctx context.Context) (*users.User, error) {
+	caller, err := r.connectedUser(ctx, "profile:read")
+	if err != nil {
+		return nil, err
+	}
+	return r.ownUser(ctx, caller.UserID)
+}
+
+// OauthJwks is the resolver for the oauthJWKS field.
+func (r *queryResolver) OauthJwks(ctx context.Context) (users.RawJSON, error) {
+	keys, err := oauth.LiveKeys(ctx, r.OAuth, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return users.RawJSON(keys.JWKS()), nil
+}
+
+// Email is the resolver for the email field.
+func (r *userResolver) Email(ctx context.Context, obj *users.User) (*string, error) {
+	// Only the user's own profile, and only with both scopes.
+	caller, ok := trust.FromContext(ctx)
+	if !ok || caller.UserID != obj.ID || !caller.HasScope("profile:read") || !caller.HasScope("email:read") || obj.Email == "" {
+		return nil, nil
+	}
+	return &obj.Email, nil
 }
 
 // CreatedAt is the resolver for the createdAt field.
