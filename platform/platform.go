@@ -112,7 +112,7 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 	}
 	prober := EntityProber(&trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: catalogIssuer}, urls)
 	for _, name := range schema.Subgraphs {
-		sg, err := OpenSubgraph(ctx, name, o.Store, SubgraphOptions{Demo: o.Demo, Prober: prober, Secret: o.InternalKey, Logger: log})
+		sg, err := OpenSubgraph(ctx, name, o.Store, SubgraphOptions{Demo: o.Demo, Prober: prober, Secret: o.InternalKey, PublicURL: o.PublicURL, Logger: log})
 		if err != nil {
 			return nil, err
 		}

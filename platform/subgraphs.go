@@ -46,6 +46,8 @@ type SubgraphOptions struct {
 	Prober cataloggraph.Prober
 	// Secret signs the catalog's search cursors (the internal key).
 	Secret []byte
+	// PublicURL is the API's public base URL: the OAuth issuer.
+	PublicURL string
 	Logger zerolog.Logger
 }
 
@@ -131,7 +133,7 @@ func openUsers(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subgr
 		st.Close()
 		return nil, false, err
 	}
-	return &Subgraph{GraphQL: usersgraph.NewHandler(st, st), Store: st}, seeded, nil
+	return &Subgraph{GraphQL: usersgraph.NewHandler(st, st, o.PublicURL), Store: st}, seeded, nil
 }
 
 func openVenues(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subgraph, bool, error) {

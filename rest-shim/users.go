@@ -38,7 +38,7 @@ func handleMe(tokens *access.Tokens, users *subgraph.Client, log zerolog.Logger)
 			return
 		}
 		id, _ := trust.FromContext(r.Context())
-		id.UserID, id.Scopes = claims.Subject, claims.Scopes()
+		id.UserID, id.Scopes, id.TokenID = claims.Subject, claims.Scopes(), claims.ID
 		var data struct {
 			Me map[string]any `json:"me"`
 		}

@@ -196,7 +196,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "the access token is invalid or expired: get a new one"))
 			return
 		}
-		id.UserID, id.Scopes = claims.Subject, claims.Scopes()
+		id.UserID, id.Scopes, id.TokenID = claims.Subject, claims.Scopes(), claims.ID
 	}
 	// One deadline for the whole operation: cheaper than a client timeout, which
 	// arms a timer per subgraph call.

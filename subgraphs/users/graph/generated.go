@@ -17,6 +17,7 @@ import (
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vitolahq/vitola/subgraphs/users"
+	"github.com/vitolahq/vitola/subgraphs/users/graph/model"
 )
 
 // region    ***************************** api!.gotpl *****************************
@@ -42,12 +43,25 @@ type ComplexityRoot struct {
 		FindUserByID func(childComplexity int, id string) int
 	}
 
+	OAuthAuthorizeCheck struct {
+		ClientName       func(childComplexity int) int
+		Error            func(childComplexity int) int
+		ErrorDescription func(childComplexity int) int
+		Redirectable     func(childComplexity int) int
+		Scopes           func(childComplexity int) int
+	}
+
 	Query struct {
-		Me                 func(childComplexity int) int
-		OauthJwks          func(childComplexity int) int
-		User               func(childComplexity int, id string) int
-		__resolve__service func(childComplexity int) int
-		__resolve_entities func(childComplexity int, representations []map[string]any) int
+		Me                  func(childComplexity int) int
+		OauthAuthenticate   func(childComplexity int, email string, password string) int
+		OauthCheckAuthorize func(childComplexity int, clientID string, redirectURI string, responseType string, scope string, codeChallenge string, codeChallengeMethod string) int
+		OauthIssueCode      func(childComplexity int, clientID string, userID string, redirectURI string, scope string, codeChallenge string) int
+		OauthJwks           func(childComplexity int) int
+		OauthRevoke         func(childComplexity int, clientID string, clientSecret *string, token string) int
+		OauthToken          func(childComplexity int, grantType string, clientID string, clientSecret *string, code *string, redirectURI *string, codeVerifier *string, refreshToken *string) int
+		User                func(childComplexity int, id string) int
+		__resolve__service  func(childComplexity int) int
+		__resolve_entities  func(childComplexity int, representations []map[string]any) int
 	}
 
 	User struct {
@@ -79,6 +93,11 @@ type QueryResolver interface {
 	User(ctx context.Context, id string) (*users.User, error)
 	Me(ctx context.Context) (*users.User, error)
 	OauthJwks(ctx context.Context) (users.RawJSON, error)
+	OauthAuthenticate(ctx context.Context, email string, password string) (*string, error)
+	OauthCheckAuthorize(ctx context.Context, clientID string, redirectURI string, responseType string, scope string, codeChallenge string, codeChallengeMethod string) (*model.OAuthAuthorizeCheck, error)
+	OauthIssueCode(ctx context.Context, clientID string, userID string, redirectURI string, scope string, codeChallenge string) (string, error)
+	OauthToken(ctx context.Context, grantType string, clientID string, clientSecret *string, code *string, redirectURI *string, codeVerifier *string, refreshToken *string) (users.RawJSON, error)
+	OauthRevoke(ctx context.Context, clientID string, clientSecret *string, token string) (bool, error)
 }
 type UserResolver interface {
 	Email(ctx context.Context, obj *users.User) (*string, error)
@@ -115,18 +134,104 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Entity.FindUserByID(childComplexity, args["id"].(string)), true
 
+	case "OAuthAuthorizeCheck.clientName":
+		if e.ComplexityRoot.OAuthAuthorizeCheck.ClientName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuthAuthorizeCheck.ClientName(childComplexity), true
+	case "OAuthAuthorizeCheck.error":
+		if e.ComplexityRoot.OAuthAuthorizeCheck.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuthAuthorizeCheck.Error(childComplexity), true
+	case "OAuthAuthorizeCheck.errorDescription":
+		if e.ComplexityRoot.OAuthAuthorizeCheck.ErrorDescription == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuthAuthorizeCheck.ErrorDescription(childComplexity), true
+	case "OAuthAuthorizeCheck.redirectable":
+		if e.ComplexityRoot.OAuthAuthorizeCheck.Redirectable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuthAuthorizeCheck.Redirectable(childComplexity), true
+	case "OAuthAuthorizeCheck.scopes":
+		if e.ComplexityRoot.OAuthAuthorizeCheck.Scopes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuthAuthorizeCheck.Scopes(childComplexity), true
+
 	case "Query.me":
 		if e.ComplexityRoot.Query.Me == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Query.Me(childComplexity), true
+	case "Query.oauthAuthenticate":
+		if e.ComplexityRoot.Query.OauthAuthenticate == nil {
+			break
+		}
+
+		args, err := ec.field_Query_oauthAuthenticate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OauthAuthenticate(childComplexity, args["email"].(string), args["password"].(string)), true
+	case "Query.oauthCheckAuthorize":
+		if e.ComplexityRoot.Query.OauthCheckAuthorize == nil {
+			break
+		}
+
+		args, err := ec.field_Query_oauthCheckAuthorize_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OauthCheckAuthorize(childComplexity, args["clientId"].(string), args["redirectUri"].(string), args["responseType"].(string), args["scope"].(string), args["codeChallenge"].(string), args["codeChallengeMethod"].(string)), true
+	case "Query.oauthIssueCode":
+		if e.ComplexityRoot.Query.OauthIssueCode == nil {
+			break
+		}
+
+		args, err := ec.field_Query_oauthIssueCode_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OauthIssueCode(childComplexity, args["clientId"].(string), args["userId"].(string), args["redirectUri"].(string), args["scope"].(string), args["codeChallenge"].(string)), true
 	case "Query.oauthJWKS":
 		if e.ComplexityRoot.Query.OauthJwks == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Query.OauthJwks(childComplexity), true
+	case "Query.oauthRevoke":
+		if e.ComplexityRoot.Query.OauthRevoke == nil {
+			break
+		}
+
+		args, err := ec.field_Query_oauthRevoke_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OauthRevoke(childComplexity, args["clientId"].(string), args["clientSecret"].(*string), args["token"].(string)), true
+	case "Query.oauthToken":
+		if e.ComplexityRoot.Query.OauthToken == nil {
+			break
+		}
+
+		args, err := ec.field_Query_oauthToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OauthToken(childComplexity, args["grantType"].(string), args["clientId"].(string), args["clientSecret"].(*string), args["code"].(*string), args["redirectUri"].(*string), args["codeVerifier"].(*string), args["refreshToken"].(*string)), true
 	case "Query.user":
 		if e.ComplexityRoot.Query.User == nil {
 			break
@@ -305,6 +410,32 @@ type Query {
   me: User
   "Internal: the public keys that verify access tokens (a JSON Web Key Set)."
   oauthJWKS: JWKS! @inaccessible
+
+  # The authorization server's steps, for the REST shim alone (the subgraph
+  # refuses any other caller). They write, yet are Query fields: the public graph
+  # has no mutation root, and federation refuses a Mutation type whose fields are
+  # all @inaccessible. The router never sends them: they are not in its schema.
+  "Internal: the user's ID for valid credentials, else null."
+  oauthAuthenticate(email: String!, password: String!): ID @inaccessible
+  "Internal: checks an authorization request."
+  oauthCheckAuthorize(clientId: String!, redirectUri: String!, responseType: String!, scope: String!, codeChallenge: String!, codeChallengeMethod: String!): OAuthAuthorizeCheck! @inaccessible
+  "Internal: records consent as a single-use authorization code."
+  oauthIssueCode(clientId: String!, userId: ID!, redirectUri: String!, scope: String!, codeChallenge: String!): String! @inaccessible
+  "Internal: the token endpoint (authorization_code or refresh_token grant)."
+  oauthToken(grantType: String!, clientId: String!, clientSecret: String, code: String, redirectUri: String, codeVerifier: String, refreshToken: String): JWKS! @inaccessible
+  "Internal: revocation (RFC 7009)."
+  oauthRevoke(clientId: String!, clientSecret: String, token: String!): Boolean! @inaccessible
+}
+
+"Internal: the verdict on an authorization request."
+type OAuthAuthorizeCheck @inaccessible {
+  "The client and redirect URI are good: errors may go back to the redirect URI."
+  redirectable: Boolean!
+  clientName: String
+  scopes: [String!]!
+  "An OAuth error code when the request is refused."
+  error: String
+  errorDescription: String
 }
 
 "Internal: a JSON Web Key Set (RFC 7517)."
@@ -401,6 +532,22 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_OAuthAuthorizeCheck(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "redirectable":
+		return ec.fieldContext_OAuthAuthorizeCheck_redirectable(ctx, field)
+	case "clientName":
+		return ec.fieldContext_OAuthAuthorizeCheck_clientName(ctx, field)
+	case "scopes":
+		return ec.fieldContext_OAuthAuthorizeCheck_scopes(ctx, field)
+	case "error":
+		return ec.fieldContext_OAuthAuthorizeCheck_error(ctx, field)
+	case "errorDescription":
+		return ec.fieldContext_OAuthAuthorizeCheck_errorDescription(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OAuthAuthorizeCheck", field.Name)
+}
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -594,6 +741,220 @@ func (ec *executionContext) field_Query__entities_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_oauthAuthenticate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "email",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["email"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "password",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["password"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_oauthCheckAuthorize_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "clientId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clientId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "redirectUri",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["redirectUri"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "responseType",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["responseType"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "scope",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scope"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "codeChallenge",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["codeChallenge"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "codeChallengeMethod",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["codeChallengeMethod"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_oauthIssueCode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "clientId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clientId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "redirectUri",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["redirectUri"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "scope",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scope"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "codeChallenge",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["codeChallenge"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_oauthRevoke_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "clientId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clientId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "clientSecret",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clientSecret"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "token",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["token"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_oauthToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "grantType",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["grantType"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "clientId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clientId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "clientSecret",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clientSecret"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "code",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["code"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "redirectUri",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["redirectUri"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "codeVerifier",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["codeVerifier"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "refreshToken",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["refreshToken"] = arg6
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_user_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -712,6 +1073,121 @@ func (ec *executionContext) fieldContext_Entity_findUserByID(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _OAuthAuthorizeCheck_redirectable(ctx context.Context, field graphql.CollectedField, obj *model.OAuthAuthorizeCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OAuthAuthorizeCheck_redirectable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Redirectable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OAuthAuthorizeCheck_redirectable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OAuthAuthorizeCheck", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _OAuthAuthorizeCheck_clientName(ctx context.Context, field graphql.CollectedField, obj *model.OAuthAuthorizeCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OAuthAuthorizeCheck_clientName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OAuthAuthorizeCheck_clientName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OAuthAuthorizeCheck", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OAuthAuthorizeCheck_scopes(ctx context.Context, field graphql.CollectedField, obj *model.OAuthAuthorizeCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OAuthAuthorizeCheck_scopes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scopes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OAuthAuthorizeCheck_scopes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OAuthAuthorizeCheck", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OAuthAuthorizeCheck_error(ctx context.Context, field graphql.CollectedField, obj *model.OAuthAuthorizeCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OAuthAuthorizeCheck_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OAuthAuthorizeCheck_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OAuthAuthorizeCheck", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OAuthAuthorizeCheck_errorDescription(ctx context.Context, field graphql.CollectedField, obj *model.OAuthAuthorizeCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OAuthAuthorizeCheck_errorDescription(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorDescription, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OAuthAuthorizeCheck_errorDescription(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OAuthAuthorizeCheck", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Query_user(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -809,6 +1285,226 @@ func (ec *executionContext) _Query_oauthJWKS(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Query_oauthJWKS(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type JWKS does not have child fields"))
+}
+
+func (ec *executionContext) _Query_oauthAuthenticate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_oauthAuthenticate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OauthAuthenticate(ctx, fc.Args["email"].(string), fc.Args["password"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_oauthAuthenticate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_oauthAuthenticate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_oauthCheckAuthorize(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_oauthCheckAuthorize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OauthCheckAuthorize(ctx, fc.Args["clientId"].(string), fc.Args["redirectUri"].(string), fc.Args["responseType"].(string), fc.Args["scope"].(string), fc.Args["codeChallenge"].(string), fc.Args["codeChallengeMethod"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OAuthAuthorizeCheck) graphql.Marshaler {
+			return ec.marshalNOAuthAuthorizeCheck2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐOAuthAuthorizeCheck(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_oauthCheckAuthorize(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OAuthAuthorizeCheck(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_oauthCheckAuthorize_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_oauthIssueCode(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_oauthIssueCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OauthIssueCode(ctx, fc.Args["clientId"].(string), fc.Args["userId"].(string), fc.Args["redirectUri"].(string), fc.Args["scope"].(string), fc.Args["codeChallenge"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_oauthIssueCode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_oauthIssueCode_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_oauthToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_oauthToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OauthToken(ctx, fc.Args["grantType"].(string), fc.Args["clientId"].(string), fc.Args["clientSecret"].(*string), fc.Args["code"].(*string), fc.Args["redirectUri"].(*string), fc.Args["codeVerifier"].(*string), fc.Args["refreshToken"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v users.RawJSON) graphql.Marshaler {
+			return ec.marshalNJWKS2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚐRawJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_oauthToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JWKS does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_oauthToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_oauthRevoke(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_oauthRevoke(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OauthRevoke(ctx, fc.Args["clientId"].(string), fc.Args["clientSecret"].(*string), fc.Args["token"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_oauthRevoke(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_oauthRevoke_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Query__entities(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -2366,6 +3062,64 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 	return out
 }
 
+var oAuthAuthorizeCheckImplementors = []string{"OAuthAuthorizeCheck"}
+
+func (ec *executionContext) _OAuthAuthorizeCheck(ctx context.Context, sel ast.SelectionSet, obj *model.OAuthAuthorizeCheck) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, oAuthAuthorizeCheckImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OAuthAuthorizeCheck")
+		case "redirectable":
+			out.Values[i] = ec._OAuthAuthorizeCheck_redirectable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientName":
+			out.Values[i] = ec._OAuthAuthorizeCheck_clientName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "scopes":
+			out.Values[i] = ec._OAuthAuthorizeCheck_scopes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._OAuthAuthorizeCheck_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "errorDescription":
+			out.Values[i] = ec._OAuthAuthorizeCheck_errorDescription(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -2440,6 +3194,116 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_oauthJWKS(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "oauthAuthenticate":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_oauthAuthenticate(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "oauthCheckAuthorize":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_oauthCheckAuthorize(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "oauthIssueCode":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_oauthIssueCode(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "oauthToken":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_oauthToken(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "oauthRevoke":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_oauthRevoke(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -3190,6 +4054,16 @@ func (ec *executionContext) marshalNJWKS2githubᚗcomᚋvitolahqᚋvitolaᚋsubg
 	return v
 }
 
+func (ec *executionContext) marshalNOAuthAuthorizeCheck2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐOAuthAuthorizeCheck(ctx context.Context, sel ast.SelectionSet, v *model.OAuthAuthorizeCheck) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OAuthAuthorizeCheck(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -3204,6 +4078,35 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚐUser(ctx context.Context, sel ast.SelectionSet, v *users.User) graphql.Marshaler {
@@ -3596,6 +4499,24 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = sel
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalID(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalID(*v)
 	return res
 }
 

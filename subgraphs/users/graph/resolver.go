@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -19,13 +20,44 @@ import (
 type Resolver struct {
 	Store users.Store
 	OAuth oauth.Store
+	Auth  *oauth.Server
+}
+
+// OAuthStore keeps the authorization server's clients, keys and grants.
+type OAuthStore interface {
+	oauth.Store
+	oauth.GrantStore
 }
 
 // NewHandler returns the subgraph's GraphQL handler (without the internal-token
-// check, which the caller wraps around it).
-func NewHandler(store users.Store, keys oauth.Store) http.Handler {
-	return subgraph.NewGraphQLServer(NewExecutableSchema(Config{Resolvers: &Resolver{Store: store, OAuth: keys}}))
+// check, which the caller wraps around it); issuer is the API's public URL.
+func NewHandler(store users.Store, os OAuthStore, issuer string) http.Handler {
+	auth := &oauth.Server{Issuer: issuer, Users: store, Clients: os, Grants: os}
+	return subgraph.NewGraphQLServer(NewExecutableSchema(Config{Resolvers: &Resolver{Store: store, OAuth: os, Auth: auth}}))
 }
+
+// shimOnly guards the authorization server's internal fields: only the REST
+// shim, which authenticates the user and the client, may call them.
+func shimOnly(ctx context.Context) error {
+	if caller, _ := trust.FromContext(ctx); caller.Caller != "shim" {
+		return &gqlerror.Error{Message: "internal field", Path: graphql.GetPath(ctx), Extensions: map[string]any{"code": "FORBIDDEN"}}
+	}
+	return nil
+}
+
+// oauthError carries an RFC 6749 error code to the shim.
+func oauthError(ctx context.Context, code, desc string) error {
+	return &gqlerror.Error{Message: desc, Path: graphql.GetPath(ctx), Extensions: map[string]any{"code": "OAUTH_" + strings.ToUpper(code)}}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func ptr(s string) *string { return &s }
 
 // connectedUser returns the caller when it acts for a user with scope. The
 // subgraph checks this itself, from the identity in the internal token: the
@@ -35,6 +67,14 @@ func (r *Resolver) connectedUser(ctx context.Context, scope string) (trust.Ident
 	if caller.UserID == "" {
 		return caller, &gqlerror.Error{Message: "this field needs an OAuth access token: send Authorization: Bearer <token>", Path: graphql.GetPath(ctx),
 			Extensions: map[string]any{"code": "UNAUTHENTICATED"}}
+	}
+	if caller.TokenID != "" && r.Auth != nil {
+		if revoked, err := r.Auth.AccessTokenRevoked(ctx, caller.TokenID); err != nil {
+			return caller, err
+		} else if revoked {
+			return caller, &gqlerror.Error{Message: "the access token has been revoked", Path: graphql.GetPath(ctx),
+				Extensions: map[string]any{"code": "UNAUTHENTICATED"}}
+		}
 	}
 	if !caller.HasScope(scope) {
 		return caller, &gqlerror.Error{Message: "the access token lacks the " + scope + " scope", Path: graphql.GetPath(ctx),

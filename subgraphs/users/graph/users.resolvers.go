@@ -7,9 +7,12 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/vitolahq/vitola/subgraphs/users"
+	"github.com/vitolahq/vitola/subgraphs/users/graph/model"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 	"github.com/vitolahq/vitola/trust"
 )
@@ -38,6 +41,100 @@ func (r *queryResolver) OauthJwks(ctx context.Context) (users.RawJSON, error) {
 		return nil, err
 	}
 	return users.RawJSON(keys.JWKS()), nil
+}
+
+// OauthAuthenticate is the resolver for the oauthAuthenticate field.
+func (r *queryResolver) OauthAuthenticate(ctx context.Context, email string, password string) (*string, error) {
+	if err := shimOnly(ctx); err != nil {
+		return nil, err
+	}
+	id, err := r.Auth.Authenticate(ctx, email, password)
+	if errors.Is(err, oauth.ErrBadCredentials) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &id, nil
+}
+
+// OauthCheckAuthorize is the resolver for the oauthCheckAuthorize field.
+func (r *queryResolver) OauthCheckAuthorize(ctx context.Context, clientID string, redirectURI string, responseType string, scope string, codeChallenge string, codeChallengeMethod string) (*model.OAuthAuthorizeCheck, error) {
+	if err := shimOnly(ctx); err != nil {
+		return nil, err
+	}
+	c, err := r.Auth.CheckClientAndRedirect(ctx, clientID, redirectURI)
+	if errors.Is(err, oauth.ErrInvalidRequest) {
+		desc := err.Error()
+		return &model.OAuthAuthorizeCheck{Error: ptr("invalid_request"), ErrorDescription: &desc, Scopes: []string{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &model.OAuthAuthorizeCheck{Redirectable: true, ClientName: &c.Name, Scopes: []string{}}
+	scopes, code, err := r.Auth.CheckRequest(oauth.AuthorizeRequest{ResponseType: responseType, ClientID: clientID, RedirectURI: redirectURI,
+		Scope: scope, CodeChallenge: codeChallenge, CodeChallengeMethod: codeChallengeMethod})
+	if err != nil {
+		desc := err.Error()
+		out.Error, out.ErrorDescription = &code, &desc
+		return out, nil
+	}
+	out.Scopes = scopes
+	return out, nil
+}
+
+// OauthIssueCode is the resolver for the oauthIssueCode field.
+func (r *queryResolver) OauthIssueCode(ctx context.Context, clientID string, userID string, redirectURI string, scope string, codeChallenge string) (string, error) {
+	if err := shimOnly(ctx); err != nil {
+		return "", err
+	}
+	if _, err := r.Auth.CheckClientAndRedirect(ctx, clientID, redirectURI); err != nil {
+		return "", err
+	}
+	scopes, err := oauth.ParseScope(scope)
+	if err != nil {
+		return "", err
+	}
+	return r.Auth.IssueCode(ctx, clientID, userID, redirectURI, scopes, codeChallenge)
+}
+
+// OauthToken is the resolver for the oauthToken field.
+func (r *queryResolver) OauthToken(ctx context.Context, grantType string, clientID string, clientSecret *string, code *string, redirectURI *string, codeVerifier *string, refreshToken *string) (users.RawJSON, error) {
+	if err := shimOnly(ctx); err != nil {
+		return nil, err
+	}
+	var resp *oauth.TokenResponse
+	var err error
+	switch grantType {
+	case "authorization_code":
+		resp, err = r.Auth.ExchangeCode(ctx, clientID, deref(clientSecret), deref(code), deref(redirectURI), deref(codeVerifier))
+	case "refresh_token":
+		resp, err = r.Auth.Refresh(ctx, clientID, deref(clientSecret), deref(refreshToken))
+	default:
+		return nil, oauthError(ctx, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
+	}
+	switch {
+	case errors.Is(err, oauth.ErrInvalidClient):
+		return nil, oauthError(ctx, "invalid_client", "client authentication failed")
+	case errors.Is(err, oauth.ErrInvalidGrant):
+		return nil, oauthError(ctx, "invalid_grant", "the code or refresh token is invalid, expired, already used or revoked, or does not match this client, redirect URI or code verifier")
+	case err != nil:
+		return nil, err
+	}
+	raw, err := json.Marshal(resp)
+	return users.RawJSON(raw), err
+}
+
+// OauthRevoke is the resolver for the oauthRevoke field.
+func (r *queryResolver) OauthRevoke(ctx context.Context, clientID string, clientSecret *string, token string) (bool, error) {
+	if err := shimOnly(ctx); err != nil {
+		return false, err
+	}
+	err := r.Auth.Revoke(ctx, clientID, deref(clientSecret), token)
+	if errors.Is(err, oauth.ErrInvalidClient) {
+		return false, oauthError(ctx, "invalid_client", "client authentication failed")
+	}
+	return err == nil, err
 }
 
 // Email is the resolver for the email field.

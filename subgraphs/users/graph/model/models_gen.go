@@ -2,5 +2,16 @@
 
 package model
 
+// Internal: the verdict on an authorization request.
+type OAuthAuthorizeCheck struct {
+	// The client and redirect URI are good: errors may go back to the redirect URI.
+	Redirectable bool     `json:"redirectable"`
+	ClientName   *string  `json:"clientName,omitempty"`
+	Scopes       []string `json:"scopes"`
+	// An OAuth error code when the request is refused.
+	Error            *string `json:"error,omitempty"`
+	ErrorDescription *string `json:"errorDescription,omitempty"`
+}
+
 type Query struct {
 }
