@@ -5,6 +5,7 @@ package platform
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/http"
@@ -146,12 +147,19 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 		return nil, err
 	}
 	p.API = restshim.NewServer(restshim.Deps{
-		GraphQL: rt, Keys: keys, Tokens: tokens, Users: usersClient,
+		GraphQL: rt, Keys: keys, Tokens: tokens, Users: usersClient, PublicURL: o.PublicURL, CookieKey: CookieKey(o.InternalKey),
 		Catalog: &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
 		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
 	})
 	p.Payments = restshim.NewPaymentsServer(restshim.Deps{Checks: edgeChecks, Logger: log})
 	return p, nil
+}
+
+// CookieKey derives the key that signs the OAuth pages' cookies from the
+// internal key, so every shim replica accepts every other's cookies.
+func CookieKey(internalKey []byte) []byte {
+	sum := sha256.Sum256(append([]byte("vitola oauth cookies\x00"), internalKey...))
+	return sum[:]
 }
 
 // EntityProber lets the catalog's node(id:) ask the users and venues subgraphs

@@ -48,7 +48,7 @@ type SubgraphOptions struct {
 	Secret []byte
 	// PublicURL is the API's public base URL: the OAuth issuer.
 	PublicURL string
-	Logger zerolog.Logger
+	Logger    zerolog.Logger
 }
 
 // stopping closes a store after stopping the work that reads it.

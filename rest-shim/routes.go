@@ -22,6 +22,16 @@ func addRoutes(mux *http.ServeMux, d Deps) {
 	mux.Handle("GET /v1/products/barcode/{barcode}", key(getOne(d.Catalog, d.Logger, opProductByBarcode, "productByBarcode", "barcode", "code", "product_not_found", "published product")))
 	mux.Handle("GET /v1/me", key(handleMe(d.Tokens, d.Users, d.Logger)))
 	mux.Handle("GET /.well-known/jwks.json", handleJWKS(d.Users, d.Logger))
+
+	// The OAuth authorization server: anonymous (browsers and OAuth clients send
+	// no developer key).
+	o := &oauthHandlers{users: d.Users, key: d.CookieKey, log: d.Logger, issuer: d.PublicURL}
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", o.metadata)
+	mux.HandleFunc("GET /oauth/authorize", o.authorize)
+	mux.HandleFunc("POST /oauth/login", o.login)
+	mux.HandleFunc("POST /oauth/consent", o.consent)
+	mux.HandleFunc("POST /oauth/token", o.token)
+	mux.HandleFunc("POST /oauth/revoke", o.revoke)
 	mux.Handle("GET /v1/products/{id}", key(getOne(d.Catalog, d.Logger, opProduct, "product", "id", "id", "product_not_found", "published product")))
 	mux.Handle("/", handleNotFound())
 }

@@ -30,6 +30,10 @@ type Deps struct {
 	Users   *subgraph.Client
 	// Tokens verifies OAuth access tokens.
 	Tokens *access.Tokens
+	// PublicURL is the API's public base URL (the OAuth issuer); CookieKey signs
+	// the OAuth pages' CSRF and session cookies.
+	PublicURL string
+	CookieKey []byte
 	// OpenAPI is the document /docs renders.
 	OpenAPI []byte
 	// Checks are what /health reports.

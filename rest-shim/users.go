@@ -45,6 +45,10 @@ func handleMe(tokens *access.Tokens, users *subgraph.Client, log zerolog.Logger)
 		err = users.Do(trust.WithIdentity(r.Context(), id), opMe, nil, &data)
 		var gerrs subgraph.Errors
 		switch {
+		case errors.As(err, &gerrs) && gerrs.Code() == "UNAUTHENTICATED":
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			apierr.Write(w, http.StatusUnauthorized, "invalid_token", gerrs[0].Message)
+			return
 		case errors.As(err, &gerrs) && gerrs.Code() == "INSUFFICIENT_SCOPE":
 			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="profile:read"`)
 			apierr.Write(w, http.StatusForbidden, "insufficient_scope", "the access token lacks the profile:read scope")
