@@ -17,6 +17,11 @@ const (
 	Event   = "evt"
 	User    = "usr"
 	Key     = "key"
+	// Connected-user data, owned by the users subgraph.
+	Collection   = "col"
+	Humidor      = "hum"
+	SmokeSession = "ses"
+	CheckIn      = "chk"
 )
 
 // bodyLen is the number of base32 characters after the prefix: 80 bits, plenty for

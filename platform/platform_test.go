@@ -372,9 +372,19 @@ func (f *fixture) testIntrospection(t *testing.T) {
 		t.Fatal("introspection called a subgraph")
 	}
 	raw, _ := json.Marshal(d)
-	for _, hidden := range []string{`"_entities"`, `"_service"`, `"_Any"`, `"_Entity"`, `"_Service"`, `"createdAt"`, `"link__Import"`} {
+	for _, hidden := range []string{`"_entities"`, `"_service"`, `"_Any"`, `"_Entity"`, `"_Service"`, `"link__Import"`, `"oauthJWKS"`, `"oauthToken"`, `"searchPage"`, `"CigarDocument"`} {
 		if bytes.Contains(raw, []byte(hidden)) {
 			t.Errorf("introspection shows %s", hidden)
+		}
+	}
+	for _, typ := range at(d, "__schema", "types").([]any) {
+		if at(typ, "name") != "User" {
+			continue
+		}
+		for _, f := range at(typ, "fields").([]any) {
+			if at(f, "name") == "createdAt" {
+				t.Error("the @inaccessible User.createdAt is visible")
+			}
 		}
 	}
 	if at(d, "__schema", "mutationType") != nil {

@@ -133,7 +133,7 @@ func openUsers(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subgr
 		st.Close()
 		return nil, false, err
 	}
-	return &Subgraph{GraphQL: usersgraph.NewHandler(st, st, o.PublicURL), Store: st}, seeded, nil
+	return &Subgraph{GraphQL: usersgraph.NewHandler(st, o.PublicURL), Store: st}, seeded, nil
 }
 
 func openVenues(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subgraph, bool, error) {

@@ -22,6 +22,11 @@ func (r *entityResolver) FindCigarByID(ctx context.Context, id string) (*catalog
 	return notFoundAsNil(r.Store.Cigar(ctx, id))
 }
 
+// FindCollectionByID is the resolver for the findCollectionByID field.
+func (r *entityResolver) FindCollectionByID(ctx context.Context, id string) (*model.Collection, error) {
+	return &model.Collection{ID: id}, nil
+}
+
 // FindEventByID is the resolver for the findEventByID field.
 func (r *entityResolver) FindEventByID(ctx context.Context, id string) (*model.Event, error) {
 	return &model.Event{ID: id}, nil

@@ -87,14 +87,19 @@ type ComplexityRoot struct {
 		Resolved   func(childComplexity int) int
 	}
 
+	Collection struct {
+		ID func(childComplexity int) int
+	}
+
 	Entity struct {
-		FindBrandByID   func(childComplexity int, id string) int
-		FindCigarByID   func(childComplexity int, id string) int
-		FindEventByID   func(childComplexity int, id string) int
-		FindNodeByID    func(childComplexity int, id string) int
-		FindProductByID func(childComplexity int, id string) int
-		FindUserByID    func(childComplexity int, id string) int
-		FindVenueByID   func(childComplexity int, id string) int
+		FindBrandByID      func(childComplexity int, id string) int
+		FindCigarByID      func(childComplexity int, id string) int
+		FindCollectionByID func(childComplexity int, id string) int
+		FindEventByID      func(childComplexity int, id string) int
+		FindNodeByID       func(childComplexity int, id string) int
+		FindProductByID    func(childComplexity int, id string) int
+		FindUserByID       func(childComplexity int, id string) int
+		FindVenueByID      func(childComplexity int, id string) int
 	}
 
 	Event struct {
@@ -181,6 +186,7 @@ type CigarResolver interface {
 type EntityResolver interface {
 	FindBrandByID(ctx context.Context, id string) (*catalog.Brand, error)
 	FindCigarByID(ctx context.Context, id string) (*catalog.Cigar, error)
+	FindCollectionByID(ctx context.Context, id string) (*model.Collection, error)
 	FindEventByID(ctx context.Context, id string) (*model.Event, error)
 	FindNodeByID(ctx context.Context, id string) (model.Node, error)
 	FindProductByID(ctx context.Context, id string) (*catalog.Product, error)
@@ -374,6 +380,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CigarResolution.Resolved(childComplexity), true
 
+	case "Collection.id":
+		if e.ComplexityRoot.Collection.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Collection.ID(childComplexity), true
+
 	case "Entity.findBrandByID":
 		if e.ComplexityRoot.Entity.FindBrandByID == nil {
 			break
@@ -396,6 +409,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Entity.FindCigarByID(childComplexity, args["id"].(string)), true
+	case "Entity.findCollectionByID":
+		if e.ComplexityRoot.Entity.FindCollectionByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findCollectionByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindCollectionByID(childComplexity, args["id"].(string)), true
 	case "Entity.findEventByID":
 		if e.ComplexityRoot.Entity.FindEventByID == nil {
 			break
@@ -951,6 +975,10 @@ type Event implements Node @key(fields: "id") {
 type User implements Node @key(fields: "id") {
   id: ID!
 }
+
+type Collection implements Node @key(fields: "id") {
+  id: ID!
+}
 `, BuiltIn: false},
 	{Name: "../federation/directives.graphql", Input: `
 	directive @authenticated on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
@@ -1006,12 +1034,13 @@ type User implements Node @key(fields: "id") {
 `, BuiltIn: true},
 	{Name: "../federation/entity.graphql", Input: `
 # a union of all types that use the @key directive
-union _Entity = Brand | Cigar | Event | Product | User | Venue
+union _Entity = Brand | Cigar | Collection | Event | Product | User | Venue
 
 # fake type to build resolver interfaces for users to implement
 type Entity {
 	findBrandByID(id: ID!,): Brand!
 	findCigarByID(id: ID!,): Cigar!
+	findCollectionByID(id: ID!,): Collection!
 	findEventByID(id: ID!,): Event!
 	findNodeByID(id: ID!,): Node!
 	findProductByID(id: ID!,): Product!
@@ -1121,6 +1150,14 @@ func (ec *executionContext) childFields_CigarResolution(ctx context.Context, fie
 		return ec.fieldContext_CigarResolution_candidates(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CigarResolution", field.Name)
+}
+
+func (ec *executionContext) childFields_Collection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Collection_id(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Collection", field.Name)
 }
 
 func (ec *executionContext) childFields_Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1384,6 +1421,20 @@ func (ec *executionContext) field_Entity_findBrandByID_args(ctx context.Context,
 }
 
 func (ec *executionContext) field_Entity_findCigarByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findCollectionByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -2433,6 +2484,29 @@ func (ec *executionContext) fieldContext_CigarResolution_candidates(_ context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _Collection_id(ctx context.Context, field graphql.CollectedField, obj *model.Collection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Collection_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Collection_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Collection", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _Entity_findBrandByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2515,6 +2589,50 @@ func (ec *executionContext) fieldContext_Entity_findCigarByID(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Entity_findCigarByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findCollectionByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findCollectionByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindCollectionByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Collection) graphql.Marshaler {
+			return ec.marshalNCollection2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐCollection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findCollectionByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Collection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findCollectionByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5025,6 +5143,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Event(ctx, sel, obj)
+	case model.Collection:
+		return ec._Collection(ctx, sel, &obj)
+	case *model.Collection:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Collection(ctx, sel, obj)
 	case catalog.Cigar:
 		return ec._Cigar(ctx, sel, &obj)
 	case *catalog.Cigar:
@@ -5080,6 +5205,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._Event(ctx, sel, obj)
+	case model.Collection:
+		return ec._Collection(ctx, sel, &obj)
+	case *model.Collection:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Collection(ctx, sel, obj)
 	case catalog.Cigar:
 		return ec._Cigar(ctx, sel, &obj)
 	case *catalog.Cigar:
@@ -5552,6 +5684,44 @@ func (ec *executionContext) _CigarResolution(ctx context.Context, sel ast.Select
 	return out
 }
 
+var collectionImplementors = []string{"Collection", "Node", "_Entity"}
+
+func (ec *executionContext) _Collection(ctx context.Context, sel ast.SelectionSet, obj *model.Collection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, collectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Collection")
+		case "id":
+			out.Values[i] = ec._Collection_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var entityImplementors = []string{"Entity"}
 
 func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -5604,6 +5774,28 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 					}
 				}()
 				res = ec._Entity_findCigarByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findCollectionByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findCollectionByID(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -7122,6 +7314,16 @@ func (ec *executionContext) marshalNCigarResolution2ᚖgithubᚗcomᚋvitolahq�
 		return graphql.Null
 	}
 	return ec._CigarResolution(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCollection2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐCollection(ctx context.Context, sel ast.SelectionSet, v *model.Collection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Collection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐEvent(ctx context.Context, sel ast.SelectionSet, v *model.Event) graphql.Marshaler {

@@ -36,6 +36,10 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 		n, err = r.foreign(ctx, "Event", id, &model.Event{ID: id})
 	case ids.User:
 		n, err = r.foreign(ctx, "User", id, &model.User{ID: id})
+	case ids.Collection:
+		// The users subgraph answers only the owner: the probe carries the
+		// caller's identity.
+		n, err = r.foreign(ctx, "Collection", id, &model.Collection{ID: id})
 	}
 	if errors.Is(err, catalog.ErrNotFound) {
 		return nil, nil

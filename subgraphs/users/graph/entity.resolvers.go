@@ -7,9 +7,25 @@ package graph
 
 import (
 	"context"
+	"errors"
 
 	"github.com/vitolahq/vitola/subgraphs/users"
 )
+
+// FindCollectionByID is the resolver for the findCollectionByID field.
+func (r *entityResolver) FindCollectionByID(ctx context.Context, id string) (*users.Collection, error) {
+	// Only its owner, with collections:read, sees a collection: anyone else
+	// gets null, whether or not it exists.
+	caller, err := r.connectedUser(ctx, "collections:read")
+	if err != nil {
+		return nil, nil
+	}
+	c, err := r.Data.Collection(ctx, id)
+	if errors.Is(err, users.ErrNotFound) || (err == nil && c.UserID != caller.UserID) {
+		return nil, nil
+	}
+	return c, err
+}
 
 // FindUserByID is the resolver for the findUserByID field.
 func (r *entityResolver) FindUserByID(ctx context.Context, id string) (*users.User, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/vitolahq/vitola/pagination"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	"github.com/vitolahq/vitola/subgraphs/users"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
@@ -19,8 +20,16 @@ import (
 // Resolver holds the subgraph's dependencies.
 type Resolver struct {
 	Store users.Store
+	Data  users.DataStore
 	OAuth oauth.Store
 	Auth  *oauth.Server
+}
+
+// Stores is everything the users subgraph keeps (its SQL store implements it).
+type Stores interface {
+	users.Store
+	users.DataStore
+	OAuthStore
 }
 
 // OAuthStore keeps the authorization server's clients, keys and grants.
@@ -31,9 +40,28 @@ type OAuthStore interface {
 
 // NewHandler returns the subgraph's GraphQL handler (without the internal-token
 // check, which the caller wraps around it); issuer is the API's public URL.
-func NewHandler(store users.Store, os OAuthStore, issuer string) http.Handler {
-	auth := &oauth.Server{Issuer: issuer, Users: store, Clients: os, Grants: os}
-	return subgraph.NewGraphQLServer(NewExecutableSchema(Config{Resolvers: &Resolver{Store: store, OAuth: os, Auth: auth}}))
+func NewHandler(st Stores, issuer string) http.Handler {
+	auth := &oauth.Server{Issuer: issuer, Users: st, Clients: st, Grants: st}
+	return subgraph.NewGraphQLServer(NewExecutableSchema(Config{Resolvers: &Resolver{Store: st, Data: st, OAuth: st, Auth: auth}}))
+}
+
+// myPage answers a my* connection: the connected user's own items, behind scope.
+func myPage[T, E any](ctx context.Context, r *Resolver, scope string, first *int, after *string,
+	list func(ctx context.Context, userID, after string, first int) ([]T, error), id func(T) string, edge func(string, T) E) ([]E, *pagination.PageInfo, error) {
+	caller, err := r.connectedUser(ctx, scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	req, err := subgraph.Page(ctx, first, after)
+	if err != nil {
+		return nil, nil, err
+	}
+	items, err := list(ctx, caller.UserID, req.Position, req.Size)
+	if err != nil {
+		return nil, nil, err
+	}
+	edges, info := pagination.Edges(items, req, id, edge)
+	return edges, info, nil
 }
 
 // shimOnly guards the authorization server's internal fields: only the REST

@@ -17,6 +17,21 @@ import (
 	"github.com/vitolahq/vitola/trust"
 )
 
+// Venue is the resolver for the venue field.
+func (r *checkInResolver) Venue(ctx context.Context, obj *users.CheckIn) (*model.Venue, error) {
+	return &model.Venue{ID: obj.VenueID}, nil
+}
+
+// Cigar is the resolver for the cigar field.
+func (r *collectionItemResolver) Cigar(ctx context.Context, obj *users.CollectionItem) (*model.Cigar, error) {
+	return &model.Cigar{ID: obj.CigarID}, nil
+}
+
+// Cigar is the resolver for the cigar field.
+func (r *humidorItemResolver) Cigar(ctx context.Context, obj *users.HumidorItem) (*model.Cigar, error) {
+	return &model.Cigar{ID: obj.CigarID}, nil
+}
+
 // User is the resolver for the user field.
 func (r *queryResolver) User(ctx context.Context, id string) (*users.User, error) {
 	if caller, ok := trust.FromContext(ctx); ok && caller.UserID == id && caller.HasScope("profile:read") {
@@ -32,6 +47,54 @@ func (r *queryResolver) Me(ctx context.Context) (*users.User, error) {
 		return nil, err
 	}
 	return r.ownUser(ctx, caller.UserID)
+}
+
+// MyCollections is the resolver for the myCollections field.
+func (r *queryResolver) MyCollections(ctx context.Context, first int, after *string) (*model.CollectionConnection, error) {
+	edges, info, err := myPage(ctx, r.Resolver, "collections:read", &first, after, r.Data.Collections,
+		func(c *users.Collection) string { return c.ID },
+		func(cur string, c *users.Collection) *model.CollectionEdge {
+			return &model.CollectionEdge{Cursor: cur, Node: c}
+		})
+	if err != nil {
+		return nil, err
+	}
+	return &model.CollectionConnection{Edges: edges, PageInfo: info}, nil
+}
+
+// MyHumidors is the resolver for the myHumidors field.
+func (r *queryResolver) MyHumidors(ctx context.Context, first *int, after *string) (*model.HumidorConnection, error) {
+	edges, info, err := myPage(ctx, r.Resolver, "humidor:read", first, after, r.Data.Humidors,
+		func(h *users.Humidor) string { return h.ID },
+		func(cur string, h *users.Humidor) *model.HumidorEdge { return &model.HumidorEdge{Cursor: cur, Node: h} })
+	if err != nil {
+		return nil, err
+	}
+	return &model.HumidorConnection{Edges: edges, PageInfo: info}, nil
+}
+
+// MySmokeSessions is the resolver for the mySmokeSessions field.
+func (r *queryResolver) MySmokeSessions(ctx context.Context, first *int, after *string) (*model.SmokeSessionConnection, error) {
+	edges, info, err := myPage(ctx, r.Resolver, "sessions:read", first, after, r.Data.SmokeSessions,
+		func(x *users.SmokeSession) string { return x.ID },
+		func(cur string, x *users.SmokeSession) *model.SmokeSessionEdge {
+			return &model.SmokeSessionEdge{Cursor: cur, Node: x}
+		})
+	if err != nil {
+		return nil, err
+	}
+	return &model.SmokeSessionConnection{Edges: edges, PageInfo: info}, nil
+}
+
+// MyCheckIns is the resolver for the myCheckIns field.
+func (r *queryResolver) MyCheckIns(ctx context.Context, first *int, after *string) (*model.CheckInConnection, error) {
+	edges, info, err := myPage(ctx, r.Resolver, "checkins:read", first, after, r.Data.CheckIns,
+		func(c *users.CheckIn) string { return c.ID },
+		func(cur string, c *users.CheckIn) *model.CheckInEdge { return &model.CheckInEdge{Cursor: cur, Node: c} })
+	if err != nil {
+		return nil, err
+	}
+	return &model.CheckInConnection{Edges: edges, PageInfo: info}, nil
 }
 
 // OauthJwks is the resolver for the oauthJWKS field.
@@ -137,6 +200,22 @@ func (r *queryResolver) OauthRevoke(ctx context.Context, clientID string, client
 	return err == nil, err
 }
 
+// Cigar is the resolver for the cigar field.
+func (r *smokeSessionResolver) Cigar(ctx context.Context, obj *users.SmokeSession) (*model.Cigar, error) {
+	if obj.CigarID == nil {
+		return nil, nil
+	}
+	return &model.Cigar{ID: *obj.CigarID}, nil
+}
+
+// Venue is the resolver for the venue field.
+func (r *smokeSessionResolver) Venue(ctx context.Context, obj *users.SmokeSession) (*model.Venue, error) {
+	if obj.VenueID == nil {
+		return nil, nil
+	}
+	return &model.Venue{ID: *obj.VenueID}, nil
+}
+
 // Email is the resolver for the email field.
 func (r *userResolver) Email(ctx context.Context, obj *users.User) (*string, error) {
 	// Only the user's own profile, and only with both scopes.
@@ -152,13 +231,29 @@ func (r *userResolver) CreatedAt(ctx context.Context, obj *users.User) (string, 
 	return obj.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z"), nil
 }
 
+// CheckIn returns CheckInResolver implementation.
+func (r *Resolver) CheckIn() CheckInResolver { return &checkInResolver{r} }
+
+// CollectionItem returns CollectionItemResolver implementation.
+func (r *Resolver) CollectionItem() CollectionItemResolver { return &collectionItemResolver{r} }
+
+// HumidorItem returns HumidorItemResolver implementation.
+func (r *Resolver) HumidorItem() HumidorItemResolver { return &humidorItemResolver{r} }
+
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
+
+// SmokeSession returns SmokeSessionResolver implementation.
+func (r *Resolver) SmokeSession() SmokeSessionResolver { return &smokeSessionResolver{r} }
 
 // User returns UserResolver implementation.
 func (r *Resolver) User() UserResolver { return &userResolver{r} }
 
 type (
-	queryResolver struct{ *Resolver }
-	userResolver  struct{ *Resolver }
+	checkInResolver        struct{ *Resolver }
+	collectionItemResolver struct{ *Resolver }
+	humidorItemResolver    struct{ *Resolver }
+	queryResolver          struct{ *Resolver }
+	smokeSessionResolver   struct{ *Resolver }
+	userResolver           struct{ *Resolver }
 )

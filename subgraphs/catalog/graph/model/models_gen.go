@@ -42,6 +42,15 @@ type CigarResolution struct {
 	Candidates []*catalog.Cigar `json:"candidates"`
 }
 
+type Collection struct {
+	ID string `json:"id"`
+}
+
+func (Collection) IsNode()            {}
+func (this Collection) GetID() string { return this.ID }
+
+func (Collection) IsEntity() {}
+
 type Event struct {
 	ID string `json:"id"`
 }

@@ -2,6 +2,48 @@
 
 package model
 
+import (
+	"github.com/vitolahq/vitola/pagination"
+	"github.com/vitolahq/vitola/subgraphs/users"
+)
+
+type CheckInConnection struct {
+	Edges    []*CheckInEdge       `json:"edges"`
+	PageInfo *pagination.PageInfo `json:"pageInfo"`
+}
+
+type CheckInEdge struct {
+	Cursor string         `json:"cursor"`
+	Node   *users.CheckIn `json:"node"`
+}
+
+// A catalog cigar, completed by the catalog.
+type Cigar struct {
+	ID string `json:"id"`
+}
+
+func (Cigar) IsEntity() {}
+
+type CollectionConnection struct {
+	Edges    []*CollectionEdge    `json:"edges"`
+	PageInfo *pagination.PageInfo `json:"pageInfo"`
+}
+
+type CollectionEdge struct {
+	Cursor string            `json:"cursor"`
+	Node   *users.Collection `json:"node"`
+}
+
+type HumidorConnection struct {
+	Edges    []*HumidorEdge       `json:"edges"`
+	PageInfo *pagination.PageInfo `json:"pageInfo"`
+}
+
+type HumidorEdge struct {
+	Cursor string         `json:"cursor"`
+	Node   *users.Humidor `json:"node"`
+}
+
 // Internal: the verdict on an authorization request.
 type OAuthAuthorizeCheck struct {
 	// The client and redirect URI are good: errors may go back to the redirect URI.
@@ -15,3 +57,20 @@ type OAuthAuthorizeCheck struct {
 
 type Query struct {
 }
+
+type SmokeSessionConnection struct {
+	Edges    []*SmokeSessionEdge  `json:"edges"`
+	PageInfo *pagination.PageInfo `json:"pageInfo"`
+}
+
+type SmokeSessionEdge struct {
+	Cursor string              `json:"cursor"`
+	Node   *users.SmokeSession `json:"node"`
+}
+
+// A venue, completed by the venues subgraph.
+type Venue struct {
+	ID string `json:"id"`
+}
+
+func (Venue) IsEntity() {}

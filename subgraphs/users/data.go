@@ -1,0 +1,80 @@
+package users
+
+import (
+	"context"
+)
+
+// Connected-user data. Timestamps are RFC 3339 UTC with milliseconds, as shown.
+
+// Collection is a user's named list of cigars.
+type Collection struct {
+	ID        string           `json:"id"`
+	UserID    string           `json:"-"`
+	Name      string           `json:"name"`
+	Type      string           `json:"type"`
+	Private   bool             `json:"private"`
+	UpdatedAt string           `json:"updatedAt"`
+	Items     []CollectionItem `json:"items"`
+}
+
+// CollectionItem is a cigar in a collection.
+type CollectionItem struct {
+	CigarID string `json:"cigarId"`
+	AddedAt string `json:"addedAt"`
+}
+
+// Humidor holds a user's cigars.
+type Humidor struct {
+	ID     string        `json:"id"`
+	UserID string        `json:"-"`
+	Name   string        `json:"name"`
+	Items  []HumidorItem `json:"items"`
+}
+
+// HumidorItem is a quantity of a cigar in a humidor.
+type HumidorItem struct {
+	CigarID  string `json:"cigarId"`
+	Quantity int    `json:"quantity"`
+	AddedAt  string `json:"addedAt"`
+}
+
+// SmokeSession is a cigar smoked, maybe at a venue.
+type SmokeSession struct {
+	ID              string
+	UserID          string
+	CigarID         *string
+	VenueID         *string
+	StartedAt       string
+	EndedAt         *string
+	DurationSeconds *int
+	Rating          *float64
+	Note            *string
+	Featured        bool
+	Visibility      string // public or private
+	CreatedAt       string
+}
+
+// CheckIn is a visit to a venue.
+type CheckIn struct {
+	ID          string
+	UserID      string
+	VenueID     string
+	CheckedInAt string
+}
+
+// DataStore keeps the connected-user data. Listing methods return one user's
+// items by ID order, up to first+1, after the position after.
+type DataStore interface {
+	Collections(ctx context.Context, userID, after string, first int) ([]*Collection, error)
+	Collection(ctx context.Context, id string) (*Collection, error)
+	Humidors(ctx context.Context, userID, after string, first int) ([]*Humidor, error)
+	SmokeSessions(ctx context.Context, userID, after string, first int) ([]*SmokeSession, error)
+	CheckIns(ctx context.Context, userID, after string, first int) ([]*CheckIn, error)
+	SaveCollection(ctx context.Context, c *Collection) error
+	SaveHumidor(ctx context.Context, h *Humidor) error
+	SaveSmokeSession(ctx context.Context, s *SmokeSession) error
+	SaveCheckIn(ctx context.Context, c *CheckIn) error
+}
+
+// IsEntity marks Collection as a federation entity (node(id:) resolves it).
+func (Collection) IsEntity() {}

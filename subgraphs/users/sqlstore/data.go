@@ -1,0 +1,152 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/subgraphs/users"
+)
+
+var _ users.DataStore = (*Store)(nil)
+
+type collectionRow struct {
+	ID        string `db:"id"`
+	UserID    string `db:"user_id"`
+	Name      string `db:"name"`
+	Type      string `db:"type"`
+	Private   bool   `db:"private"`
+	UpdatedAt string `db:"updated_at"`
+	Items     string `db:"items"`
+}
+
+func (r collectionRow) collection() (*users.Collection, error) {
+	c := &users.Collection{ID: r.ID, UserID: r.UserID, Name: r.Name, Type: r.Type, Private: r.Private, UpdatedAt: r.UpdatedAt}
+	if err := json.Unmarshal([]byte(r.Items), &c.Items); err != nil {
+		return nil, fmt.Errorf("collection %s items: %w", r.ID, err)
+	}
+	return c, nil
+}
+
+func (s *Store) Collections(ctx context.Context, userID, after string, first int) ([]*users.Collection, error) {
+	var rows []collectionRow
+	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT * FROM collections WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?`), userID, after, first+1); err != nil {
+		return nil, err
+	}
+	out := make([]*users.Collection, 0, len(rows))
+	for _, r := range rows {
+		c, err := r.collection()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func (s *Store) Collection(ctx context.Context, id string) (*users.Collection, error) {
+	var r collectionRow
+	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT * FROM collections WHERE id = ?`), id)
+	if sqldb.IsNoRows(err) {
+		return nil, users.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.collection()
+}
+
+func (s *Store) Humidors(ctx context.Context, userID, after string, first int) ([]*users.Humidor, error) {
+	var rows []struct {
+		ID     string `db:"id"`
+		UserID string `db:"user_id"`
+		Name   string `db:"name"`
+		Items  string `db:"items"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT * FROM humidors WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?`), userID, after, first+1); err != nil {
+		return nil, err
+	}
+	out := make([]*users.Humidor, 0, len(rows))
+	for _, r := range rows {
+		h := &users.Humidor{ID: r.ID, UserID: r.UserID, Name: r.Name}
+		if err := json.Unmarshal([]byte(r.Items), &h.Items); err != nil {
+			return nil, fmt.Errorf("humidor %s items: %w", r.ID, err)
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+func (s *Store) SmokeSessions(ctx context.Context, userID, after string, first int) ([]*users.SmokeSession, error) {
+	var rows []struct {
+		ID              string   `db:"id"`
+		UserID          string   `db:"user_id"`
+		CigarID         *string  `db:"cigar_id"`
+		VenueID         *string  `db:"venue_id"`
+		StartedAt       string   `db:"started_at"`
+		EndedAt         *string  `db:"ended_at"`
+		DurationSeconds *int     `db:"duration_seconds"`
+		Rating          *float64 `db:"rating"`
+		Note            *string  `db:"note"`
+		Featured        bool     `db:"featured"`
+		Visibility      string   `db:"visibility"`
+		CreatedAt       string   `db:"created_at"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT * FROM smoke_sessions WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?`), userID, after, first+1); err != nil {
+		return nil, err
+	}
+	out := make([]*users.SmokeSession, len(rows))
+	for i, r := range rows {
+		out[i] = &users.SmokeSession{ID: r.ID, UserID: r.UserID, CigarID: r.CigarID, VenueID: r.VenueID, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+			DurationSeconds: r.DurationSeconds, Rating: r.Rating, Note: r.Note, Featured: r.Featured, Visibility: r.Visibility, CreatedAt: r.CreatedAt}
+	}
+	return out, nil
+}
+
+func (s *Store) CheckIns(ctx context.Context, userID, after string, first int) ([]*users.CheckIn, error) {
+	var rows []struct {
+		ID          string `db:"id"`
+		UserID      string `db:"user_id"`
+		VenueID     string `db:"venue_id"`
+		CheckedInAt string `db:"checked_in_at"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT * FROM checkins WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?`), userID, after, first+1); err != nil {
+		return nil, err
+	}
+	out := make([]*users.CheckIn, len(rows))
+	for i, r := range rows {
+		out[i] = &users.CheckIn{ID: r.ID, UserID: r.UserID, VenueID: r.VenueID, CheckedInAt: r.CheckedInAt}
+	}
+	return out, nil
+}
+
+func (s *Store) SaveCollection(ctx context.Context, c *users.Collection) error {
+	items, _ := json.Marshal(c.Items)
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO collections (id, user_id, name, type, private, updated_at, items) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET name = excluded.name, type = excluded.type, private = excluded.private, updated_at = excluded.updated_at, items = excluded.items`),
+		c.ID, c.UserID, c.Name, c.Type, c.Private, c.UpdatedAt, string(items))
+	return err
+}
+
+func (s *Store) SaveHumidor(ctx context.Context, h *users.Humidor) error {
+	items, _ := json.Marshal(h.Items)
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO humidors (id, user_id, name, items) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET name = excluded.name, items = excluded.items`), h.ID, h.UserID, h.Name, string(items))
+	return err
+}
+
+func (s *Store) SaveSmokeSession(ctx context.Context, x *users.SmokeSession) error {
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO smoke_sessions (id, user_id, cigar_id, venue_id, started_at, ended_at, duration_seconds, rating, note, featured, visibility, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET cigar_id = excluded.cigar_id, venue_id = excluded.venue_id, started_at = excluded.started_at, ended_at = excluded.ended_at,
+		duration_seconds = excluded.duration_seconds, rating = excluded.rating, note = excluded.note, featured = excluded.featured, visibility = excluded.visibility`),
+		x.ID, x.UserID, x.CigarID, x.VenueID, x.StartedAt, x.EndedAt, x.DurationSeconds, x.Rating, x.Note, x.Featured, x.Visibility, x.CreatedAt)
+	return err
+}
+
+func (s *Store) SaveCheckIn(ctx context.Context, c *users.CheckIn) error {
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO checkins (id, user_id, venue_id, checked_in_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET venue_id = excluded.venue_id, checked_in_at = excluded.checked_in_at`), c.ID, c.UserID, c.VenueID, c.CheckedInAt)
+	return err
+}
