@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vitolahq/vitola/ids"
 	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 	userssql "github.com/vitolahq/vitola/subgraphs/users/sqlstore"
@@ -98,6 +100,8 @@ func (f *fixture) testConnectedUser(t *testing.T) {
 		}
 	})
 
+	t.Run("AuthorizationMatrix", func(t *testing.T) { f.testAuthorizationMatrix(t, ana, ben) })
+
 	t.Run("JWKS", func(t *testing.T) {
 		res, err := http.Get(f.srv.URL + "/.well-known/jwks.json")
 		if err != nil {
@@ -145,4 +149,71 @@ func (f *fixture) testConnectedUser(t *testing.T) {
 			t.Fatalf("the internal JWKS field is public: %v", r.Errors)
 		}
 	})
+}
+
+// testAuthorizationMatrix runs every connected-user field with tokens of every
+// scope: a field answers only with its scope, only its own user's data, and
+// never another user's, node(id:) included.
+func (f *fixture) testAuthorizationMatrix(t *testing.T, owner, other string) {
+	ownCollection := ids.Derive(ids.Collection, owner+"\x00Wishlist")   // private
+	otherCollection := ids.Derive(ids.Collection, other+"\x00Wishlist") // private
+	fields := []struct{ field, scope, query string }{
+		{"myCollections", "collections:read", `myCollections(first: 5) { edges { node { id name private items { cigar { id name } } } } }`},
+		{"myHumidors", "humidor:read", `myHumidors(first: 5) { edges { node { id items { quantity cigar { name } } } } }`},
+		{"mySmokeSessions", "sessions:read", `mySmokeSessions(first: 5) { edges { node { id visibility cigar { name brand { name } } venue { name } } } }`},
+		{"myCheckIns", "checkins:read", `myCheckIns(first: 5) { edges { node { id venue { name city } } } }`},
+	}
+	var q strings.Builder
+	q.WriteString(`query($own: ID!, $other: ID!, $otherUser: ID!) { `)
+	for _, fl := range fields {
+		q.WriteString(fl.query + " ")
+	}
+	q.WriteString(`own: node(id: $own) { id } foreign: node(id: $other) { id } otherUser: user(id: $otherUser) { email } }`)
+	vars := map[string]any{"own": ownCollection, "other": otherCollection, "otherUser": other}
+
+	all := append([]string{"profile:read", "email:read"}, "collections:read", "humidor:read", "sessions:read", "checkins:read")
+	for _, scopes := range [][]string{nil, {"profile:read"}, {"collections:read"}, {"humidor:read"}, {"sessions:read"}, {"checkins:read"}, all} {
+		t.Run(strings.Join(append([]string{"scopes"}, scopes...), " "), func(t *testing.T) {
+			token := ""
+			if scopes != nil {
+				token = f.mint(t, owner, scopes...)
+			}
+			r := f.gqlAs(t, token, q.String(), vars)
+			if r.Status != 200 {
+				t.Fatalf("status %d: %v", r.Status, r.Errors)
+			}
+			for _, fl := range fields {
+				has := slices.Contains(scopes, fl.scope)
+				got := r.Data[fl.field]
+				if has != (got != nil) {
+					t.Fatalf("%s with %v: %v", fl.field, scopes, got)
+				}
+				if has && len(at(got, "edges").([]any)) == 0 {
+					t.Fatalf("%s: no data for its owner", fl.field)
+				}
+			}
+			if r.Data["foreign"] != nil || at(r.Data, "otherUser", "email") != nil {
+				t.Fatalf("another user's data leaked: %v %v", r.Data["foreign"], r.Data["otherUser"])
+			}
+			if has := slices.Contains(scopes, "collections:read"); has != (r.Data["own"] != nil) {
+				t.Fatalf("own collection by node with %v: %v", scopes, r.Data["own"])
+			}
+			if has := slices.Contains(scopes, "collections:read"); has {
+				// Only the owner's collections, private ones included.
+				for _, e := range at(r.Data, "myCollections", "edges").([]any) {
+					id := at(e, "node", "id").(string)
+					if id != ownCollection && id != ids.Derive(ids.Collection, owner+"\x00Favourites") {
+						t.Fatalf("myCollections returned %s", id)
+					}
+				}
+			}
+			if slices.Contains(scopes, "sessions:read") {
+				// The session's cigar and venue come from their own subgraphs.
+				s := at(r.Data, "mySmokeSessions", "edges", 0, "node")
+				if at(s, "cigar", "brand", "name") == nil || at(s, "venue", "name") == nil {
+					t.Fatalf("session not completed through federation: %v", s)
+				}
+			}
+		})
+	}
 }

@@ -960,7 +960,7 @@ type Collection @key(fields: "id") {
   "RFC 3339 UTC with milliseconds."
   updatedAt: String!
   private: Boolean!
-  items: [CollectionItem!]! @listSize(assumedSize: 50)
+  items: [CollectionItem!]! @listSize(assumedSize: 20)
 }
 
 type CollectionItem {
@@ -972,7 +972,7 @@ type CollectionItem {
 type Humidor {
   id: ID!
   name: String!
-  items: [HumidorItem!]! @listSize(assumedSize: 50)
+  items: [HumidorItem!]! @listSize(assumedSize: 20)
 }
 
 type HumidorItem {
