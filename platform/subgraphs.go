@@ -17,6 +17,7 @@ import (
 	catalogsql "github.com/vitolahq/vitola/subgraphs/catalog/sqlstore"
 	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
 	usersgraph "github.com/vitolahq/vitola/subgraphs/users/graph"
+	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 	userssql "github.com/vitolahq/vitola/subgraphs/users/sqlstore"
 	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
 	venuesgraph "github.com/vitolahq/vitola/subgraphs/venues/graph"
@@ -132,6 +133,12 @@ func openUsers(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subgr
 	if err != nil {
 		st.Close()
 		return nil, false, err
+	}
+	// The first start makes the access-token signing key (replicas starting
+	// together each may; every one verifies, the newest signs).
+	if _, err := oauth.LiveKeys(ctx, st, time.Now()); err != nil {
+		st.Close()
+		return nil, false, fmt.Errorf("token signing key: %w", err)
 	}
 	return &Subgraph{GraphQL: usersgraph.NewHandler(st, o.PublicURL), Store: st}, seeded, nil
 }

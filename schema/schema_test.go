@@ -27,7 +27,8 @@ func TestOpenAPIIsValid(t *testing.T) {
 		t.Fatalf("openapi version %s, want 3.1.0", doc.OpenAPI)
 	}
 	for _, path := range []string{"/health", "/docs", "/docs/openapi.yaml", "/graphql", "/v1/cigars/search", "/v1/cigars/resolve",
-		"/v1/cigars/{id}", "/v1/products/barcode/{barcode}", "/v1/products/{id}"} {
+		"/v1/cigars/{id}", "/v1/products/barcode/{barcode}", "/v1/products/{id}", "/v1/me", "/.well-known/jwks.json",
+		"/.well-known/oauth-authorization-server", "/oauth/authorize", "/oauth/login", "/oauth/consent", "/oauth/token", "/oauth/revoke"} {
 		if doc.Paths.Find(path) == nil {
 			t.Errorf("openapi.yaml does not describe %s", path)
 		}
