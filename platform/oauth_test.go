@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -173,6 +174,26 @@ func oauthFlow(t *testing.T, cfg sqldb.Config) {
 	denied := browserConsent(t, srv.URL, conf.AuthCodeURL("d", oauth2.S256ChallengeOption(verifier)), "correct horse battery", "deny")
 	if denied != "" {
 		t.Fatalf("a denied consent produced a code")
+	}
+
+	// Password guessing is cut off per account: after the allowance, even the
+	// right password gets "too many attempts" until the window ends.
+	guesser := browser(t)
+	status := 0
+	for i := range 12 {
+		res, _ := guesser.Get(conf.AuthCodeURL("g", oauth2.S256ChallengeOption(verifier)))
+		form := formOf(t, res)
+		form.Set("email", "FLOW@example.com")
+		form.Set("password", "guess "+strconv.Itoa(i))
+		res, err := guesser.PostForm(srv.URL+"/oauth/login", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		status = res.StatusCode
+	}
+	if status != http.StatusTooManyRequests {
+		t.Fatalf("after 12 wrong passwords: %d, want 429", status)
 	}
 }
 

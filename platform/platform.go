@@ -147,7 +147,7 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 		return nil, err
 	}
 	p.API = restshim.NewServer(restshim.Deps{
-		GraphQL: rt, Keys: keys, Tokens: tokens, Users: usersClient, PublicURL: o.PublicURL, CookieKey: CookieKey(o.InternalKey),
+		GraphQL: rt, Keys: keys, Tokens: tokens, Users: usersClient, PublicURL: o.PublicURL, CookieKey: CookieKey(o.InternalKey), KV: kvs,
 		Catalog: &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
 		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
 	})

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"html/template"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vitolahq/vitola/kv"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 )
@@ -91,10 +93,44 @@ type page struct {
 var authParams = []string{"response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method"}
 
 type oauthHandlers struct {
-	users  *subgraph.Client
-	key    []byte // signs the CSRF and session cookies
-	log    zerolog.Logger
-	issuer string
+	users   *subgraph.Client
+	key     []byte // signs the CSRF and session cookies
+	log     zerolog.Logger
+	issuer  string
+	signIns *signInLimits
+}
+
+// Sign-in attempts allowed per window, per account and per client address:
+// enough for people who mistype, far too few to guess passwords.
+const (
+	signInsPerAccount = 10
+	signInsPerAddress = 50
+	signInWindow      = 15 * time.Minute
+)
+
+type signInLimits struct{ account, address *kv.Limiter }
+
+func newSignInLimits(store kv.Store) *signInLimits {
+	if store == nil {
+		return nil
+	}
+	return &signInLimits{
+		account: &kv.Limiter{Store: store, Prefix: "signin:account:", Max: signInsPerAccount, Window: signInWindow},
+		address: &kv.Limiter{Store: store, Prefix: "signin:address:", Max: signInsPerAddress, Window: signInWindow},
+	}
+}
+
+func (l *signInLimits) allow(r *http.Request, email string) bool {
+	if l == nil {
+		return true
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	account := l.account.Allow(r.Context(), strings.ToLower(strings.TrimSpace(email)))
+	address := l.address.Allow(r.Context(), host)
+	return account && address
 }
 
 func (h *oauthHandlers) mac(parts ...string) string {
@@ -256,6 +292,11 @@ func (h *oauthHandlers) login(w http.ResponseWriter, r *http.Request) {
 	}
 	c, ok := h.check(w, r, params)
 	if !ok {
+		return
+	}
+	if !h.signIns.allow(r, r.PostFormValue("email")) {
+		writePage(w, http.StatusTooManyRequests, "login", page{Title: "Sign in", Client: deref(c.ClientName), CSRF: h.csrf(w, r), Params: params,
+			Error: "Too many sign-in attempts. Wait 15 minutes and try again."})
 		return
 	}
 	var data struct {

@@ -25,7 +25,7 @@ func addRoutes(mux *http.ServeMux, d Deps) {
 
 	// The OAuth authorization server: anonymous (browsers and OAuth clients send
 	// no developer key).
-	o := &oauthHandlers{users: d.Users, key: d.CookieKey, log: d.Logger, issuer: d.PublicURL}
+	o := &oauthHandlers{users: d.Users, key: d.CookieKey, log: d.Logger, issuer: d.PublicURL, signIns: newSignInLimits(d.KV)}
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", o.metadata)
 	mux.HandleFunc("GET /oauth/authorize", o.authorize)
 	mux.HandleFunc("POST /oauth/login", o.login)

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/kv"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
 
@@ -34,6 +35,8 @@ type Deps struct {
 	// the OAuth pages' CSRF and session cookies.
 	PublicURL string
 	CookieKey []byte
+	// KV counts sign-in attempts (shared by replicas when it is Redis).
+	KV kv.Store
 	// OpenAPI is the document /docs renders.
 	OpenAPI []byte
 	// Checks are what /health reports.

@@ -217,7 +217,7 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	api := restshim.NewServer(restshim.Deps{
 		GraphQL: proxy, Keys: keys, Catalog: &subgraph.Client{HTTP: internal, URL: catalogURL},
 		Users: usersClient, Tokens: access.NewTokens(*s.PublicURL, restshim.FetchJWKS(usersClient)),
-		PublicURL: *s.PublicURL, CookieKey: platform.CookieKey(key),
+		PublicURL: *s.PublicURL, CookieKey: platform.CookieKey(key), KV: kvs,
 		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
 	})
 	payments := restshim.NewPaymentsServer(restshim.Deps{Checks: checks[:2], Logger: log})

@@ -116,3 +116,25 @@ func Run(t *testing.T, h Harness) {
 		}
 	})
 }
+
+// RunLimiter checks a Limiter over a store: Max events pass, the next is refused,
+// keys are counted apart, and the window resets.
+func RunLimiter(t *testing.T, h Harness) {
+	ctx := context.Background()
+	l := &kv.Limiter{Store: h.New(t), Prefix: "login:", Max: 3, Window: 200 * time.Millisecond}
+	for i := range 3 {
+		if !l.Allow(ctx, "a") {
+			t.Fatalf("event %d refused", i+1)
+		}
+	}
+	if l.Allow(ctx, "a") {
+		t.Fatal("the fourth event passed")
+	}
+	if !l.Allow(ctx, "b") {
+		t.Fatal("another key was limited")
+	}
+	h.Advance(400 * time.Millisecond)
+	if !l.Allow(ctx, "a") {
+		t.Fatal("the window did not reset")
+	}
+}

@@ -14,12 +14,14 @@ func TestContract(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	kvtest.Run(t, kvtest.Harness{
+	h := kvtest.Harness{
 		New: func(t *testing.T) kv.Store {
 			s := memory.New(clock)
 			t.Cleanup(func() { s.Close() })
 			return s
 		},
 		Advance: func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() },
-	})
+	}
+	kvtest.Run(t, h)
+	t.Run("Limiter", func(t *testing.T) { kvtest.RunLimiter(t, h) })
 }

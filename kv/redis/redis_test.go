@@ -23,7 +23,7 @@ func TestContract(t *testing.T) {
 		}
 		t.Skip("Redis tests skipped: set VITOLA_TEST_REDIS_URL=redis://127.0.0.1:6379/0 to run them")
 	}
-	kvtest.Run(t, kvtest.Harness{
+	h := kvtest.Harness{
 		New: func(t *testing.T) kv.Store {
 			b := make([]byte, 6)
 			rand.Read(b)
@@ -35,5 +35,7 @@ func TestContract(t *testing.T) {
 			return s
 		},
 		Advance: time.Sleep, // a real server's TTLs run on its own clock
-	})
+	}
+	kvtest.Run(t, h)
+	t.Run("Limiter", func(t *testing.T) { kvtest.RunLimiter(t, h) })
 }
