@@ -146,8 +146,11 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The shim reaches the router through the in-process transport too.
+	routerClient := &subgraph.Client{HTTP: &http.Client{Transport: &inproc.Transport{Handlers: map[string]http.Handler{"router.vitola.internal": rt}}},
+		URL: "http://router.vitola.internal/graphql"}
 	p.API = restshim.NewServer(restshim.Deps{
-		GraphQL: rt, Keys: keys, Tokens: tokens, Users: usersClient, PublicURL: o.PublicURL, CookieKey: CookieKey(o.InternalKey), KV: kvs,
+		GraphQL: rt, Router: routerClient, Keys: keys, Tokens: tokens, Users: usersClient, PublicURL: o.PublicURL, CookieKey: CookieKey(o.InternalKey), KV: kvs,
 		Catalog: &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
 		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
 	})

@@ -161,6 +161,7 @@ func TestPlatform(t *testing.T) {
 			t.Run("RESTResolve", f.testRESTResolve)
 			t.Run("RESTAndGraphQLGiveTheSameData", f.testSameData)
 			t.Run("ConnectedUser", f.testConnectedUser)
+			t.Run("BusinessFeed", f.testBusinessFeed)
 		})
 	}
 }

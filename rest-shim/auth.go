@@ -21,8 +21,19 @@ type KeyChecker interface {
 // for a missing entitlement. The key's identity goes into the context, for the
 // internal calls the route makes.
 func RequireKey(keys KeyChecker, log zerolog.Logger, entitlement string, next http.Handler) http.Handler {
+	return requireKey(keys, log, entitlement, false, next)
+}
+
+// requireKey is RequireKey; withBearer also takes the key from
+// "Authorization: Bearer <key>" (the sessions feed, whose documented example
+// sends it there).
+func requireKey(keys KeyChecker, log zerolog.Logger, entitlement string, withBearer bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, err := keys.Authenticate(r.Context(), r.Header.Get(access.Header))
+		plain := r.Header.Get(access.Header)
+		if b, ok := access.BearerToken(r.Header.Get("Authorization")); ok && plain == "" && withBearer {
+			plain = b
+		}
+		key, err := keys.Authenticate(r.Context(), plain)
 		if err != nil {
 			status, msg := access.Refusal(err)
 			code := apierr.CodeUnauthorized

@@ -56,6 +56,12 @@ const (
 	maxPathIDLen = 100
 )
 
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
 // subgraphFailure maps an internal call's error to the REST error body: a
 // subgraph's input error is the client's 400; anything else is ours.
 func subgraphFailure(w http.ResponseWriter, log zerolog.Logger, err error) {

@@ -26,6 +26,8 @@ type Deps struct {
 	GraphQL http.Handler
 	// Keys checks developer keys.
 	Keys KeyChecker
+	// Router runs federated operations for a caller (DoAs).
+	Router *subgraph.Client
 	// Catalog and Users call those subgraphs.
 	Catalog *subgraph.Client
 	Users   *subgraph.Client

@@ -216,7 +216,8 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	usersClient := &subgraph.Client{HTTP: internal, URL: usersURL}
 	api := restshim.NewServer(restshim.Deps{
 		GraphQL: proxy, Keys: keys, Catalog: &subgraph.Client{HTTP: internal, URL: catalogURL},
-		Users: usersClient, Tokens: access.NewTokens(*s.PublicURL, restshim.FetchJWKS(usersClient)),
+		Router: &subgraph.Client{HTTP: &http.Client{Transport: newHTTPTransport()}, URL: s.RouterURL},
+		Users:  usersClient, Tokens: access.NewTokens(*s.PublicURL, restshim.FetchJWKS(usersClient)),
 		PublicURL: *s.PublicURL, CookieKey: platform.CookieKey(key), KV: kvs,
 		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
 	})

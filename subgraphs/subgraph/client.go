@@ -34,9 +34,20 @@ func MustParse(query string) *Operation {
 
 // Client calls one subgraph's /graphql. Its HTTP client's transport carries the
 // internal token (a trust.Transport), with the caller's identity from the context.
+// Pointed at the router instead, it runs federated operations for a caller
+// whose developer key it forwards (DoAs).
 type Client struct {
 	HTTP *http.Client
 	URL  string
+}
+
+// DoAs runs op through the router for the developer key serviceKey.
+func (c *Client) DoAs(ctx context.Context, serviceKey string, op *Operation, vars map[string]any, out any) error {
+	body, _, err := c.send(ctx, op, vars, http.Header{"X-Service-Key": {serviceKey}})
+	if err != nil {
+		return err
+	}
+	return decode(op, bytes.NewReader(body), out)
 }
 
 // Error is a GraphQL error a subgraph answered, with its extensions.code.
@@ -104,6 +115,10 @@ func (c *Client) Do(ctx context.Context, op *Operation, vars map[string]any, out
 // post sends op and returns the response body, and whether our transport wrote
 // it (data last).
 func (c *Client) post(ctx context.Context, op *Operation, vars map[string]any) ([]byte, bool, error) {
+	return c.send(ctx, op, vars, nil)
+}
+
+func (c *Client) send(ctx context.Context, op *Operation, vars map[string]any, header http.Header) ([]byte, bool, error) {
 	body, err := json.Marshal(map[string]any{"operationName": op.Name, "query": op.Query, "variables": vars})
 	if err != nil {
 		return nil, false, err
@@ -113,12 +128,15 @@ func (c *Client) post(ctx context.Context, op *Operation, vars map[string]any) (
 		return nil, false, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header[k] = v
+	}
 	res, err := c.HTTP.Do(req)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", op.Name, err)
 	}
 	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusUnprocessableEntity {
+	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusUnprocessableEntity && res.StatusCode != http.StatusBadRequest {
 		return nil, false, fmt.Errorf("%s: subgraph answered %d", op.Name, res.StatusCode)
 	}
 	b, err := io.ReadAll(res.Body)

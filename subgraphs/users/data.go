@@ -43,6 +43,7 @@ type SmokeSession struct {
 	ID              string
 	UserID          string
 	CigarID         *string
+	BrandID         *string // the cigar's brand, recorded with the session
 	VenueID         *string
 	StartedAt       string
 	EndedAt         *string
@@ -74,6 +75,25 @@ type DataStore interface {
 	SaveHumidor(ctx context.Context, h *Humidor) error
 	SaveSmokeSession(ctx context.Context, s *SmokeSession) error
 	SaveCheckIn(ctx context.Context, c *CheckIn) error
+	// BusinessSessions returns one page of a venue's or a brand's feed and how
+	// many sessions match in all.
+	BusinessSessions(ctx context.Context, q FeedQuery) ([]*FeedSession, int, error)
+}
+
+// FeedQuery selects a business's public sessions. From and To are RFC 3339 UTC
+// with milliseconds (inclusive); empty means unbounded.
+type FeedQuery struct {
+	VenueID, BrandID string
+	From, To         string
+	FeaturedOnly     bool
+	Limit, Offset    int
+}
+
+// FeedSession is a public session with its user's public summary.
+type FeedSession struct {
+	SmokeSession
+	UserDisplayName string
+	UserImageURL    *string
 }
 
 // IsEntity marks Collection as a federation entity (node(id:) resolves it).

@@ -34,6 +34,7 @@ const Password = "vitola-demo-password"
 // The IDs other subgraphs give their objects: derived from names, the shared
 // contract of the demo seeds (the users subgraph imports no other subgraph).
 func cigarID(brand, name string) *string { id := ids.Derive(ids.Cigar, brand+"\x00"+name); return &id }
+func brandID(brand string) *string       { id := ids.Derive(ids.Brand, brand); return &id }
 func venueID(name string) *string        { id := ids.Derive(ids.Venue, name); return &id }
 
 // Store is what the demo needs of the users store.
@@ -113,9 +114,29 @@ func seedData(ctx context.Context, st users.DataStore, userID string, n int) err
 		if k == 3 {
 			visibility = "private"
 		}
-		x := &users.SmokeSession{ID: key(ids.SmokeSession, ts(start)), UserID: userID, CigarID: cigarID(f[0], f[1]), VenueID: venueID(places[(n+k)%len(places)]),
+		x := &users.SmokeSession{ID: key(ids.SmokeSession, ts(start)), UserID: userID, CigarID: cigarID(f[0], f[1]), BrandID: brandID(f[0]), VenueID: venueID(places[(n+k)%len(places)]),
 			StartedAt: ts(start), EndedAt: ptr(ts(end)), DurationSeconds: &dur, Rating: &rating, Note: &note,
 			Featured: k == 0, Visibility: visibility, CreatedAt: ts(end)}
+		if err := st.SaveSmokeSession(ctx, x); err != nil {
+			return err
+		}
+	}
+	// Every user smokes Padrón at The Ember Room twice: the demo's busiest venue
+	// and brand feeds, with featured and private sessions among them.
+	for k := range 2 {
+		start := at.Add(time.Duration(200+k*30) * time.Hour)
+		end := start.Add(time.Hour)
+		dur := int(end.Sub(start).Seconds())
+		rating := 4.0 + float64(k)*0.5
+		note := []string{"Slow, even burn.", "Cocoa and espresso to the nub."}[k]
+		visibility := "public"
+		if (n+k)%5 == 4 {
+			visibility = "private"
+		}
+		x := &users.SmokeSession{ID: key(ids.SmokeSession, "ember "+ts(start)), UserID: userID,
+			CigarID: cigarID("Padrón", []string{"1964 Anniversary Series Exclusivo", "1964 Anniversary Series Imperial"}[k]), BrandID: brandID("Padrón"),
+			VenueID: venueID("The Ember Room"), StartedAt: ts(start), EndedAt: ptr(ts(end)), DurationSeconds: &dur, Rating: &rating, Note: &note,
+			Featured: (n+k)%3 == 0, Visibility: visibility, CreatedAt: ts(end)}
 		if err := st.SaveSmokeSession(ctx, x); err != nil {
 			return err
 		}

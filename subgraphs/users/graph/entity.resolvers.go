@@ -10,7 +10,13 @@ import (
 	"errors"
 
 	"github.com/vitolahq/vitola/subgraphs/users"
+	"github.com/vitolahq/vitola/subgraphs/users/graph/model"
 )
+
+// FindBrandByID is the resolver for the findBrandByID field.
+func (r *entityResolver) FindBrandByID(ctx context.Context, id string) (*model.Brand, error) {
+	return &model.Brand{ID: id}, nil // the catalog owns the brand; its feed needs only the ID
+}
 
 // FindCollectionByID is the resolver for the findCollectionByID field.
 func (r *entityResolver) FindCollectionByID(ctx context.Context, id string) (*users.Collection, error) {
@@ -30,6 +36,11 @@ func (r *entityResolver) FindCollectionByID(ctx context.Context, id string) (*us
 // FindUserByID is the resolver for the findUserByID field.
 func (r *entityResolver) FindUserByID(ctx context.Context, id string) (*users.User, error) {
 	return r.publicUser(ctx, id)
+}
+
+// FindVenueByID is the resolver for the findVenueByID field.
+func (r *entityResolver) FindVenueByID(ctx context.Context, id string) (*model.Venue, error) {
+	return &model.Venue{ID: id}, nil // the venues subgraph owns the venue
 }
 
 // Entity returns EntityResolver implementation.

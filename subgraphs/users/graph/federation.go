@@ -153,6 +153,25 @@ func (ec *executionContext) resolveEntity(
 	}()
 
 	switch typeName {
+	case "Brand":
+		resolverName, err := entityResolverNameForBrand(ctx, rep)
+		if err != nil {
+			return nil, fmt.Errorf(`finding resolver for Entity "Brand": %w`, err)
+		}
+		switch resolverName {
+
+		case "findBrandByID":
+			id0, err := ec.unmarshalNID2string(ctx, rep["id"])
+			if err != nil {
+				return nil, fmt.Errorf(`unmarshalling param 0 for findBrandByID(): %w`, err)
+			}
+			entity, err := ec.Resolvers.Entity().FindBrandByID(ctx, id0)
+			if err != nil {
+				return nil, fmt.Errorf(`resolving Entity "Brand": %w`, err)
+			}
+
+			return entity, nil
+		}
 	case "Collection":
 		resolverName, err := entityResolverNameForCollection(ctx, rep)
 		if err != nil {
@@ -191,6 +210,25 @@ func (ec *executionContext) resolveEntity(
 
 			return entity, nil
 		}
+	case "Venue":
+		resolverName, err := entityResolverNameForVenue(ctx, rep)
+		if err != nil {
+			return nil, fmt.Errorf(`finding resolver for Entity "Venue": %w`, err)
+		}
+		switch resolverName {
+
+		case "findVenueByID":
+			id0, err := ec.unmarshalNID2string(ctx, rep["id"])
+			if err != nil {
+				return nil, fmt.Errorf(`unmarshalling param 0 for findVenueByID(): %w`, err)
+			}
+			entity, err := ec.Resolvers.Entity().FindVenueByID(ctx, id0)
+			if err != nil {
+				return nil, fmt.Errorf(`resolving Entity "Venue": %w`, err)
+			}
+
+			return entity, nil
+		}
 
 	}
 	return nil, fmt.Errorf("%w: %s", ErrUnknownType, typeName)
@@ -215,6 +253,41 @@ func (ec *executionContext) resolveManyEntities(
 	default:
 		return errors.New("unknown type: " + typeName)
 	}
+}
+
+func entityResolverNameForBrand(ctx context.Context, rep EntityRepresentation) (string, error) {
+	// we collect errors because a later entity resolver may work fine
+	// when an entity has multiple keys
+	entityResolverErrs := []error{}
+	for {
+		var (
+			m   EntityRepresentation
+			val any
+			ok  bool
+		)
+		_ = val
+		// if all of the KeyFields values for this resolver are null,
+		// we shouldn't use use it
+		allNull := true
+		m = rep
+		val, ok = m["id"]
+		if !ok {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to missing Key Field \"id\" for Brand", ErrTypeNotFound))
+			break
+		}
+		if allNull {
+			allNull = val == nil
+		}
+		if allNull {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to all null value KeyFields for Brand", ErrTypeNotFound))
+			break
+		}
+		return "findBrandByID", nil
+	}
+	return "", fmt.Errorf("%w for Brand due to %v", ErrTypeNotFound,
+		errors.Join(entityResolverErrs...).Error())
 }
 
 func entityResolverNameForCollection(ctx context.Context, rep EntityRepresentation) (string, error) {
@@ -284,5 +357,40 @@ func entityResolverNameForUser(ctx context.Context, rep EntityRepresentation) (s
 		return "findUserByID", nil
 	}
 	return "", fmt.Errorf("%w for User due to %v", ErrTypeNotFound,
+		errors.Join(entityResolverErrs...).Error())
+}
+
+func entityResolverNameForVenue(ctx context.Context, rep EntityRepresentation) (string, error) {
+	// we collect errors because a later entity resolver may work fine
+	// when an entity has multiple keys
+	entityResolverErrs := []error{}
+	for {
+		var (
+			m   EntityRepresentation
+			val any
+			ok  bool
+		)
+		_ = val
+		// if all of the KeyFields values for this resolver are null,
+		// we shouldn't use use it
+		allNull := true
+		m = rep
+		val, ok = m["id"]
+		if !ok {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to missing Key Field \"id\" for Venue", ErrTypeNotFound))
+			break
+		}
+		if allNull {
+			allNull = val == nil
+		}
+		if allNull {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to all null value KeyFields for Venue", ErrTypeNotFound))
+			break
+		}
+		return "findVenueByID", nil
+	}
+	return "", fmt.Errorf("%w for Venue due to %v", ErrTypeNotFound,
 		errors.Join(entityResolverErrs...).Error())
 }

@@ -31,6 +31,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Brand() BrandResolver
 	CheckIn() CheckInResolver
 	CollectionItem() CollectionItemResolver
 	Entity() EntityResolver
@@ -38,12 +39,18 @@ type ResolverRoot interface {
 	Query() QueryResolver
 	SmokeSession() SmokeSessionResolver
 	User() UserResolver
+	Venue() VenueResolver
 }
 
 type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	Brand struct {
+		ID       func(childComplexity int) int
+		Sessions func(childComplexity int, limit *int, offset *int, from *string, to *string, featured *bool) int
+	}
+
 	CheckIn struct {
 		CheckedInAt func(childComplexity int) int
 		ID          func(childComplexity int) int
@@ -89,8 +96,10 @@ type ComplexityRoot struct {
 	}
 
 	Entity struct {
+		FindBrandByID      func(childComplexity int, id string) int
 		FindCollectionByID func(childComplexity int, id string) int
 		FindUserByID       func(childComplexity int, id string) int
+		FindVenueByID      func(childComplexity int, id string) int
 	}
 
 	Humidor struct {
@@ -128,6 +137,26 @@ type ComplexityRoot struct {
 		HasNextPage func(childComplexity int) int
 	}
 
+	PublicSession struct {
+		Cigar           func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		DurationSeconds func(childComplexity int) int
+		EndedAt         func(childComplexity int) int
+		Featured        func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Note            func(childComplexity int) int
+		Rating          func(childComplexity int) int
+		StartedAt       func(childComplexity int) int
+		User            func(childComplexity int) int
+		Venue           func(childComplexity int) int
+	}
+
+	PublicUserSummary struct {
+		AvatarURL   func(childComplexity int) int
+		DisplayName func(childComplexity int) int
+		ID          func(childComplexity int) int
+	}
+
 	Query struct {
 		Me                  func(childComplexity int) int
 		MyCheckIns          func(childComplexity int, first *int, after *string) int
@@ -143,6 +172,11 @@ type ComplexityRoot struct {
 		User                func(childComplexity int, id string) int
 		__resolve__service  func(childComplexity int) int
 		__resolve_entities  func(childComplexity int, representations []map[string]any) int
+	}
+
+	SessionFeed struct {
+		Count func(childComplexity int) int
+		Items func(childComplexity int) int
 	}
 
 	SmokeSession struct {
@@ -183,7 +217,8 @@ type ComplexityRoot struct {
 	}
 
 	Venue struct {
-		ID func(childComplexity int) int
+		ID       func(childComplexity int) int
+		Sessions func(childComplexity int, limit *int, offset *int, from *string, to *string, featured *bool) int
 	}
 
 	_Service struct {
@@ -195,6 +230,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type BrandResolver interface {
+	Sessions(ctx context.Context, obj *model.Brand, limit *int, offset *int, from *string, to *string, featured *bool) (*model.SessionFeed, error)
+}
 type CheckInResolver interface {
 	Venue(ctx context.Context, obj *users.CheckIn) (*model.Venue, error)
 }
@@ -202,8 +240,10 @@ type CollectionItemResolver interface {
 	Cigar(ctx context.Context, obj *users.CollectionItem) (*model.Cigar, error)
 }
 type EntityResolver interface {
+	FindBrandByID(ctx context.Context, id string) (*model.Brand, error)
 	FindCollectionByID(ctx context.Context, id string) (*users.Collection, error)
 	FindUserByID(ctx context.Context, id string) (*users.User, error)
+	FindVenueByID(ctx context.Context, id string) (*model.Venue, error)
 }
 type HumidorItemResolver interface {
 	Cigar(ctx context.Context, obj *users.HumidorItem) (*model.Cigar, error)
@@ -230,6 +270,9 @@ type UserResolver interface {
 	Email(ctx context.Context, obj *users.User) (*string, error)
 	CreatedAt(ctx context.Context, obj *users.User) (string, error)
 }
+type VenueResolver interface {
+	Sessions(ctx context.Context, obj *model.Venue, limit *int, offset *int, from *string, to *string, featured *bool) (*model.SessionFeed, error)
+}
 
 // endregion ************************** generated!.gotpl **************************
 
@@ -248,6 +291,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "Brand.id":
+		if e.ComplexityRoot.Brand.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Brand.ID(childComplexity), true
+	case "Brand.sessions":
+		if e.ComplexityRoot.Brand.Sessions == nil {
+			break
+		}
+
+		args, err := ec.field_Brand_sessions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Brand.Sessions(childComplexity, args["limit"].(*int), args["offset"].(*int), args["from"].(*string), args["to"].(*string), args["featured"].(*bool)), true
 
 	case "CheckIn.checkedInAt":
 		if e.ComplexityRoot.CheckIn.CheckedInAt == nil {
@@ -377,6 +438,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CollectionItem.Cigar(childComplexity), true
 
+	case "Entity.findBrandByID":
+		if e.ComplexityRoot.Entity.FindBrandByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findBrandByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindBrandByID(childComplexity, args["id"].(string)), true
 	case "Entity.findCollectionByID":
 		if e.ComplexityRoot.Entity.FindCollectionByID == nil {
 			break
@@ -399,6 +471,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Entity.FindUserByID(childComplexity, args["id"].(string)), true
+	case "Entity.findVenueByID":
+		if e.ComplexityRoot.Entity.FindVenueByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findVenueByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindVenueByID(childComplexity, args["id"].(string)), true
 
 	case "Humidor.id":
 		if e.ComplexityRoot.Humidor.ID == nil {
@@ -507,6 +590,92 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+
+	case "PublicSession.cigar":
+		if e.ComplexityRoot.PublicSession.Cigar == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicSession.Cigar(childComplexity), true
+	case "PublicSession.createdAt":
+		if e.ComplexityRoot.PublicSession.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicSession.CreatedAt(childComplexity), true
+	case "PublicSession.durationSeconds":
+		if e.ComplexityRoot.PublicSession.DurationSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicSession.DurationSeconds(childComplexity), true
+	case "PublicSession.endedAt":
+		if e.ComplexityRoot.PublicSession.EndedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicSession.EndedAt(childComplexity), true
+	case "PublicSession.featured":
+		if e.ComplexityRoot.PublicSession.Featured == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicSession.Featured(childComplexity), true
+	case "PublicSession.id":
+		if e.ComplexityRoot.PublicSession.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicSession.ID(childComplexity), true
+	case "PublicSession.note":
+		if e.ComplexityRoot.PublicSession.Note == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicSession.Note(childComplexity), true
+	case "PublicSession.rating":
+		if e.ComplexityRoot.PublicSession.Rating == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicSession.Rating(childComplexity), true
+	case "PublicSession.startedAt":
+		if e.ComplexityRoot.PublicSession.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicSession.StartedAt(childComplexity), true
+	case "PublicSession.user":
+		if e.ComplexityRoot.PublicSession.User == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicSession.User(childComplexity), true
+	case "PublicSession.venue":
+		if e.ComplexityRoot.PublicSession.Venue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicSession.Venue(childComplexity), true
+
+	case "PublicUserSummary.avatarUrl":
+		if e.ComplexityRoot.PublicUserSummary.AvatarURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicUserSummary.AvatarURL(childComplexity), true
+	case "PublicUserSummary.displayName":
+		if e.ComplexityRoot.PublicUserSummary.DisplayName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicUserSummary.DisplayName(childComplexity), true
+	case "PublicUserSummary.id":
+		if e.ComplexityRoot.PublicUserSummary.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicUserSummary.ID(childComplexity), true
 
 	case "Query.me":
 		if e.ComplexityRoot.Query.Me == nil {
@@ -647,6 +816,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.__resolve_entities(childComplexity, args["representations"].([]map[string]any)), true
+
+	case "SessionFeed.count":
+		if e.ComplexityRoot.SessionFeed.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionFeed.Count(childComplexity), true
+	case "SessionFeed.items":
+		if e.ComplexityRoot.SessionFeed.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionFeed.Items(childComplexity), true
 
 	case "SmokeSession.cigar":
 		if e.ComplexityRoot.SmokeSession.Cigar == nil {
@@ -808,6 +990,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Venue.ID(childComplexity), true
+	case "Venue.sessions":
+		if e.ComplexityRoot.Venue.Sessions == nil {
+			break
+		}
+
+		args, err := ec.field_Venue_sessions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Venue.Sessions(childComplexity, args["limit"].(*int), args["offset"].(*int), args["from"].(*string), args["to"].(*string), args["featured"].(*bool)), true
 
 	case "_Service.sdl":
 		if e.ComplexityRoot._Service.SDL == nil {
@@ -1009,9 +1202,47 @@ type Cigar @key(fields: "id", resolvable: false) {
   id: ID!
 }
 
-"A venue, completed by the venues subgraph."
-type Venue @key(fields: "id", resolvable: false) {
+"A venue: the users subgraph adds its guests' public smoke sessions."
+type Venue @key(fields: "id") {
   id: ID!
+  "Public smoke sessions at the venue, newest first."
+  sessions(limit: Int = 20, offset: Int = 0, from: String, to: String, featured: Boolean): SessionFeed! @listSize(slicingArguments: ["limit"], sizedFields: ["items"])
+}
+
+"A brand: the users subgraph adds the public smoke sessions of its cigars."
+type Brand @key(fields: "id") {
+  id: ID!
+  "Public smoke sessions of the brand's cigars, newest first."
+  sessions(limit: Int = 20, offset: Int = 0, from: String, to: String, featured: Boolean): SessionFeed! @listSize(slicingArguments: ["limit"], sizedFields: ["items"])
+}
+
+"A page of a business's public smoke sessions."
+type SessionFeed {
+  "How many sessions match in all."
+  count: Int!
+  items: [PublicSession!]!
+}
+
+"A public smoke session, as a business shows it: only public data."
+type PublicSession {
+  id: ID!
+  createdAt: String!
+  startedAt: String
+  endedAt: String
+  durationSeconds: Int
+  rating: Float
+  note: String
+  featured: Boolean!
+  user: PublicUserSummary!
+  cigar: Cigar
+  venue: Venue
+}
+
+"The public summary of a session's user."
+type PublicUserSummary {
+  id: ID!
+  displayName: String!
+  avatarUrl: String
 }
 
 type CollectionConnection {
@@ -1113,12 +1344,14 @@ type PageInfo @shareable {
 `, BuiltIn: true},
 	{Name: "../federation/entity.graphql", Input: `
 # a union of all types that use the @key directive
-union _Entity = Cigar | Collection | User | Venue
+union _Entity = Brand | Cigar | Collection | User | Venue
 
 # fake type to build resolver interfaces for users to implement
 type Entity {
+	findBrandByID(id: ID!,): Brand!
 	findCollectionByID(id: ID!,): Collection!
 	findUserByID(id: ID!,): User!
+	findVenueByID(id: ID!,): Venue!
 }
 
 type _Service {
@@ -1136,6 +1369,16 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_Brand(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Brand_id(ctx, field)
+	case "sessions":
+		return ec.fieldContext_Brand_sessions(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Brand", field.Name)
+}
 
 func (ec *executionContext) childFields_CheckIn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -1295,6 +1538,56 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
 
+func (ec *executionContext) childFields_PublicSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_PublicSession_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_PublicSession_createdAt(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_PublicSession_startedAt(ctx, field)
+	case "endedAt":
+		return ec.fieldContext_PublicSession_endedAt(ctx, field)
+	case "durationSeconds":
+		return ec.fieldContext_PublicSession_durationSeconds(ctx, field)
+	case "rating":
+		return ec.fieldContext_PublicSession_rating(ctx, field)
+	case "note":
+		return ec.fieldContext_PublicSession_note(ctx, field)
+	case "featured":
+		return ec.fieldContext_PublicSession_featured(ctx, field)
+	case "user":
+		return ec.fieldContext_PublicSession_user(ctx, field)
+	case "cigar":
+		return ec.fieldContext_PublicSession_cigar(ctx, field)
+	case "venue":
+		return ec.fieldContext_PublicSession_venue(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublicSession", field.Name)
+}
+
+func (ec *executionContext) childFields_PublicUserSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_PublicUserSummary_id(ctx, field)
+	case "displayName":
+		return ec.fieldContext_PublicUserSummary_displayName(ctx, field)
+	case "avatarUrl":
+		return ec.fieldContext_PublicUserSummary_avatarUrl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublicUserSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_SessionFeed(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "count":
+		return ec.fieldContext_SessionFeed_count(ctx, field)
+	case "items":
+		return ec.fieldContext_SessionFeed_items(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SessionFeed", field.Name)
+}
+
 func (ec *executionContext) childFields_SmokeSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1373,6 +1666,8 @@ func (ec *executionContext) childFields_Venue(ctx context.Context, field graphql
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Venue_id(ctx, field)
+	case "sessions":
+		return ec.fieldContext_Venue_sessions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Venue", field.Name)
 }
@@ -1501,6 +1796,66 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Brand_sessions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "featured",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["featured"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findBrandByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Entity_findCollectionByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1516,6 +1871,20 @@ func (ec *executionContext) field_Entity_findCollectionByID_args(ctx context.Con
 }
 
 func (ec *executionContext) field_Entity_findUserByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findVenueByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -1873,6 +2242,52 @@ func (ec *executionContext) field_Query_user_args(ctx context.Context, rawArgs m
 	return args, nil
 }
 
+func (ec *executionContext) field_Venue_sessions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "featured",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["featured"] = arg4
+	return args, nil
+}
+
 func (ec *executionContext) field___Directive_args_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1932,6 +2347,73 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _Brand_id(ctx context.Context, field graphql.CollectedField, obj *model.Brand) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Brand_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Brand_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Brand", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Brand_sessions(ctx context.Context, field graphql.CollectedField, obj *model.Brand) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Brand_sessions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Brand().Sessions(ctx, obj, fc.Args["limit"].(*int), fc.Args["offset"].(*int), fc.Args["from"].(*string), fc.Args["to"].(*string), fc.Args["featured"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SessionFeed) graphql.Marshaler {
+			return ec.marshalNSessionFeed2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐSessionFeed(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Brand_sessions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Brand",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SessionFeed(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Brand_sessions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _CheckIn_id(ctx context.Context, field graphql.CollectedField, obj *users.CheckIn) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -2474,6 +2956,50 @@ func (ec *executionContext) fieldContext_CollectionItem_addedAt(_ context.Contex
 	return graphql.NewScalarFieldContext("CollectionItem", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Entity_findBrandByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findBrandByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindBrandByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Brand) graphql.Marshaler {
+			return ec.marshalNBrand2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐBrand(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findBrandByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Brand(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findBrandByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Entity_findCollectionByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2556,6 +3082,50 @@ func (ec *executionContext) fieldContext_Entity_findUserByID(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Entity_findUserByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findVenueByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findVenueByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindVenueByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Venue) graphql.Marshaler {
+			return ec.marshalNVenue2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐVenue(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findVenueByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Venue(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findVenueByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -2996,6 +3566,355 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublicSession_id(ctx context.Context, field graphql.CollectedField, obj *model.PublicSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicSession_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicSession_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicSession", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PublicSession_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.PublicSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicSession_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicSession_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublicSession_startedAt(ctx context.Context, field graphql.CollectedField, obj *model.PublicSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicSession_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicSession_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublicSession_endedAt(ctx context.Context, field graphql.CollectedField, obj *model.PublicSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicSession_endedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicSession_endedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublicSession_durationSeconds(ctx context.Context, field graphql.CollectedField, obj *model.PublicSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicSession_durationSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicSession_durationSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicSession", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PublicSession_rating(ctx context.Context, field graphql.CollectedField, obj *model.PublicSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicSession_rating(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rating, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicSession_rating(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicSession", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _PublicSession_note(ctx context.Context, field graphql.CollectedField, obj *model.PublicSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicSession_note(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Note, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicSession_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublicSession_featured(ctx context.Context, field graphql.CollectedField, obj *model.PublicSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicSession_featured(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Featured, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicSession_featured(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicSession", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PublicSession_user(ctx context.Context, field graphql.CollectedField, obj *model.PublicSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicSession_user(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.User, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublicUserSummary) graphql.Marshaler {
+			return ec.marshalNPublicUserSummary2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐPublicUserSummary(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicSession_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublicSession",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicUserSummary(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublicSession_cigar(ctx context.Context, field graphql.CollectedField, obj *model.PublicSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicSession_cigar(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cigar, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Cigar) graphql.Marshaler {
+			return ec.marshalOCigar2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐCigar(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicSession_cigar(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublicSession",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cigar(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublicSession_venue(ctx context.Context, field graphql.CollectedField, obj *model.PublicSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicSession_venue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Venue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Venue) graphql.Marshaler {
+			return ec.marshalOVenue2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐVenue(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicSession_venue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublicSession",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Venue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublicUserSummary_id(ctx context.Context, field graphql.CollectedField, obj *model.PublicUserSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicUserSummary_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicUserSummary_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicUserSummary", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PublicUserSummary_displayName(ctx context.Context, field graphql.CollectedField, obj *model.PublicUserSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicUserSummary_displayName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DisplayName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicUserSummary_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicUserSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublicUserSummary_avatarUrl(ctx context.Context, field graphql.CollectedField, obj *model.PublicUserSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicUserSummary_avatarUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvatarURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicUserSummary_avatarUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicUserSummary", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Query_user(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -3645,6 +4564,61 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _SessionFeed_count(ctx context.Context, field graphql.CollectedField, obj *model.SessionFeed) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionFeed_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionFeed_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionFeed", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SessionFeed_items(ctx context.Context, field graphql.CollectedField, obj *model.SessionFeed) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionFeed_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PublicSession) graphql.Marshaler {
+			return ec.marshalNPublicSession2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐPublicSessionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionFeed_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionFeed",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SmokeSession_id(ctx context.Context, field graphql.CollectedField, obj *users.SmokeSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4286,6 +5260,50 @@ func (ec *executionContext) _Venue_id(ctx context.Context, field graphql.Collect
 }
 func (ec *executionContext) fieldContext_Venue_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Venue", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Venue_sessions(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Venue_sessions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Venue().Sessions(ctx, obj, fc.Args["limit"].(*int), fc.Args["offset"].(*int), fc.Args["from"].(*string), fc.Args["to"].(*string), fc.Args["featured"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SessionFeed) graphql.Marshaler {
+			return ec.marshalNSessionFeed2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐSessionFeed(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Venue_sessions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Venue",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SessionFeed(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Venue_sessions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) __Service_sdl(ctx context.Context, field graphql.CollectedField, obj *fedruntime.Service) (ret graphql.Marshaler) {
@@ -5406,6 +6424,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._Cigar(ctx, sel, obj)
+	case model.Brand:
+		return ec._Brand(ctx, sel, &obj)
+	case *model.Brand:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Brand(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -5418,6 +6443,82 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var brandImplementors = []string{"Brand", "_Entity"}
+
+func (ec *executionContext) _Brand(ctx context.Context, sel ast.SelectionSet, obj *model.Brand) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, brandImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Brand")
+		case "id":
+			out.Values[i] = ec._Brand_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sessions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Brand_sessions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
 
 var checkInImplementors = []string{"CheckIn"}
 
@@ -5869,6 +6970,28 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Entity")
+		case "findBrandByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findBrandByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "findCollectionByID":
 			field := field
 
@@ -5901,6 +7024,28 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 					}
 				}()
 				res = ec._Entity_findUserByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findVenueByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findVenueByID(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -6226,6 +7371,142 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var publicSessionImplementors = []string{"PublicSession"}
+
+func (ec *executionContext) _PublicSession(ctx context.Context, sel ast.SelectionSet, obj *model.PublicSession) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publicSessionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublicSession")
+		case "id":
+			out.Values[i] = ec._PublicSession_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._PublicSession_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._PublicSession_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "endedAt":
+			out.Values[i] = ec._PublicSession_endedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "durationSeconds":
+			out.Values[i] = ec._PublicSession_durationSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rating":
+			out.Values[i] = ec._PublicSession_rating(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "note":
+			out.Values[i] = ec._PublicSession_note(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "featured":
+			out.Values[i] = ec._PublicSession_featured(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "user":
+			out.Values[i] = ec._PublicSession_user(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cigar":
+			out.Values[i] = ec._PublicSession_cigar(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "venue":
+			out.Values[i] = ec._PublicSession_venue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var publicUserSummaryImplementors = []string{"PublicUserSummary"}
+
+func (ec *executionContext) _PublicUserSummary(ctx context.Context, sel ast.SelectionSet, obj *model.PublicUserSummary) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publicUserSummaryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublicUserSummary")
+		case "id":
+			out.Values[i] = ec._PublicUserSummary_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "displayName":
+			out.Values[i] = ec._PublicUserSummary_displayName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "avatarUrl":
+			out.Values[i] = ec._PublicUserSummary_avatarUrl(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -6591,6 +7872,49 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sessionFeedImplementors = []string{"SessionFeed"}
+
+func (ec *executionContext) _SessionFeed(ctx context.Context, sel ast.SelectionSet, obj *model.SessionFeed) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sessionFeedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SessionFeed")
+		case "count":
+			out.Values[i] = ec._SessionFeed_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "items":
+			out.Values[i] = ec._SessionFeed_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -7017,8 +8341,46 @@ func (ec *executionContext) _Venue(ctx context.Context, sel ast.SelectionSet, ob
 		case "id":
 			out.Values[i] = ec._Venue_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "sessions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Venue_sessions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7486,6 +8848,16 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNBrand2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐBrand(ctx context.Context, sel ast.SelectionSet, v *model.Brand) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Brand(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCheckIn2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚐCheckIn(ctx context.Context, sel ast.SelectionSet, v *users.CheckIn) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -7726,6 +9098,52 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitola
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPublicSession2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐPublicSessionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PublicSession) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPublicSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐPublicSession(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPublicSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐPublicSession(ctx context.Context, sel ast.SelectionSet, v *model.PublicSession) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PublicSession(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPublicUserSummary2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐPublicUserSummary(ctx context.Context, sel ast.SelectionSet, v *model.PublicUserSummary) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PublicUserSummary(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSessionFeed2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐSessionFeed(ctx context.Context, sel ast.SelectionSet, v *model.SessionFeed) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SessionFeed(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSmokeSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚐSmokeSession(ctx context.Context, sel ast.SelectionSet, v *users.SmokeSession) graphql.Marshaler {

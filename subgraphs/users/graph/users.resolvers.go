@@ -17,6 +17,11 @@ import (
 	"github.com/vitolahq/vitola/trust"
 )
 
+// Sessions is the resolver for the sessions field.
+func (r *brandResolver) Sessions(ctx context.Context, obj *model.Brand, limit *int, offset *int, from *string, to *string, featured *bool) (*model.SessionFeed, error) {
+	return r.feed(ctx, users.FeedQuery{BrandID: obj.ID}, limit, offset, from, to, featured)
+}
+
 // Venue is the resolver for the venue field.
 func (r *checkInResolver) Venue(ctx context.Context, obj *users.CheckIn) (*model.Venue, error) {
 	return &model.Venue{ID: obj.VenueID}, nil
@@ -231,6 +236,14 @@ func (r *userResolver) CreatedAt(ctx context.Context, obj *users.User) (string, 
 	return obj.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z"), nil
 }
 
+// Sessions is the resolver for the sessions field.
+func (r *venueResolver) Sessions(ctx context.Context, obj *model.Venue, limit *int, offset *int, from *string, to *string, featured *bool) (*model.SessionFeed, error) {
+	return r.feed(ctx, users.FeedQuery{VenueID: obj.ID}, limit, offset, from, to, featured)
+}
+
+// Brand returns BrandResolver implementation.
+func (r *Resolver) Brand() BrandResolver { return &brandResolver{r} }
+
 // CheckIn returns CheckInResolver implementation.
 func (r *Resolver) CheckIn() CheckInResolver { return &checkInResolver{r} }
 
@@ -249,11 +262,16 @@ func (r *Resolver) SmokeSession() SmokeSessionResolver { return &smokeSessionRes
 // User returns UserResolver implementation.
 func (r *Resolver) User() UserResolver { return &userResolver{r} }
 
+// Venue returns VenueResolver implementation.
+func (r *Resolver) Venue() VenueResolver { return &venueResolver{r} }
+
 type (
+	brandResolver          struct{ *Resolver }
 	checkInResolver        struct{ *Resolver }
 	collectionItemResolver struct{ *Resolver }
 	humidorItemResolver    struct{ *Resolver }
 	queryResolver          struct{ *Resolver }
 	smokeSessionResolver   struct{ *Resolver }
 	userResolver           struct{ *Resolver }
+	venueResolver          struct{ *Resolver }
 )

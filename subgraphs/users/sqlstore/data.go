@@ -83,6 +83,7 @@ func (s *Store) SmokeSessions(ctx context.Context, userID, after string, first i
 		ID              string   `db:"id"`
 		UserID          string   `db:"user_id"`
 		CigarID         *string  `db:"cigar_id"`
+		BrandID         *string  `db:"brand_id"`
 		VenueID         *string  `db:"venue_id"`
 		StartedAt       string   `db:"started_at"`
 		EndedAt         *string  `db:"ended_at"`
@@ -98,7 +99,7 @@ func (s *Store) SmokeSessions(ctx context.Context, userID, after string, first i
 	}
 	out := make([]*users.SmokeSession, len(rows))
 	for i, r := range rows {
-		out[i] = &users.SmokeSession{ID: r.ID, UserID: r.UserID, CigarID: r.CigarID, VenueID: r.VenueID, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+		out[i] = &users.SmokeSession{ID: r.ID, UserID: r.UserID, CigarID: r.CigarID, BrandID: r.BrandID, VenueID: r.VenueID, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 			DurationSeconds: r.DurationSeconds, Rating: r.Rating, Note: r.Note, Featured: r.Featured, Visibility: r.Visibility, CreatedAt: r.CreatedAt}
 	}
 	return out, nil
@@ -137,11 +138,11 @@ func (s *Store) SaveHumidor(ctx context.Context, h *users.Humidor) error {
 }
 
 func (s *Store) SaveSmokeSession(ctx context.Context, x *users.SmokeSession) error {
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO smoke_sessions (id, user_id, cigar_id, venue_id, started_at, ended_at, duration_seconds, rating, note, featured, visibility, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET cigar_id = excluded.cigar_id, venue_id = excluded.venue_id, started_at = excluded.started_at, ended_at = excluded.ended_at,
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO smoke_sessions (id, user_id, cigar_id, brand_id, venue_id, started_at, ended_at, duration_seconds, rating, note, featured, visibility, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET cigar_id = excluded.cigar_id, brand_id = excluded.brand_id, venue_id = excluded.venue_id, started_at = excluded.started_at, ended_at = excluded.ended_at,
 		duration_seconds = excluded.duration_seconds, rating = excluded.rating, note = excluded.note, featured = excluded.featured, visibility = excluded.visibility`),
-		x.ID, x.UserID, x.CigarID, x.VenueID, x.StartedAt, x.EndedAt, x.DurationSeconds, x.Rating, x.Note, x.Featured, x.Visibility, x.CreatedAt)
+		x.ID, x.UserID, x.CigarID, x.BrandID, x.VenueID, x.StartedAt, x.EndedAt, x.DurationSeconds, x.Rating, x.Note, x.Featured, x.Visibility, x.CreatedAt)
 	return err
 }
 
@@ -149,4 +150,64 @@ func (s *Store) SaveCheckIn(ctx context.Context, c *users.CheckIn) error {
 	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO checkins (id, user_id, venue_id, checked_in_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET venue_id = excluded.venue_id, checked_in_at = excluded.checked_in_at`), c.ID, c.UserID, c.VenueID, c.CheckedInAt)
 	return err
+}
+
+// BusinessSessions is a feed: public sessions of public profiles only, newest
+// first (then by ID), with the total that matches.
+func (s *Store) BusinessSessions(ctx context.Context, q users.FeedQuery) ([]*users.FeedSession, int, error) {
+	where := ` FROM smoke_sessions s JOIN users u ON u.id = s.user_id WHERE s.visibility = 'public' AND u.private = ?`
+	args := []any{false}
+	if q.VenueID != "" {
+		where += ` AND s.venue_id = ?`
+		args = append(args, q.VenueID)
+	}
+	if q.BrandID != "" {
+		where += ` AND s.brand_id = ?`
+		args = append(args, q.BrandID)
+	}
+	if q.From != "" {
+		where += ` AND s.created_at >= ?`
+		args = append(args, q.From)
+	}
+	if q.To != "" {
+		where += ` AND s.created_at <= ?`
+		args = append(args, q.To)
+	}
+	if q.FeaturedOnly {
+		where += ` AND s.featured = ?`
+		args = append(args, true)
+	}
+	var count int
+	if err := s.db.GetContext(ctx, &count, s.db.Rebind(`SELECT COUNT(*)`+where), args...); err != nil {
+		return nil, 0, fmt.Errorf("count feed: %w", err)
+	}
+	var rows []struct {
+		ID              string   `db:"id"`
+		UserID          string   `db:"user_id"`
+		CigarID         *string  `db:"cigar_id"`
+		BrandID         *string  `db:"brand_id"`
+		VenueID         *string  `db:"venue_id"`
+		StartedAt       string   `db:"started_at"`
+		EndedAt         *string  `db:"ended_at"`
+		DurationSeconds *int     `db:"duration_seconds"`
+		Rating          *float64 `db:"rating"`
+		Note            *string  `db:"note"`
+		Featured        bool     `db:"featured"`
+		CreatedAt       string   `db:"created_at"`
+		DisplayName     string   `db:"display_name"`
+		ImageURL        *string  `db:"image_url"`
+	}
+	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT s.id, s.user_id, s.cigar_id, s.brand_id, s.venue_id, s.started_at, s.ended_at, s.duration_seconds,
+		s.rating, s.note, s.featured, s.created_at, u.display_name, u.image_url`+where+` ORDER BY s.created_at DESC, s.id DESC LIMIT ? OFFSET ?`),
+		append(args, q.Limit, q.Offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read feed: %w", err)
+	}
+	out := make([]*users.FeedSession, len(rows))
+	for i, r := range rows {
+		out[i] = &users.FeedSession{SmokeSession: users.SmokeSession{ID: r.ID, UserID: r.UserID, CigarID: r.CigarID, BrandID: r.BrandID, VenueID: r.VenueID,
+			StartedAt: r.StartedAt, EndedAt: r.EndedAt, DurationSeconds: r.DurationSeconds, Rating: r.Rating, Note: r.Note, Featured: r.Featured,
+			Visibility: "public", CreatedAt: r.CreatedAt}, UserDisplayName: r.DisplayName, UserImageURL: r.ImageURL}
+	}
+	return out, count, nil
 }

@@ -7,6 +7,15 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/users"
 )
 
+// A brand: the users subgraph adds the public smoke sessions of its cigars.
+type Brand struct {
+	ID string `json:"id"`
+	// Public smoke sessions of the brand's cigars, newest first.
+	Sessions *SessionFeed `json:"sessions"`
+}
+
+func (Brand) IsEntity() {}
+
 type CheckInConnection struct {
 	Edges    []*CheckInEdge       `json:"edges"`
 	PageInfo *pagination.PageInfo `json:"pageInfo"`
@@ -55,7 +64,36 @@ type OAuthAuthorizeCheck struct {
 	ErrorDescription *string `json:"errorDescription,omitempty"`
 }
 
+// A public smoke session, as a business shows it: only public data.
+type PublicSession struct {
+	ID              string             `json:"id"`
+	CreatedAt       string             `json:"createdAt"`
+	StartedAt       *string            `json:"startedAt,omitempty"`
+	EndedAt         *string            `json:"endedAt,omitempty"`
+	DurationSeconds *int               `json:"durationSeconds,omitempty"`
+	Rating          *float64           `json:"rating,omitempty"`
+	Note            *string            `json:"note,omitempty"`
+	Featured        bool               `json:"featured"`
+	User            *PublicUserSummary `json:"user"`
+	Cigar           *Cigar             `json:"cigar,omitempty"`
+	Venue           *Venue             `json:"venue,omitempty"`
+}
+
+// The public summary of a session's user.
+type PublicUserSummary struct {
+	ID          string  `json:"id"`
+	DisplayName string  `json:"displayName"`
+	AvatarURL   *string `json:"avatarUrl,omitempty"`
+}
+
 type Query struct {
+}
+
+// A page of a business's public smoke sessions.
+type SessionFeed struct {
+	// How many sessions match in all.
+	Count int              `json:"count"`
+	Items []*PublicSession `json:"items"`
 }
 
 type SmokeSessionConnection struct {
@@ -68,9 +106,11 @@ type SmokeSessionEdge struct {
 	Node   *users.SmokeSession `json:"node"`
 }
 
-// A venue, completed by the venues subgraph.
+// A venue: the users subgraph adds its guests' public smoke sessions.
 type Venue struct {
 	ID string `json:"id"`
+	// Public smoke sessions at the venue, newest first.
+	Sessions *SessionFeed `json:"sessions"`
 }
 
 func (Venue) IsEntity() {}
