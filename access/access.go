@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -29,11 +30,34 @@ var knownEntitlements = []string{EntitlementAI}
 
 // Key is a developer key as stored: never its secret.
 type Key struct {
-	ID           string     `json:"id"`
-	Name         string     `json:"name"`
-	Entitlements []string   `json:"entitlements"`
-	CreatedAt    time.Time  `json:"createdAt"`
-	RevokedAt    *time.Time `json:"revokedAt,omitempty"`
+	ID           string   `json:"id"`
+	Name         string   `json:"name"`
+	Entitlements []string `json:"entitlements"`
+	// Publishable keys are for websites: public routes only, from Origins only.
+	Publishable bool       `json:"publishable"`
+	Origins     []string   `json:"origins,omitempty"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	RevokedAt   *time.Time `json:"revokedAt,omitempty"`
+}
+
+// AllowsOrigin reports whether a publishable key may be used from origin.
+func (k Key) AllowsOrigin(origin string) bool {
+	o, err := NormalizeOrigin(origin)
+	return err == nil && slices.Contains(k.Origins, o)
+}
+
+// NormalizeOrigin checks a website origin (https, or http on localhost; no path)
+// and returns its canonical scheme://host[:port] form.
+func NormalizeOrigin(origin string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(origin))
+	if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("%q: %w", origin, ErrBadOrigin)
+	}
+	local := u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1" || u.Hostname() == "::1"
+	if u.Scheme != "https" && !(u.Scheme == "http" && local) {
+		return "", fmt.Errorf("%q: %w", origin, ErrBadOrigin)
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
 }
 
 // Has reports whether the key carries an entitlement.
@@ -49,6 +73,8 @@ var (
 	ErrBadName      = errors.New("key name must be 1 to 100 characters")
 	ErrEntitlement  = fmt.Errorf("unknown entitlement (known: %s)", strings.Join(knownEntitlements, ", "))
 	ErrAlreadyGone  = errors.New("developer key already revoked")
+	ErrBadOrigin    = errors.New("an origin is https://host[:port] (http only for localhost), without a path")
+	ErrNoOrigin     = errors.New("a publishable key needs at least one origin")
 	errMalformedKey = errors.New("malformed developer key")
 )
 
@@ -73,8 +99,10 @@ type Service struct {
 	now   func() time.Time
 	ttl   time.Duration
 
-	mu    sync.Mutex
-	cache map[[32]byte]cached
+	mu           sync.Mutex
+	cache        map[[32]byte]cached
+	origins      map[string]bool
+	originsUntil time.Time
 }
 
 type cached struct {
@@ -95,15 +123,75 @@ func NewService(store KeyStore, now func() time.Time) *Service {
 	return &Service{store: store, now: now, ttl: CacheTTL, cache: map[[32]byte]cached{}}
 }
 
+// OriginRegistered reports whether some live publishable key lists origin: the
+// CORS preflight's question, asked before any key is sent. The answer is
+// cached for CacheTTL.
+func (s *Service) OriginRegistered(ctx context.Context, origin string) (bool, error) {
+	o, err := NormalizeOrigin(origin)
+	if err != nil {
+		return false, nil
+	}
+	now := s.now()
+	s.mu.Lock()
+	if s.origins != nil && now.Before(s.originsUntil) {
+		ok := s.origins[o]
+		s.mu.Unlock()
+		return ok, nil
+	}
+	s.mu.Unlock()
+	keys, err := s.store.ListKeys(ctx)
+	if err != nil {
+		return false, err
+	}
+	set := map[string]bool{}
+	for _, k := range keys {
+		if k.Publishable && k.RevokedAt == nil {
+			for _, ko := range k.Origins {
+				set[ko] = true
+			}
+		}
+	}
+	s.mu.Lock()
+	s.origins, s.originsUntil = set, now.Add(s.ttl)
+	s.mu.Unlock()
+	return set[o], nil
+}
+
 // Ping checks the key store, for /health.
 func (s *Service) Ping(ctx context.Context) error { return s.store.Ping(ctx) }
 
 // The plain key is "vk_" + the ID's body + "_" + a 43-character secret; the ID part
 // lets the lookup use the primary key, the secret is what is hashed.
-const keyPrefix = "vk_"
+const (
+	keyPrefix         = "vk_"
+	publishablePrefix = "vpk_" // a publishable key looks different: it is meant to be seen
+)
+
+// CreatePublishableKey makes a key for websites at origins: it reads only public
+// routes and never carries an entitlement.
+func (s *Service) CreatePublishableKey(ctx context.Context, name string, origins []string) (Key, string, error) {
+	if len(origins) == 0 {
+		return Key{}, "", ErrNoOrigin
+	}
+	var norm []string
+	for _, o := range origins {
+		n, err := NormalizeOrigin(o)
+		if err != nil {
+			return Key{}, "", err
+		}
+		if !slices.Contains(norm, n) {
+			norm = append(norm, n)
+		}
+	}
+	return s.create(ctx, name, nil, norm)
+}
 
 // CreateKey makes a key and returns it with the plain key, which is never stored.
 func (s *Service) CreateKey(ctx context.Context, name string, entitlements []string) (Key, string, error) {
+	return s.create(ctx, name, entitlements, nil)
+}
+
+func (s *Service) create(ctx context.Context, name string, entitlements, origins []string) (Key, string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || len([]rune(name)) > 100 {
 		return Key{}, "", ErrBadName
@@ -119,11 +207,15 @@ func (s *Service) CreateKey(ctx context.Context, name string, entitlements []str
 	}
 	id := ids.New(ids.Key)
 	secret := randomSecret()
-	k := Key{ID: id, Name: name, Entitlements: ents, CreatedAt: s.now().UTC().Truncate(time.Millisecond)}
+	k := Key{ID: id, Name: name, Entitlements: ents, Publishable: origins != nil, Origins: origins, CreatedAt: s.now().UTC().Truncate(time.Millisecond)}
 	if err := s.store.InsertKey(ctx, StoredKey{Key: k, SecretHash: hashSecret(secret)}); err != nil {
 		return Key{}, "", fmt.Errorf("store key: %w", err)
 	}
-	return k, keyPrefix + strings.TrimPrefix(id, ids.Key+"_") + "_" + secret, nil
+	prefix := keyPrefix
+	if k.Publishable {
+		prefix = publishablePrefix
+	}
+	return k, prefix + strings.TrimPrefix(id, ids.Key+"_") + "_" + secret, nil
 }
 
 // ListKeys returns every key, oldest first.
@@ -132,7 +224,7 @@ func (s *Service) ListKeys(ctx context.Context) ([]Key, error) { return s.store.
 // RevokeKey revokes a key by its ID or by the plain key itself.
 func (s *Service) RevokeKey(ctx context.Context, idOrKey string) error {
 	id := idOrKey
-	if strings.HasPrefix(idOrKey, keyPrefix) {
+	if strings.HasPrefix(idOrKey, keyPrefix) || strings.HasPrefix(idOrKey, publishablePrefix) {
 		kid, _, err := parseKey(idOrKey)
 		if err != nil {
 			return err
@@ -188,13 +280,18 @@ func (s *Service) lookup(ctx context.Context, plain string) (Key, error) {
 	if sk.RevokedAt != nil {
 		return Key{}, ErrRevokedKey
 	}
+	if sk.Publishable != strings.HasPrefix(plain, publishablePrefix) {
+		return Key{}, ErrUnknownKey // a key's prefix is part of it
+	}
 	return sk.Key, nil
 }
 
 func parseKey(plain string) (id, secret string, err error) {
 	rest, ok := strings.CutPrefix(plain, keyPrefix)
 	if !ok {
-		return "", "", errMalformedKey
+		if rest, ok = strings.CutPrefix(plain, publishablePrefix); !ok {
+			return "", "", errMalformedKey
+		}
 	}
 	body, secret, ok := strings.Cut(rest, "_")
 	id = ids.Key + "_" + body

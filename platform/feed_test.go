@@ -145,3 +145,63 @@ func (f *fixture) testBusinessFeed(t *testing.T) {
 		}
 	}
 }
+
+func (f *fixture) testPublishableKeys(t *testing.T) {
+	ctx := context.Background()
+	if _, _, err := f.p.Keys.CreatePublishableKey(ctx, "bad", []string{"http://venue.example"}); err == nil {
+		t.Fatal("an http origin was accepted")
+	}
+	k, plain, err := f.p.Keys.CreatePublishableKey(ctx, "widget", []string{"https://ember.example/"})
+	if err != nil || !strings.HasPrefix(plain, "vpk_") || k.Origins[0] != "https://ember.example" || len(k.Entitlements) != 0 {
+		t.Fatalf("publishable key %+v %q %v", k, plain, err)
+	}
+	feed := f.srv.URL + "/venues/" + venuesdemo.VenueID("The Ember Room") + "/sessions"
+	do := func(method, url, origin string, header map[string]string) *http.Response {
+		req, _ := http.NewRequest(method, url, nil)
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	withKey := map[string]string{"x-service-key": plain}
+	if res := do("GET", feed, "https://ember.example", withKey); res.StatusCode != 200 || res.Header.Get("Access-Control-Allow-Origin") != "https://ember.example" {
+		t.Fatalf("from its origin: %d %q", res.StatusCode, res.Header.Get("Access-Control-Allow-Origin"))
+	}
+	if res := do("GET", feed, "https://ember.example", map[string]string{"Authorization": "Bearer " + plain}); res.StatusCode != 200 {
+		t.Fatalf("as a bearer key: %d", res.StatusCode)
+	}
+	for name, origin := range map[string]string{"another origin": "https://evil.example", "no origin": ""} {
+		if res := do("GET", feed, origin, withKey); res.StatusCode != 403 || res.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("%s: %d %q", name, res.StatusCode, res.Header.Get("Access-Control-Allow-Origin"))
+		}
+	}
+	for _, path := range []string{"/v1/cigars/search?q=padron", "/v1/me"} {
+		if res := do("GET", f.srv.URL+path, "https://ember.example", withKey); res.StatusCode != 403 {
+			t.Errorf("publishable key on %s: %d", path, res.StatusCode)
+		}
+	}
+	if r := f.post(t, plain, `{"query":"{ __typename }"}`); r.Status != 403 {
+		t.Errorf("publishable key on /graphql: %d", r.Status)
+	}
+	// CORS preflight: the registered origin only.
+	pre := map[string]string{"Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-service-key"}
+	if res := do("OPTIONS", feed, "https://ember.example", pre); res.StatusCode != 204 || res.Header.Get("Access-Control-Allow-Origin") != "https://ember.example" ||
+		!strings.Contains(res.Header.Get("Access-Control-Allow-Headers"), "x-service-key") {
+		t.Fatalf("preflight: %d %v", res.StatusCode, res.Header)
+	}
+	if res := do("OPTIONS", feed, "https://evil.example", pre); res.StatusCode != 403 || res.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("preflight from another origin: %d", res.StatusCode)
+	}
+	// A secret key used from a browser gets no CORS headers.
+	if res := do("GET", feed, "https://ember.example", map[string]string{"x-service-key": f.key}); res.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatal("CORS headers for a secret key")
+	}
+}

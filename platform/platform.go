@@ -142,15 +142,15 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 	shimClient := &http.Client{Transport: &trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: shimIssuer}}
 	usersClient := &subgraph.Client{HTTP: shimClient, URL: urls[schema.Users]}
 	tokens := access.NewTokens(o.PublicURL, restshim.FetchJWKS(usersClient))
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Limits: o.Limits, Logger: log})
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Logger: log})
 	if err != nil {
 		return nil, err
 	}
 	// The shim reaches the router through the in-process transport too.
-	routerClient := &subgraph.Client{HTTP: &http.Client{Transport: &inproc.Transport{Handlers: map[string]http.Handler{"router.vitola.internal": rt}}},
-		URL: "http://router.vitola.internal/graphql"}
+	routerClient := &subgraph.Client{URL: "http://router.vitola.internal/graphql", HTTP: &http.Client{Transport: &trust.Transport{
+		Base: &inproc.Transport{Handlers: map[string]http.Handler{"router.vitola.internal": rt}}, Issuer: shimIssuer}}}
 	p.API = restshim.NewServer(restshim.Deps{
-		GraphQL: rt, Router: routerClient, Keys: keys, Tokens: tokens, Users: usersClient, PublicURL: o.PublicURL, CookieKey: CookieKey(o.InternalKey), KV: kvs,
+		GraphQL: rt, Router: routerClient, Keys: keys, Origins: keys, Tokens: tokens, Users: usersClient, PublicURL: o.PublicURL, CookieKey: CookieKey(o.InternalKey), KV: kvs,
 		Catalog: &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
 		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
 	})

@@ -162,6 +162,8 @@ func TestPlatform(t *testing.T) {
 			t.Run("RESTAndGraphQLGiveTheSameData", f.testSameData)
 			t.Run("ConnectedUser", f.testConnectedUser)
 			t.Run("BusinessFeed", f.testBusinessFeed)
+			t.Run("PublishableKeys", f.testPublishableKeys)
+			t.Run("RouterInternalDoor", f.testRouterInternalDoor)
 		})
 	}
 }
@@ -453,6 +455,33 @@ func (f *fixture) testInternalTrust(t *testing.T) {
 		res.Body.Close()
 		if res.StatusCode != tt.status {
 			t.Errorf("%s: status %d, want %d", tt.name, res.StatusCode, tt.status)
+		}
+	}
+}
+
+// testRouterInternalDoor: the router takes the shim's internal token instead of
+// a developer key, and nothing else that looks like one.
+func (f *fixture) testRouterInternalDoor(t *testing.T) {
+	forger, _ := trust.NewIssuer([]byte("someone-elses-key-0123456789abcdef"), "shim")
+	forged, _ := forger.Token(trust.Identity{KeyID: "key_x"})
+	notShim, _ := trust.NewIssuer(internalKey, "catalog")
+	wrongCaller, _ := notShim.Token(trust.Identity{KeyID: "key_x"})
+	shim, _ := trust.NewIssuer(internalKey, "shim")
+	good, _ := shim.Token(trust.Identity{KeyID: "key_x"})
+	for _, tt := range []struct {
+		name, token string
+		status      int
+	}{{"forged", forged, 401}, {"another component's", wrongCaller, 401}, {"the shim's", good, 200}} {
+		req, _ := http.NewRequest("POST", f.srv.URL+"/graphql", strings.NewReader(`{"query":"{ __typename }"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(trust.Header, tt.token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != tt.status {
+			t.Errorf("%s token: %d, want %d", tt.name, res.StatusCode, tt.status)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package restshim
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/rs/zerolog"
 
@@ -18,19 +19,26 @@ type KeyChecker interface {
 
 // RequireKey lets a request through only with a live developer key carrying
 // entitlement (none when empty): 401 for a missing, unknown or revoked key, 403
-// for a missing entitlement. The key's identity goes into the context, for the
-// internal calls the route makes.
+// for a missing entitlement or a publishable key (those read only the public
+// routes). The key's identity goes into the context, for the internal calls the
+// route makes.
 func RequireKey(keys KeyChecker, log zerolog.Logger, entitlement string, next http.Handler) http.Handler {
-	return requireKey(keys, log, entitlement, false, next)
+	return requireKey(keys, log, keyRule{Entitlement: entitlement}, next)
 }
 
-// requireKey is RequireKey; withBearer also takes the key from
-// "Authorization: Bearer <key>" (the sessions feed, whose documented example
-// sends it there).
-func requireKey(keys KeyChecker, log zerolog.Logger, entitlement string, withBearer bool, next http.Handler) http.Handler {
+// keyRule says what a route accepts.
+type keyRule struct {
+	Entitlement string
+	// Public routes (the sessions feeds) take the key from "Authorization:
+	// Bearer <key>" too, as the spec's example sends it, and accept publishable
+	// keys from their origins, answering them with CORS headers.
+	Public bool
+}
+
+func requireKey(keys KeyChecker, log zerolog.Logger, rule keyRule, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		plain := r.Header.Get(access.Header)
-		if b, ok := access.BearerToken(r.Header.Get("Authorization")); ok && plain == "" && withBearer {
+		if b, ok := access.BearerToken(r.Header.Get("Authorization")); ok && plain == "" && rule.Public {
 			plain = b
 		}
 		key, err := keys.Authenticate(r.Context(), plain)
@@ -44,12 +52,52 @@ func requireKey(keys KeyChecker, log zerolog.Logger, entitlement string, withBea
 			apierr.Write(w, status, code, msg)
 			return
 		}
-		if entitlement != "" && !key.Has(entitlement) {
+		if key.Publishable {
+			origin := r.Header.Get("Origin")
+			switch {
+			case !rule.Public:
+				apierr.Write(w, http.StatusForbidden, "publishable_key", "a publishable key reads only the public routes (the sessions feeds); use a secret key from your server")
+				return
+			case !key.AllowsOrigin(origin):
+				apierr.Write(w, http.StatusForbidden, "origin_not_allowed", "this publishable key is not valid from origin "+strconv.Quote(origin)+": add it with `vitola keys create --publishable --origin`")
+				return
+			}
+			w.Header().Set("Access-Control-Allow-Origin", origin)
+			w.Header().Add("Vary", "Origin")
+		}
+		if rule.Entitlement != "" && !key.Has(rule.Entitlement) {
 			apierr.Write(w, http.StatusForbidden, "entitlement_required",
-				"this route needs a developer key with the "+entitlement+" entitlement: create one with `vitola keys create --name NAME --entitlement "+entitlement+"`")
+				"this route needs a developer key with the "+rule.Entitlement+" entitlement: create one with `vitola keys create --name NAME --entitlement "+rule.Entitlement+"`")
 			return
 		}
 		ctx := trust.WithIdentity(r.Context(), trust.Identity{KeyID: key.ID, Entitlements: key.Entitlements})
 		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// OriginChecker answers CORS preflights (access.Service implements it).
+type OriginChecker interface {
+	OriginRegistered(ctx context.Context, origin string) (bool, error)
+}
+
+// handlePreflight answers a public route's CORS preflight: only origins some
+// publishable key lists get the CORS headers.
+func handlePreflight(origins OriginChecker, log zerolog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		ok, err := origins.OriginRegistered(r.Context(), origin)
+		if err != nil {
+			log.Error().Err(err).Msg("CORS preflight")
+		}
+		w.Header().Add("Vary", "Origin")
+		if !ok {
+			apierr.Write(w, http.StatusForbidden, "origin_not_allowed", "no publishable key is registered for origin "+strconv.Quote(origin))
+			return
+		}
+		w.Header().Set("Access-Control-Allow-Origin", origin)
+		w.Header().Set("Access-Control-Allow-Methods", "GET, OPTIONS")
+		w.Header().Set("Access-Control-Allow-Headers", "x-service-key, authorization")
+		w.Header().Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
 	})
 }

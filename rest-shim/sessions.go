@@ -8,7 +8,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/apierr"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
@@ -108,11 +107,7 @@ func handleBusinessSessions(router *subgraph.Client, op *subgraph.Operation, log
 				} `json:"sessions"`
 			} `json:"business"`
 		}
-		key := r.Header.Get(access.Header)
-		if key == "" {
-			key, _ = access.BearerToken(r.Header.Get("Authorization"))
-		}
-		if err := router.DoAs(r.Context(), key, op, vars, &data); err != nil {
+		if err := router.Do(r.Context(), op, vars, &data); err != nil {
 			var gerrs subgraph.Errors
 			if errors.As(err, &gerrs) && (gerrs.Code() == "GRAPHQL_VALIDATION_FAILED" || gerrs.Code() == "BAD_USER_INPUT") {
 				apierr.Write(w, http.StatusNotFound, "business_not_found", "no such business: check its ID")

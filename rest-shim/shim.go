@@ -24,9 +24,11 @@ type Check struct {
 type Deps struct {
 	// GraphQL serves /graphql: the router in process, or a proxy to it.
 	GraphQL http.Handler
-	// Keys checks developer keys.
-	Keys KeyChecker
-	// Router runs federated operations for a caller (DoAs).
+	// Keys checks developer keys; Origins answers CORS preflights.
+	Keys    KeyChecker
+	Origins OriginChecker
+	// Router runs federated operations (its transport signs the shim's
+	// internal token with the caller's identity).
 	Router *subgraph.Client
 	// Catalog and Users call those subgraphs.
 	Catalog *subgraph.Client

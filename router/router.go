@@ -40,8 +40,12 @@ type Config struct {
 	Keys   KeyChecker
 	// Tokens verifies OAuth access tokens (nil: bearer tokens are refused).
 	Tokens *access.Tokens
-	Limits limits.Config
-	Logger zerolog.Logger
+	// Internal verifies the shim's internal token: the shim's federated calls
+	// (the sessions feeds) come with it, carrying the caller's identity,
+	// instead of a developer key (nil: only developer keys).
+	Internal *trust.Verifier
+	Limits   limits.Config
+	Logger   zerolog.Logger
 	// MaxBodyBytes bounds a request body (default 1 MiB).
 	MaxBodyBytes int64
 	// Timeout bounds one operation, its subgraph calls included (default 30 s).
@@ -54,6 +58,7 @@ type Router struct {
 	analyzer *limits.Analyzer
 	keys     KeyChecker
 	tokens   *access.Tokens
+	internal *trust.Verifier
 	log      zerolog.Logger
 	maxBody  int64
 	timeout  time.Duration
@@ -94,7 +99,7 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, log: cfg.Logger, maxBody: maxBody, timeout: timeout, graphiql: webui.GraphiQLHandler()}, nil
+	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, log: cfg.Logger, maxBody: maxBody, timeout: timeout, graphiql: webui.GraphiQLHandler()}, nil
 }
 
 // Error codes of the router's own errors (extensions.code).
@@ -123,13 +128,8 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeErrors(w, http.StatusMethodNotAllowed, gqlErr(CodeMethodNotAllowed, "send GraphQL operations with POST and a JSON body"))
 		return
 	}
-	key, err := rt.keys.Authenticate(r.Context(), r.Header.Get(access.Header))
-	if err != nil {
-		status, msg := access.Refusal(err)
-		if status >= 500 {
-			rt.log.Error().Err(err).Msg("authenticate developer key")
-		}
-		writeErrors(w, status, gqlErr(CodeUnauthenticated, msg))
+	id, ok := rt.caller(w, r)
+	if !ok {
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, contentTypeJSONPrefix) {
@@ -182,22 +182,6 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	id := trust.Identity{KeyID: key.ID, Entitlements: key.Entitlements}
-	// A connected user's access token adds the user and its scopes; without one
-	// the operation runs anonymously and connected-user fields answer null.
-	if authz := r.Header.Get("Authorization"); authz != "" {
-		if rt.tokens == nil {
-			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "this server does not accept OAuth access tokens"))
-			return
-		}
-		claims, err := rt.tokens.Authenticate(r.Context(), authz)
-		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "the access token is invalid or expired: get a new one"))
-			return
-		}
-		id.UserID, id.Scopes, id.TokenID = claims.Subject, claims.Scopes(), claims.ID
-	}
 	// One deadline for the whole operation: cheaper than a client timeout, which
 	// arms a timer per subgraph call.
 	ctx, cancel := context.WithTimeout(trust.WithIdentity(r.Context(), id), rt.timeout)
@@ -214,6 +198,49 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Dur("took", time.Since(start)).Msg("graphql")
 	w.Header().Set("Content-Type", contentTypeJSON)
 	w.Write(buf.Bytes())
+}
+
+// caller authenticates the request: a developer key (and maybe a user's access
+// token), or the shim's internal token. It answers the refusal itself.
+func (rt *Router) caller(w http.ResponseWriter, r *http.Request) (trust.Identity, bool) {
+	if tok := r.Header.Get(trust.Header); tok != "" && rt.internal != nil {
+		id, err := rt.internal.Verify(tok)
+		if err != nil || id.Caller != "shim" {
+			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "invalid internal token"))
+			return trust.Identity{}, false
+		}
+		return id, true
+	}
+	key, err := rt.keys.Authenticate(r.Context(), r.Header.Get(access.Header))
+	if err != nil {
+		status, msg := access.Refusal(err)
+		if status >= 500 {
+			rt.log.Error().Err(err).Msg("authenticate developer key")
+		}
+		writeErrors(w, status, gqlErr(CodeUnauthenticated, msg))
+		return trust.Identity{}, false
+	}
+	if key.Publishable {
+		writeErrors(w, http.StatusForbidden, gqlErr(CodeForbidden, "a publishable key reads only the public REST feeds; use a secret key from your server"))
+		return trust.Identity{}, false
+	}
+	id := trust.Identity{KeyID: key.ID, Entitlements: key.Entitlements}
+	// A connected user's access token adds the user and its scopes; without one
+	// the operation runs anonymously and connected-user fields answer null.
+	if authz := r.Header.Get("Authorization"); authz != "" {
+		if rt.tokens == nil {
+			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "this server does not accept OAuth access tokens"))
+			return trust.Identity{}, false
+		}
+		claims, err := rt.tokens.Authenticate(r.Context(), authz)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "the access token is invalid or expired: get a new one"))
+			return trust.Identity{}, false
+		}
+		id.UserID, id.Scopes, id.TokenID = claims.Subject, claims.Scopes(), claims.ID
+	}
+	return id, true
 }
 
 func gqlErr(code, msg string) *gqlerror.Error {

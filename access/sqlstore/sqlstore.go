@@ -49,6 +49,8 @@ type row struct {
 	Entitlements string     `db:"entitlements"`
 	CreatedAt    time.Time  `db:"created_at"`
 	RevokedAt    *time.Time `db:"revoked_at"`
+	Publishable  bool       `db:"publishable"`
+	Origins      string     `db:"origins"`
 }
 
 func (r row) key() access.Key {
@@ -56,7 +58,10 @@ func (r row) key() access.Key {
 	if r.Entitlements != "" {
 		ents = strings.Split(r.Entitlements, " ")
 	}
-	k := access.Key{ID: r.ID, Name: r.Name, Entitlements: ents, CreatedAt: r.CreatedAt.UTC()}
+	k := access.Key{ID: r.ID, Name: r.Name, Entitlements: ents, CreatedAt: r.CreatedAt.UTC(), Publishable: r.Publishable}
+	if r.Origins != "" {
+		k.Origins = strings.Split(r.Origins, " ")
+	}
 	if r.RevokedAt != nil {
 		t := r.RevokedAt.UTC()
 		k.RevokedAt = &t
@@ -65,14 +70,14 @@ func (r row) key() access.Key {
 }
 
 func (s *Store) InsertKey(ctx context.Context, k access.StoredKey) error {
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO developer_keys (id, name, secret_hash, entitlements, created_at) VALUES (?, ?, ?, ?, ?)`),
-		k.ID, k.Name, k.SecretHash, strings.Join(k.Entitlements, " "), k.CreatedAt.UTC())
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO developer_keys (id, name, secret_hash, entitlements, created_at, publishable, origins) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+		k.ID, k.Name, k.SecretHash, strings.Join(k.Entitlements, " "), k.CreatedAt.UTC(), k.Publishable, strings.Join(k.Origins, " "))
 	return err
 }
 
 func (s *Store) KeyByID(ctx context.Context, id string) (access.StoredKey, error) {
 	var r row
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT id, name, secret_hash, entitlements, created_at, revoked_at FROM developer_keys WHERE id = ?`), id)
+	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT id, name, secret_hash, entitlements, created_at, revoked_at, publishable, origins FROM developer_keys WHERE id = ?`), id)
 	if sqldb.IsNoRows(err) {
 		return access.StoredKey{}, access.ErrKeyNotFound
 	}
@@ -84,7 +89,7 @@ func (s *Store) KeyByID(ctx context.Context, id string) (access.StoredKey, error
 
 func (s *Store) ListKeys(ctx context.Context) ([]access.Key, error) {
 	var rows []row
-	if err := s.db.SelectContext(ctx, &rows, `SELECT id, name, secret_hash, entitlements, created_at, revoked_at FROM developer_keys ORDER BY created_at, id`); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, `SELECT id, name, secret_hash, entitlements, created_at, revoked_at, publishable, origins FROM developer_keys ORDER BY created_at, id`); err != nil {
 		return nil, err
 	}
 	out := make([]access.Key, len(rows))

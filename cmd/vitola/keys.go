@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/vitolahq/vitola/access"
+
 	"github.com/vitolahq/vitola/platform"
 )
 
@@ -27,11 +29,14 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	var store storeSettings
 	store.register(fs, getenv)
 	var name string
-	var ents stringList
+	var ents, origins stringList
+	var publishable bool
 	switch sub {
 	case "create":
 		fs.StringVar(&name, "name", "", "what the key is for (required)")
 		fs.Var(&ents, "entitlement", "an entitlement to grant, repeatable: api.ai")
+		fs.BoolVar(&publishable, "publishable", false, "a publishable key for websites: public routes only, from its --origin list only")
+		fs.Var(&origins, "origin", "with --publishable: a website origin (https://host[:port]) the key works from, repeatable")
 	case "list", "revoke":
 	default:
 		return fmt.Errorf("keys: unknown subcommand %q (want create, list or revoke)", sub)
@@ -45,6 +50,10 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		return fmt.Errorf("keys create: unexpected argument %q", fs.Arg(0))
 	case sub == "create" && name == "":
 		return errors.New("keys create: --name is required")
+	case sub == "create" && publishable && len(ents) > 0:
+		return errors.New("keys create: a publishable key carries no entitlement")
+	case sub == "create" && !publishable && len(origins) > 0:
+		return errors.New("keys create: --origin goes with --publishable")
 	case sub == "revoke" && fs.NArg() != 1:
 		return errors.New("keys revoke: give exactly one key ID (key_…) or the key itself, after the flags")
 	case sub == "list" && fs.NArg() > 0:
@@ -58,11 +67,19 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 
 	switch sub {
 	case "create":
-		k, plain, err := keys.CreateKey(ctx, name, ents)
+		create := func() (access.Key, string, error) { return keys.CreateKey(ctx, name, ents) }
+		if publishable {
+			create = func() (access.Key, string, error) { return keys.CreatePublishableKey(ctx, name, origins) }
+		}
+		k, plain, err := create()
 		if err != nil {
 			return fmt.Errorf("keys create: %w", err)
 		}
-		fmt.Fprintf(stdout, "Created developer key %s (%q, entitlements: %s). It is shown only now:\n", k.ID, k.Name, listOrNone(k.Entitlements))
+		if k.Publishable {
+			fmt.Fprintf(stdout, "Created publishable key %s (%q) for %s. It is shown only now:\n", k.ID, k.Name, strings.Join(k.Origins, ", "))
+		} else {
+			fmt.Fprintf(stdout, "Created developer key %s (%q, entitlements: %s). It is shown only now:\n", k.ID, k.Name, listOrNone(k.Entitlements))
+		}
 		fmt.Fprintln(stdout, plain)
 	case "list":
 		list, err := keys.ListKeys(ctx)
@@ -70,7 +87,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 			return fmt.Errorf("keys list: %w", err)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tENTITLEMENTS\tCREATED\tSTATUS")
+		fmt.Fprintln(tw, "ID\tNAME\tKIND\tENTITLEMENTS\tCREATED\tSTATUS")
 		revoked := 0
 		for _, k := range list {
 			status := "active"
@@ -78,7 +95,11 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 				status = "revoked " + k.RevokedAt.Format(time.RFC3339)
 				revoked++
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, listOrNone(k.Entitlements), k.CreatedAt.Format(time.RFC3339), status)
+			kind := "secret"
+			if k.Publishable {
+				kind = "publishable " + strings.Join(k.Origins, ",")
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, kind, listOrNone(k.Entitlements), k.CreatedAt.Format(time.RFC3339), status)
 		}
 		tw.Flush()
 		fmt.Fprintf(stdout, "%d keys, %d active\n", len(list), len(list)-revoked)

@@ -162,7 +162,8 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 	if u, ok := s.SubgraphURLs[schema.Users]; ok && s.RouterConfig == "" {
 		tokens = access.NewTokens(*s.PublicURL, restshim.FetchJWKS(&subgraph.Client{HTTP: client, URL: u}))
 	}
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Limits: s.Limits, Logger: log})
+	verifier, _ := trust.NewVerifier(key)
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: s.Limits, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -215,8 +216,8 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	internal := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer}}
 	usersClient := &subgraph.Client{HTTP: internal, URL: usersURL}
 	api := restshim.NewServer(restshim.Deps{
-		GraphQL: proxy, Keys: keys, Catalog: &subgraph.Client{HTTP: internal, URL: catalogURL},
-		Router: &subgraph.Client{HTTP: &http.Client{Transport: newHTTPTransport()}, URL: s.RouterURL},
+		GraphQL: proxy, Keys: keys, Origins: keys, Catalog: &subgraph.Client{HTTP: internal, URL: catalogURL},
+		Router: &subgraph.Client{HTTP: internal, URL: s.RouterURL},
 		Users:  usersClient, Tokens: access.NewTokens(*s.PublicURL, restshim.FetchJWKS(usersClient)),
 		PublicURL: *s.PublicURL, CookieKey: platform.CookieKey(key), KV: kvs,
 		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,

@@ -34,20 +34,11 @@ func MustParse(query string) *Operation {
 
 // Client calls one subgraph's /graphql. Its HTTP client's transport carries the
 // internal token (a trust.Transport), with the caller's identity from the context.
-// Pointed at the router instead, it runs federated operations for a caller
-// whose developer key it forwards (DoAs).
+// Pointed at the router's /graphql (from the shim), it runs federated
+// operations: the router takes the shim's internal token for a developer key.
 type Client struct {
 	HTTP *http.Client
 	URL  string
-}
-
-// DoAs runs op through the router for the developer key serviceKey.
-func (c *Client) DoAs(ctx context.Context, serviceKey string, op *Operation, vars map[string]any, out any) error {
-	body, _, err := c.send(ctx, op, vars, http.Header{"X-Service-Key": {serviceKey}})
-	if err != nil {
-		return err
-	}
-	return decode(op, bytes.NewReader(body), out)
 }
 
 // Error is a GraphQL error a subgraph answered, with its extensions.code.
