@@ -8,7 +8,9 @@ DATA      ?= ./data
 
 export VITOLA_WGC := $(WGC)
 
-.PHONY: run test build generate compose tools check-tools clean
+SDK_DEPS  := sdk/node_modules/.vitola-installed
+
+.PHONY: run test build generate compose tools check-tools clean sdk widget browser
 
 run: build
 	./bin/vitola serve --demo --data $(DATA)
@@ -16,9 +18,28 @@ run: build
 build:
 	$(GO) build -o bin/vitola ./cmd/vitola
 
-test: tools
+test: tools sdk browser
 	$(GO) vet ./...
+	cd sdk && npm run --silent typecheck && npm test --silent
 	$(GO) test -count=1 -timeout 15m ./...
+
+# sdk builds the TypeScript SDK into sdk/dist.
+sdk: $(SDK_DEPS)
+	cd sdk && npm run --silent build
+
+# widget refreshes the committed copy of the SDK's browser bundle that the
+# platform serves to the website widget under /examples/ (a test checks it).
+widget: sdk
+	cp sdk/dist/index.js examples/widget/vitola-sdk.js
+
+$(SDK_DEPS): sdk/package.json sdk/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is required: apt-get install -y nodejs npm"; exit 1; }
+	cd sdk && npm ci --no-audit --no-fund --loglevel=error
+	touch $(SDK_DEPS)
+
+# browser: the widget's browser test drives Debian's chromium.
+browser:
+	@command -v chromium >/dev/null || apt-get install -y --no-install-recommends chromium
 
 # generate regenerates every subgraph's gqlgen code from schema/*.graphqls and
 # recomposes the router config. Tests fail when either is stale.
@@ -43,4 +64,4 @@ $(WGC): tools/wgc/package.json tools/wgc/package-lock.json
 	touch $(WGC)
 
 clean:
-	rm -rf bin .cache
+	rm -rf bin .cache sdk/node_modules sdk/dist

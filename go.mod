@@ -2,6 +2,9 @@ module github.com/vitolahq/vitola
 
 go 1.26.0
 
+// npm packages are not Go code, even when one ships a .go file.
+ignore ./sdk/node_modules
+
 tool github.com/99designs/gqlgen
 
 require (
