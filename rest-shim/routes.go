@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/vitolahq/vitola/apierr"
+	"github.com/vitolahq/vitola/examples"
 	"github.com/vitolahq/vitola/webui"
 )
 
@@ -14,6 +15,7 @@ func addRoutes(mux *http.ServeMux, d Deps) {
 	mux.Handle("/docs/", webui.DocsHandler(d.OpenAPI))
 	mux.Handle("/graphql", d.GraphQL)
 	mux.Handle("/graphql/assets/", d.GraphQL)
+	mux.Handle("GET "+examples.Path, examples.Handler())
 
 	key := func(h http.Handler) http.Handler { return RequireKey(d.Keys, d.Logger, "", h) }
 	mux.Handle("GET /v1/cigars/search", key(handleSearchCigars(d.Catalog, d.Logger)))
