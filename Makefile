@@ -34,7 +34,11 @@ widget: sdk
 
 $(SDK_DEPS): sdk/package.json sdk/package-lock.json
 	@command -v npm >/dev/null || { echo "npm is required: apt-get install -y nodejs npm"; exit 1; }
-	cd sdk && npm ci --no-audit --no-fund --loglevel=error
+	@# Not `npm ci`: it refuses a lock file that lacks other platforms' optional
+	@# packages (rollup's native builds), which registries that serve only this
+	@# platform leave out. `install --no-save` still installs the locked versions,
+	@# checked against the lock's hashes, and never rewrites the lock.
+	cd sdk && npm install --no-save --no-audit --no-fund --loglevel=error
 	touch $(SDK_DEPS)
 
 # browser: the widget's browser test drives Debian's chromium.
