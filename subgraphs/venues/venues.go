@@ -62,6 +62,8 @@ type EventFilter struct {
 }
 
 // EventPosition is an event's keyset position in the soonest-first order.
-func EventPosition(e *Event) string {
-	return e.StartsAt.UTC().Format(time.RFC3339Nano) + "|" + e.ID
-}
+func EventPosition(e *Event) string { return StartsKey(e.StartsAt) + "|" + e.ID }
+
+// StartsKey is a start time's fixed-width text form, which sorts like the time
+// itself: stores order and page events by it, so positions must use it too.
+func StartsKey(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z") }

@@ -151,15 +151,12 @@ func (s *Store) UpsertEvent(ctx context.Context, e *venues.Event) error {
 	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO events (id, venue_id, brand_id, name, starts_key, starts_at, ends_at) VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET venue_id = excluded.venue_id, brand_id = excluded.brand_id, name = excluded.name,
 		starts_key = excluded.starts_key, starts_at = excluded.starts_at, ends_at = excluded.ends_at`),
-		e.ID, e.VenueID, e.BrandID, e.Name, startsKey(e.StartsAt), e.StartsAt.UTC(), e.EndsAt.UTC())
+		e.ID, e.VenueID, e.BrandID, e.Name, venues.StartsKey(e.StartsAt), e.StartsAt.UTC(), e.EndsAt.UTC())
 	if err != nil {
 		return fmt.Errorf("upsert event %q: %w", e.Name, err)
 	}
 	return nil
 }
-
-// startsKey is the fixed-width text form that sorts like the time itself.
-func startsKey(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z") }
 
 func (s *Store) Counts(ctx context.Context) (v, e int, err error) {
 	err = s.db.QueryRowxContext(ctx, `SELECT (SELECT COUNT(*) FROM venues), (SELECT COUNT(*) FROM events)`).Scan(&v, &e)
