@@ -1,6 +1,7 @@
 package platform_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,23 +123,59 @@ func oauthFlow(t *testing.T, cfg sqldb.Config) {
 	if err != nil || refreshed.RefreshToken == tok.RefreshToken || refreshed.AccessToken == "" {
 		t.Fatalf("refresh: %+v, %v", refreshed, err)
 	}
+	revoke := func(clientID, clientSecret, token string) {
+		form := url.Values{"token": {token}}
+		req, _ := http.NewRequest("POST", meta.RevocationEndpoint, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(clientID, clientSecret)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("revoke: %v %v", res, err)
+		}
+		res.Body.Close()
+	}
+
+	// Another client cannot revoke this client's refresh tokens.
+	other, otherSecret, _ := oauth.NewClient("Other App", []string{redirectURI}, false, time.Now())
+	if err := st.CreateClient(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	revoke(other.ID, otherSecret, refreshed.RefreshToken)
+	again, err := conf.TokenSource(ctx, &oauth2.Token{RefreshToken: refreshed.RefreshToken}).Token()
+	if err != nil {
+		t.Fatalf("another client revoked this client's refresh token: %v", err)
+	}
+
 	// Presenting the old refresh token again revokes the whole family.
 	if _, err := conf.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); !isOAuthError(err, "invalid_grant") {
 		t.Fatalf("refresh token reuse: %v", err)
 	}
-	if _, err := conf.TokenSource(ctx, &oauth2.Token{RefreshToken: refreshed.RefreshToken}).Token(); !isOAuthError(err, "invalid_grant") {
+	if _, err := conf.TokenSource(ctx, &oauth2.Token{RefreshToken: again.RefreshToken}).Token(); !isOAuthError(err, "invalid_grant") {
 		t.Fatalf("the family survived a reuse: %v", err)
 	}
 
-	// Revoking an access token stops it within a second.
-	form := url.Values{"token": {refreshed.AccessToken}}
-	req, _ := http.NewRequest("POST", meta.RevocationEndpoint, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth(client.ID, secret)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil || res.StatusCode != 200 {
-		t.Fatalf("revoke: %v %v", res, err)
+	// The user's own profile through user(id:), email included, needs a live token.
+	ownEmail := func(access string) any {
+		body, _ := json.Marshal(map[string]any{"query": `query($id: ID!) { user(id: $id) { email } }`, "variables": map[string]any{"id": u.ID}})
+		req, _ := http.NewRequest("POST", srv.URL+"/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-service-key", devKey)
+		req.Header.Set("Authorization", "Bearer "+access)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		json.NewDecoder(res.Body).Decode(&out)
+		return at(out, "data", "user", "email")
 	}
+	if email := ownEmail(refreshed.AccessToken); email != "flow@example.com" {
+		t.Fatalf("own email through user(id:): %v", email)
+	}
+
+	// Revoking an access token stops it within a second, on every path.
+	revoke(client.ID, secret, refreshed.AccessToken)
 	deadline := time.Now().Add(time.Second)
 	for {
 		if status, _ := me(refreshed.AccessToken); status == 401 {
@@ -148,6 +185,9 @@ func oauthFlow(t *testing.T, cfg sqldb.Config) {
 			t.Fatal("a revoked access token still works after a second")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if email := ownEmail(refreshed.AccessToken); email != nil {
+		t.Fatalf("a revoked token still reads the email through user(id:): %v", email)
 	}
 
 	// A wrong client secret is invalid_client.
@@ -159,7 +199,7 @@ func oauthFlow(t *testing.T, cfg sqldb.Config) {
 
 	// Refusals before and during the flow.
 	jarClient := browser(t)
-	res, _ = jarClient.Get(strings.Replace(conf.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)), url.QueryEscape(redirectURI), url.QueryEscape("https://evil.example/cb"), 1))
+	res, _ := jarClient.Get(strings.Replace(conf.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)), url.QueryEscape(redirectURI), url.QueryEscape("https://evil.example/cb"), 1))
 	if res.StatusCode != 400 || res.Header.Get("Location") != "" {
 		t.Fatalf("unregistered redirect URI: %d, Location %q", res.StatusCode, res.Header.Get("Location"))
 	}

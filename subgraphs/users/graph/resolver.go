@@ -111,6 +111,22 @@ func (r *Resolver) connectedUser(ctx context.Context, scope string) (trust.Ident
 	return caller, nil
 }
 
+// actsFor reports whether the caller acts for user id with a live token that
+// has every scope: the same check as connectedUser, as a yes or no for fields
+// that fall back to public data.
+func (r *Resolver) actsFor(ctx context.Context, id, scope string, more ...string) bool {
+	caller, err := r.connectedUser(ctx, scope)
+	if err != nil || caller.UserID != id {
+		return false
+	}
+	for _, s := range more {
+		if !caller.HasScope(s) {
+			return false
+		}
+	}
+	return true
+}
+
 // ownUser returns a user's full profile (for the user itself): everything but
 // the password hash; the email resolver decides on the email.
 func (r *Resolver) ownUser(ctx context.Context, id string) (*users.User, error) {

@@ -14,7 +14,6 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/users"
 	"github.com/vitolahq/vitola/subgraphs/users/graph/model"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
-	"github.com/vitolahq/vitola/trust"
 )
 
 // Sessions is the resolver for the sessions field.
@@ -39,7 +38,7 @@ func (r *humidorItemResolver) Cigar(ctx context.Context, obj *users.HumidorItem)
 
 // User is the resolver for the user field.
 func (r *queryResolver) User(ctx context.Context, id string) (*users.User, error) {
-	if caller, ok := trust.FromContext(ctx); ok && caller.UserID == id && caller.HasScope("profile:read") {
+	if r.actsFor(ctx, id, "profile:read") {
 		return r.ownUser(ctx, id)
 	}
 	return r.publicUser(ctx, id)
@@ -224,8 +223,7 @@ func (r *smokeSessionResolver) Venue(ctx context.Context, obj *users.SmokeSessio
 // Email is the resolver for the email field.
 func (r *userResolver) Email(ctx context.Context, obj *users.User) (*string, error) {
 	// Only the user's own profile, and only with both scopes.
-	caller, ok := trust.FromContext(ctx)
-	if !ok || caller.UserID != obj.ID || !caller.HasScope("profile:read") || !caller.HasScope("email:read") || obj.Email == "" {
+	if obj.Email == "" || !r.actsFor(ctx, obj.ID, "profile:read", "email:read") {
 		return nil, nil
 	}
 	return &obj.Email, nil

@@ -53,7 +53,9 @@ type GrantStore interface {
 	// UseRefreshToken marks a live refresh token used and returns it. A token
 	// used before revokes its whole family and is ErrInvalidGrant.
 	UseRefreshToken(ctx context.Context, hash string, now time.Time) (*RefreshToken, error)
-	RevokeRefreshFamily(ctx context.Context, hash string, now time.Time) error
+	// RevokeRefreshFamily revokes the family of clientID's refresh token; another
+	// client's token is left alone.
+	RevokeRefreshFamily(ctx context.Context, clientID, hash string, now time.Time) error
 	RevokeAccessToken(ctx context.Context, jti string, expiresAt time.Time) error
 	AccessTokenRevoked(ctx context.Context, jti string) (bool, error)
 }

@@ -214,7 +214,7 @@ func (s *Server) Revoke(ctx context.Context, clientID, secret, token string) err
 		}
 		return s.Grants.RevokeAccessToken(ctx, claims.ID, claims.ExpiresAt.Time)
 	}
-	return s.Grants.RevokeRefreshFamily(ctx, HashToken(token), now)
+	return s.Grants.RevokeRefreshFamily(ctx, c.ID, HashToken(token), now)
 }
 
 // AccessTokenRevoked reports whether an access token was revoked, caching the

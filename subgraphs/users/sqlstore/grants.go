@@ -93,8 +93,9 @@ func (s *Store) UseRefreshToken(ctx context.Context, hash string, now time.Time)
 	return out, nil
 }
 
-func (s *Store) RevokeRefreshFamily(ctx context.Context, hash string, now time.Time) error {
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE oauth_refresh_tokens SET revoked_at = ? WHERE revoked_at IS NULL AND family_id = (SELECT family_id FROM oauth_refresh_tokens WHERE token_hash = ?)`), now.UTC(), hash)
+func (s *Store) RevokeRefreshFamily(ctx context.Context, clientID, hash string, now time.Time) error {
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE oauth_refresh_tokens SET revoked_at = ? WHERE revoked_at IS NULL
+		AND family_id = (SELECT family_id FROM oauth_refresh_tokens WHERE token_hash = ? AND client_id = ?)`), now.UTC(), hash, clientID)
 	return err
 }
 
