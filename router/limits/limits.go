@@ -50,6 +50,9 @@ type Config struct {
 	// MaxNodes bounds the fields visited with fragments expanded: a guard against
 	// fragment fan-out that every other limit would only see after the fact.
 	MaxNodes int // 10000
+	// MaxRepeats bounds how often one response name appears in one selection
+	// set (fragments expanded): validation compares such fields pairwise.
+	MaxRepeats int // 50
 }
 
 func (c Config) withDefaults() Config {
@@ -66,6 +69,7 @@ func (c Config) withDefaults() Config {
 	def(&c.DefaultListSize, 10)
 	def(&c.MaxIntrospectionDepth, 20)
 	def(&c.MaxNodes, 10000)
+	def(&c.MaxRepeats, 50)
 	return c
 }
 
@@ -238,6 +242,16 @@ func (a *Analyzer) analyze(query, operationName string) *analysis {
 	if err != nil {
 		return &analysis{rejection: &Rejection{Errors: withCode(gqlerror.List{asGQLError(err)}, CodeParseFailed)}}
 	}
+	// Bound the document's expansion before anything walks it, validation
+	// included: a small text can expand exponentially through fragments, and
+	// validation's cost grows faster than the document.
+	size := measureSize(doc, a.cfg.MaxNodes, a.cfg.MaxRepeats)
+	switch {
+	case size.nodes > a.cfg.MaxNodes:
+		return &analysis{rejection: reject(CodeTooLarge, "nodes", a.cfg.MaxNodes, size.nodes, "operation expands to more than %d fields: use fewer or smaller fragments", a.cfg.MaxNodes)}
+	case size.repeats > a.cfg.MaxRepeats:
+		return &analysis{rejection: reject(CodeTooLarge, "repeats", a.cfg.MaxRepeats, size.repeats, "%q appears more than %d times in one selection: ask for each field once", size.repeated, a.cfg.MaxRepeats)}
+	}
 	if errs := validator.Validate(a.schema, doc); len(errs) > 0 {
 		return &analysis{rejection: &Rejection{Errors: withCode(errs, CodeValidationFailed)}}
 	}
@@ -258,8 +272,6 @@ func (a *Analyzer) analyze(query, operationName string) *analysis {
 	m.Aliases = w.aliases
 	an := &analysis{doc: doc, op: op, measure: m}
 	switch {
-	case w.tooLarge:
-		an.rejection = reject(CodeTooLarge, "nodes", a.cfg.MaxNodes, w.nodes, "operation expands to more than %d fields: use fewer or smaller fragments", a.cfg.MaxNodes)
 	case m.Depth > a.cfg.MaxDepth:
 		an.rejection = reject(CodeDepth, "depth", a.cfg.MaxDepth, m.Depth, "operation depth %d exceeds the maximum depth of %d: nest fewer field levels", m.Depth, a.cfg.MaxDepth)
 	case introDepth > a.cfg.MaxIntrospectionDepth:
@@ -305,14 +317,62 @@ func withCode(errs gqlerror.List, code string) gqlerror.List {
 	return errs
 }
 
-type walker struct {
-	a        *Analyzer
-	doc      *ast.QueryDocument
-	op       *ast.OperationDefinition
-	vars     map[string]any
-	aliases  int
+// size is what measureSize found: the fields and fragment spreads of every
+// operation with fragments expanded, and the response name repeated most in one
+// selection set.
+type size struct {
 	nodes    int
-	tooLarge bool
+	repeated string
+	repeats  int
+}
+
+// measureSize walks the document before validation, so it finds fragments by
+// name and survives cycles (each spread counts, so a cycle soon passes the
+// limit). It stops once either limit is passed.
+func measureSize(doc *ast.QueryDocument, maxNodes, maxRepeats int) size {
+	var sz size
+	over := func() bool { return sz.nodes > maxNodes || sz.repeats > maxRepeats }
+	// seen counts response names in one selection set, fragments included.
+	var walk func(set ast.SelectionSet, seen map[string]int)
+	walk = func(set ast.SelectionSet, seen map[string]int) {
+		for _, sel := range set {
+			if over() {
+				return
+			}
+			sz.nodes++
+			switch s := sel.(type) {
+			case *ast.Field:
+				name := s.Alias
+				if name == "" {
+					name = s.Name
+				}
+				seen[name]++
+				if seen[name] > sz.repeats {
+					sz.repeated, sz.repeats = name, seen[name]
+				}
+				walk(s.SelectionSet, map[string]int{})
+			case *ast.InlineFragment:
+				walk(s.SelectionSet, seen)
+			case *ast.FragmentSpread:
+				if f := doc.Fragments.ForName(s.Name); f != nil {
+					walk(f.SelectionSet, seen)
+				}
+			}
+		}
+	}
+	for _, op := range doc.Operations {
+		walk(op.SelectionSet, map[string]int{})
+	}
+	return sz
+}
+
+// A walker visits one validated operation, whose expansion countNodes bounded.
+type walker struct {
+	a       *Analyzer
+	doc     *ast.QueryDocument
+	op      *ast.OperationDefinition
+	vars    map[string]any
+	aliases int
 }
 
 // fields flattens a selection set: fragment spreads and inline fragments are
@@ -321,11 +381,6 @@ func (w *walker) fields(set ast.SelectionSet, visit func(f *ast.Field)) {
 	for _, sel := range set {
 		switch s := sel.(type) {
 		case *ast.Field:
-			w.nodes++
-			if w.nodes > w.a.cfg.MaxNodes {
-				w.tooLarge = true
-				return
-			}
 			visit(s)
 		case *ast.InlineFragment:
 			w.fields(s.SelectionSet, visit)
@@ -333,9 +388,6 @@ func (w *walker) fields(set ast.SelectionSet, visit func(f *ast.Field)) {
 			if s.Definition != nil {
 				w.fields(s.Definition.SelectionSet, visit)
 			}
-		}
-		if w.tooLarge {
-			return
 		}
 	}
 }
@@ -347,7 +399,6 @@ func (w *walker) rootFields(set ast.SelectionSet) int {
 			n++
 		}
 	})
-	w.nodes = 0
 	return n
 }
 

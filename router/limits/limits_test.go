@@ -121,6 +121,8 @@ func TestRejections(t *testing.T) {
 		{"21 aliases", `{ cigar(id: "1") { ` + many(21, func(i int) string { return "a" + string(rune('a'+i)) + ": name" }) + ` } }`, nil, limits.CodeAliases, 21},
 		{"11 root fields", `{ ` + many(11, func(i int) string { return "c" + string(rune('a'+i)) + `: cigar(id: "1") { id }` }) + ` }`, nil, limits.CodeAliases + "|" + limits.CodeRootFields, 11},
 		{"cost over 1000", `{ brands(first: 100) { edges { node { cigars(first: 100) { edges { node { name } } } } } } }`, nil, limits.CodeCost, 1 + 100*(1+1+1+100*(1+1))},
+		{"51 repeats of one field", `{ ` + strings.Repeat("__typename ", 51) + `}`, nil, limits.CodeTooLarge, 51},
+		{"51 repeats of one alias through a fragment", `{ ...F } fragment F on Query { ` + strings.Repeat("a: __typename ", 51) + `}`, nil, limits.CodeTooLarge, 51},
 		{"first over 100", `{ searchCigars(query: "pa", first: 101) { edges { cursor } } }`, nil, limits.CodePageSize, 101},
 		{"first over 100 in a variable", `query Q($n: Int!) { searchCigars(query: "pa", first: $n) { edges { cursor } } }`, map[string]any{"n": float64(500)}, limits.CodePageSize, 500},
 		{"validation", `{ cigar(id: "1") { nope } }`, nil, limits.CodeValidationFailed, -1},
@@ -184,6 +186,21 @@ func TestIntrospectionIsExemptFromDepthAndCost(t *testing.T) {
 	}
 }
 
+// Every walk of the operation sees all of it: the cost is not cut short by the
+// fields that earlier walks counted.
+func TestCostCountsEveryFieldOfALargeOperation(t *testing.T) {
+	a, err := limits.New(clientSDL, []string{subgraphSDL}, limits.Config{MaxNodes: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := `{ tags tags tags tags tags brands(first: 100) { edges { node { cigars(first: 100) { edges { node { name } } } } } } }`
+	_, err = a.Check(q, "", nil)
+	var rej *limits.Rejection
+	if !errors.As(err, &rej) || rej.Errors[0].Extensions["code"] != limits.CodeCost {
+		t.Fatalf("a 12-field operation over the cost limit: %v", err)
+	}
+}
+
 func TestFragmentFanOutIsBounded(t *testing.T) {
 	a := analyzer(t)
 	// Each fragment spreads the next twice: 2^14 leaves from a tiny document.
@@ -199,5 +216,32 @@ func TestFragmentFanOutIsBounded(t *testing.T) {
 	}
 	if code := rej.Errors[0].Extensions["code"]; code != limits.CodeTooLarge {
 		t.Fatalf("code = %v", code)
+	}
+}
+
+// Documents whose fields share one response name, the case where validation's
+// overlap check is quadratic (5000 took 2 s before MaxRepeats), against
+// documents of distinct fields of the same size (the baseline): repeated ones
+// are now refused before validation.
+func BenchmarkCheckRepeatedFields(b *testing.B) {
+	a, err := limits.New(clientSDL, []string{subgraphSDL}, limits.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1000, 5000, 9999} {
+		repeated := "{ " + strings.Repeat("__typename ", n) + "}"
+		var distinct strings.Builder
+		distinct.WriteString("{ ")
+		for i := range n {
+			distinct.WriteString("t" + strconv.Itoa(i) + ": __typename ")
+		}
+		distinct.WriteString("}")
+		for name, q := range map[string]string{"repeated": repeated, "distinct": distinct.String()} {
+			b.Run(name+"-"+strconv.Itoa(n), func(b *testing.B) {
+				for i := 0; b.Loop(); i++ {
+					a.Check(q+" "+strings.Repeat(" ", i%2), "", nil) // vary the text: no cache hit
+				}
+			})
+		}
 	}
 }
