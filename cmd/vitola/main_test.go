@@ -254,6 +254,28 @@ func TestSettingsFlagOverEnvironmentOverDefault(t *testing.T) {
 	}
 }
 
+// Credentials set in the environment never show in usage text, which -h and any
+// mistyped flag print; the environment still sets them, and a flag still wins.
+func TestUsageNeverPrintsCredentials(t *testing.T) {
+	env := map[string]string{"DATABASE_URL": "postgres://app:db-pass-1@db/x", "REDIS_URL": "redis://:redis-pass-2@r:6379", "VITOLA_INTERNAL_KEY": "internal-key-3-0123456789abcdef0123"}
+	getenv := func(k string) string { return env[k] }
+	for _, args := range [][]string{{"serve", "-h"}, {"serve", "--nope"}, {"keys", "list", "--nme"}, {"migrate", "-h"}} {
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), append([]string{"vitola"}, args...), getenv, nil, &stdout, &stderr); err == nil {
+			t.Errorf("vitola %v succeeded", args)
+		}
+		for _, secret := range []string{"db-pass-1", "redis-pass-2", "internal-key-3"} {
+			if strings.Contains(stdout.String()+stderr.String(), secret) {
+				t.Errorf("vitola %v printed %s", args, secret)
+			}
+		}
+	}
+	s, err := parseServe([]string{"--redis-url", "redis://flag"}, getenv, io.Discard)
+	if err != nil || s.store.DatabaseURL != env["DATABASE_URL"] || s.InternalKey != env["VITOLA_INTERNAL_KEY"] || s.RedisURL != "redis://flag" {
+		t.Fatalf("settings = %+v, %v", s, err)
+	}
+}
+
 // TestEverySettingIsDocumented keeps README.md's settings table complete.
 func TestEverySettingIsDocumented(t *testing.T) {
 	readme := readFile(t, "../../README.md")

@@ -39,6 +39,22 @@ func envInt(getenv func(string) string, name string, def int) int {
 	return def
 }
 
+// secretVar declares a flag whose value may hold a credential (a password in a
+// URL, a signing key). Its default comes from the environment like any other,
+// but usage text never prints it: -h or a mistyped flag shows "(set)" at most.
+func secretVar(fs *flag.FlagSet, p *string, name, env string, getenv func(string) string, usage string) {
+	*p = getenv(env)
+	if *p != "" {
+		usage += " (set)"
+	}
+	fs.Var((*secretValue)(p), name, usage)
+}
+
+type secretValue string
+
+func (v *secretValue) Set(s string) error { *v = secretValue(s); return nil }
+func (v *secretValue) String() string     { return "" }
+
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("vitola "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -53,7 +69,7 @@ type storeSettings struct {
 
 func (s *storeSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&s.DataDir, "data", envOr(getenv, "VITOLA_DATA", "./data"), "directory of the SQLite stores, the embedded default (env VITOLA_DATA)")
-	fs.StringVar(&s.DatabaseURL, "database-url", envOr(getenv, "DATABASE_URL", ""), "PostgreSQL URL (postgres://…); every store becomes a schema there (env DATABASE_URL)")
+	secretVar(fs, &s.DatabaseURL, "database-url", "DATABASE_URL", getenv, "PostgreSQL URL (postgres://…); every store becomes a schema there (env DATABASE_URL)")
 }
 
 func (s storeSettings) config() sqldb.Config {
