@@ -6,7 +6,10 @@ const root = document.getElementById("vitola-sessions");
 const status = root.querySelector(".status");
 const list = root.querySelector(".list");
 const query = new URLSearchParams(location.search);
-const setting = (name) => query.get(name) || root.dataset[name] || "";
+// The page's own data- attributes win: a crafted link cannot point a site's
+// widget at another API. The query string fills only what they leave empty
+// (as on the platform's try-out page).
+const setting = (name) => root.dataset[name] || query.get(name) || "";
 
 function show(message, isError) {
   status.textContent = message;

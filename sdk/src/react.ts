@@ -1,6 +1,6 @@
 // useSessions: the feed in a React component. React is an optional peer
 // dependency, needed only for this subpath.
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import type { GetSessionsOptions, Session, VitolaClient } from "./index";
 
 export interface UseSessionsOptions extends Omit<GetSessionsOptions, "signal"> {
@@ -25,29 +25,27 @@ export function useSessions(options: UseSessionsOptions): UseSessionsResult {
   const { client, businessType, businessId, limit, offset, from, to, featured } = options;
   const fromKey = from instanceof Date ? from.toISOString() : from;
   const toKey = to instanceof Date ? to.toISOString() : to;
-  const [state, setState] = useState<{ data?: Session[]; error?: Error; isLoading: boolean }>({ isLoading: true });
+  // The options as one value: data loaded for other options is never shown
+  // (a refetch keeps the current data while it loads).
+  const key = JSON.stringify([businessType, businessId, limit, offset, fromKey, toKey, featured]);
+  const [state, setState] = useState<{ key?: string; data?: Session[]; error?: Error; isLoading: boolean }>({ isLoading: true });
   const [generation, setGeneration] = useState(0);
-  const mounted = useRef(true);
-  useEffect(() => {
-    mounted.current = true;
-    return () => {
-      mounted.current = false;
-    };
-  }, []);
 
   useEffect(() => {
     const controller = new AbortController();
-    setState((s) => ({ ...s, isLoading: true, error: undefined }));
+    setState((s) => ({ key, data: s.key === key ? s.data : undefined, isLoading: true }));
+    // The cleanup aborts on option change and unmount, so an aborted signal
+    // also means "unmounted": no state is set then.
     client
       .getSessions({ businessType, businessId, limit, offset, from: fromKey, to: toKey, featured, signal: controller.signal })
       .then((data) => {
-        if (!controller.signal.aborted && mounted.current) setState({ data, isLoading: false });
+        if (!controller.signal.aborted) setState({ key, data, isLoading: false });
       })
       .catch((error: Error) => {
-        if (!controller.signal.aborted && mounted.current) setState((s) => ({ data: s.data, error, isLoading: false }));
+        if (!controller.signal.aborted) setState((s) => ({ key, data: s.data, error, isLoading: false }));
       });
     return () => controller.abort();
-  }, [client, businessType, businessId, limit, offset, fromKey, toKey, featured, generation]);
+  }, [client, key, generation]);
 
   const refetch = useCallback(() => setGeneration((g) => g + 1), []);
   return { data: state.data, isLoading: state.isLoading, error: state.error, refetch };

@@ -50,6 +50,19 @@ describe("useSessions", () => {
     expect(result.current.error).toBeUndefined();
   });
 
+  it("never shows one business's sessions for another", async () => {
+    const { f, calls } = controlledFetch();
+    const client = createClient({ baseUrl: "https://api.example", apiKey: "k", fetch: f });
+    const { result, rerender } = renderHook((p: { id: string }) => useSessions({ client, businessType: "venue", businessId: p.id }), { initialProps: { id: "ven_1" } });
+    await waitFor(() => expect(calls).toHaveLength(1));
+    act(() => calls[0]!.resolve(body("ses_of_ven_1")));
+    await waitFor(() => expect(result.current.data?.[0]?.id).toBe("ses_of_ven_1"));
+    rerender({ id: "ven_2" });
+    await waitFor(() => expect(calls).toHaveLength(2));
+    expect(result.current.data).toBeUndefined();
+    expect(result.current.isLoading).toBe(true);
+  });
+
   it("aborts on unmount and sets no state afterwards", async () => {
     const { f, calls } = controlledFetch();
     const client = createClient({ baseUrl: "https://api.example", apiKey: "k", fetch: f });
