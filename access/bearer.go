@@ -26,17 +26,17 @@ var ErrNoBearer = errors.New("no bearer token")
 type Tokens struct {
 	Issuer    string
 	FetchJWKS func(ctx context.Context) ([]byte, error)
-	now       func() time.Time
+	Now       func() time.Time // the clock (tests set it)
 
-	mu       sync.Mutex
-	keys     map[string]*ecdsa.PublicKey
-	fetched  time.Time
-	lastMiss time.Time
+	mu        sync.Mutex
+	keys      map[string]*ecdsa.PublicKey
+	refreshAt time.Time // when the cached keys are fetched again
+	lastMiss  time.Time
 }
 
 // NewTokens returns a verifier for tokens issued by issuer.
 func NewTokens(issuer string, fetch func(ctx context.Context) ([]byte, error)) *Tokens {
-	return &Tokens{Issuer: issuer, FetchJWKS: fetch, now: time.Now}
+	return &Tokens{Issuer: issuer, FetchJWKS: fetch, Now: time.Now}
 }
 
 // BearerToken returns the token of an "Authorization: Bearer …" header.
@@ -58,10 +58,10 @@ func (t *Tokens) Authenticate(ctx context.Context, authorization string) (oauth.
 	if err != nil {
 		return oauth.Claims{}, err
 	}
-	c, err := oauth.Verifier{Issuer: t.Issuer, Keys: keys, Now: t.now}.Verify(tok)
-	if err != nil && strings.Contains(err.Error(), "unknown key") {
+	c, err := oauth.Verifier{Issuer: t.Issuer, Keys: keys, Now: t.Now}.Verify(tok)
+	if errors.Is(err, oauth.ErrUnknownKey) {
 		if keys, rerr := t.keySet(ctx, true); rerr == nil {
-			c, err = oauth.Verifier{Issuer: t.Issuer, Keys: keys, Now: t.now}.Verify(tok)
+			c, err = oauth.Verifier{Issuer: t.Issuer, Keys: keys, Now: t.Now}.Verify(tok)
 		}
 	}
 	return c, err
@@ -70,27 +70,32 @@ func (t *Tokens) Authenticate(ctx context.Context, authorization string) (oauth.
 func (t *Tokens) keySet(ctx context.Context, miss bool) (map[string]*ecdsa.PublicKey, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := t.now()
-	stale := t.keys == nil || now.Sub(t.fetched) > time.Minute
+	now := t.Now()
+	// The lock is held while fetching: concurrent requests wait for one fetch
+	// rather than each making their own.
+	stale := t.keys == nil || !now.Before(t.refreshAt)
 	if miss && now.Sub(t.lastMiss) > 2*time.Second {
 		t.lastMiss, stale = now, true
 	}
 	if !stale {
 		return t.keys, nil
 	}
-	raw, err := t.FetchJWKS(ctx)
+	keys, err := t.FetchJWKS(ctx)
+	var parsed map[string]*ecdsa.PublicKey
+	if err == nil {
+		parsed, err = ParseJWKS(keys)
+	}
 	if err != nil {
 		if t.keys != nil {
-			return t.keys, nil // keep verifying with the keys we have
+			// Keep verifying with the keys we have, and do not ask again on
+			// every request while the users subgraph is unreachable.
+			t.refreshAt = now.Add(5 * time.Second)
+			return t.keys, nil
 		}
 		return nil, fmt.Errorf("fetch the token keys: %w", err)
 	}
-	keys, err := ParseJWKS(raw)
-	if err != nil {
-		return nil, err
-	}
-	t.keys, t.fetched = keys, now
-	return keys, nil
+	t.keys, t.refreshAt = parsed, now.Add(time.Minute)
+	return parsed, nil
 }
 
 // ParseJWKS reads the P-256 keys of a JSON Web Key Set.

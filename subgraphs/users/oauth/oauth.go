@@ -60,7 +60,10 @@ type Client struct {
 
 // Errors.
 var (
-	ErrNotFound       = errors.New("not found")
+	ErrNotFound = errors.New("not found")
+	// ErrUnknownKey is a token signed with a key the verifier does not hold: a
+	// verifier with cached keys fetches them again (they may have rotated).
+	ErrUnknownKey     = errors.New("unknown signing key")
 	ErrBadRedirectURI = errors.New("redirect URIs must be absolute https URLs (http only for localhost), without fragments")
 	ErrBadClientName  = errors.New("client name must be 1 to 100 characters")
 )

@@ -82,12 +82,12 @@ func (v Verifier) Verify(token string) (Claims, error) {
 		kid, _ := t.Header["kid"].(string)
 		k, ok := v.Keys[kid]
 		if !ok {
-			return nil, fmt.Errorf("unknown key %q", kid)
+			return nil, fmt.Errorf("%w %q", ErrUnknownKey, kid)
 		}
 		return k, nil
 	})
 	if err != nil || !t.Valid || c.Subject == "" || c.ID == "" {
-		return Claims{}, fmt.Errorf("%w: %v", ErrBadToken, err)
+		return Claims{}, fmt.Errorf("%w: %w", ErrBadToken, err)
 	}
 	return c, nil
 }
