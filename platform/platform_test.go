@@ -228,6 +228,12 @@ func (f *fixture) testLimits(t *testing.T) {
 			t.Fatalf("batch: %d %v", r.Status, r.Errors)
 		}
 	})
+	t.Run("body over 1 MiB", func(t *testing.T) {
+		r := f.post(t, f.key, `{"query":"{ __typename }","variables":{"pad":"`+strings.Repeat("x", 1<<20)+`"}}`)
+		if r.Status != http.StatusRequestEntityTooLarge || code(r) != "BAD_REQUEST" {
+			t.Fatalf("large body: %d %v", r.Status, r.Errors)
+		}
+	})
 	t.Run("modest query passes", func(t *testing.T) {
 		before := f.subgraphCalls.Load()
 		f.mustData(t, `{ brands(first: 10) { edges { node { name cigars(first: 10) { edges { node { name } } } } } } }`, nil)

@@ -96,15 +96,22 @@ func newExecutor(ctx context.Context, ec engine.Configuration, rc *nodev1.Router
 	return x, nil
 }
 
-// Execute runs one operation and writes its response. Request errors (parse,
-// validation, variables) come back as an error and nothing is written.
+// RequestError is a fault of the operation itself (parse, validation,
+// variables): the client's to fix. Execute's other errors are the server's.
+type RequestError struct{ Err error }
+
+func (e *RequestError) Error() string { return e.Err.Error() }
+func (e *RequestError) Unwrap() error { return e.Err }
+
+// Execute runs one operation and writes its response. Request errors come back
+// as a *RequestError and nothing is written.
 func (x *executor) Execute(ctx context.Context, query, operationName string, variables []byte, header http.Header, w io.Writer) error {
 	k := x.kits.Get().(*kit)
 	defer x.kits.Put(k)
 	k.doc.Reset()
 	vars, remap, err := x.prepare(k, k.doc, query, operationName, variables)
 	if err != nil {
-		return err
+		return &RequestError{Err: err}
 	}
 	p, err := x.plan(k, k.doc, query, operationName, variables)
 	if err != nil {

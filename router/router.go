@@ -109,6 +109,7 @@ const (
 	CodeBatching          = "BATCHING_DISABLED"
 	CodeBadRequest        = "BAD_REQUEST"
 	CodeInternal          = "INTERNAL_SERVER_ERROR"
+	CodeTimeout           = "TIMEOUT"
 	CodeUnsupportedMedia  = "UNSUPPORTED_MEDIA_TYPE"
 	CodeMethodNotAllowed  = "METHOD_NOT_ALLOWED"
 	contentTypeJSON       = "application/json; charset=utf-8"
@@ -137,8 +138,11 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, rt.maxBody))
-	if err != nil {
+	if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
 		writeErrors(w, http.StatusRequestEntityTooLarge, gqlErr(CodeBadRequest, fmt.Sprintf("request body larger than %d bytes", rt.maxBody)))
+		return
+	} else if err != nil {
+		writeErrors(w, http.StatusBadRequest, gqlErr(CodeBadRequest, "could not read the request body"))
 		return
 	}
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
@@ -189,9 +193,16 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var buf bytes.Buffer
 	caller := http.Header{CallerHeader: {id.Digest()}}
 	if err := rt.exec.Execute(ctx, req.Query, req.OperationName, req.Variables, caller, &buf); err != nil {
-		// The engine returns request errors (validation, variables) as a Go
-		// error and writes nothing.
-		writeErrors(w, http.StatusBadRequest, engineErrors(err)...)
+		var reqErr *RequestError
+		switch {
+		case errors.As(err, &reqErr):
+			writeErrors(w, http.StatusBadRequest, engineErrors(reqErr.Err)...)
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			writeErrors(w, http.StatusGatewayTimeout, gqlErr(CodeTimeout, fmt.Sprintf("the operation took longer than %s: ask for less", rt.timeout)))
+		default:
+			rt.log.Error().Err(err).Str("operation", req.OperationName).Msg("execute operation")
+			writeErrors(w, http.StatusInternalServerError, gqlErr(CodeInternal, "the operation failed: try again later"))
+		}
 		return
 	}
 	rt.log.Debug().Str("operation", req.OperationName).Int("depth", m.Depth).Int("cost", m.Cost).
@@ -214,10 +225,12 @@ func (rt *Router) caller(w http.ResponseWriter, r *http.Request) (trust.Identity
 	key, err := rt.keys.Authenticate(r.Context(), r.Header.Get(access.Header))
 	if err != nil {
 		status, msg := access.Refusal(err)
+		code := CodeUnauthenticated
 		if status >= 500 {
 			rt.log.Error().Err(err).Msg("authenticate developer key")
+			code = CodeInternal
 		}
-		writeErrors(w, status, gqlErr(CodeUnauthenticated, msg))
+		writeErrors(w, status, gqlErr(code, msg))
 		return trust.Identity{}, false
 	}
 	if key.Publishable {
