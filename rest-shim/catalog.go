@@ -43,8 +43,6 @@ var opResolveCigar = subgraph.MustParse(`query ResolveCigar($text: String!, $bra
 // that validates them against its schema.
 var catalogOperations = []*subgraph.Operation{opSearchCigars, opCigar, opProduct, opProductByBarcode, opResolveCigar}
 
-var ()
-
 // Rules of the search route.
 const (
 	minQueryLen  = 2
@@ -63,8 +61,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // subgraphFailure maps an internal call's error to the REST error body: a
-// subgraph's input error is the client's 400; anything else is ours.
-func subgraphFailure(w http.ResponseWriter, log zerolog.Logger, err error) {
+// subgraph's input error is the client's 400; anything else is ours, and names
+// what was called (the catalog, users, the graph).
+func subgraphFailure(w http.ResponseWriter, log zerolog.Logger, what string, err error) {
 	var gerrs subgraph.Errors
 	if errors.As(err, &gerrs) {
 		switch code := gerrs.Code(); {
@@ -76,8 +75,8 @@ func subgraphFailure(w http.ResponseWriter, log zerolog.Logger, err error) {
 			return
 		}
 	}
-	log.Error().Err(err).Msg("catalog call failed")
-	apierr.Write(w, http.StatusBadGateway, apierr.CodeUnavailable, "the catalog is unavailable; try again shortly")
+	log.Error().Err(err).Str("called", what).Msg("internal call failed")
+	apierr.Write(w, http.StatusBadGateway, apierr.CodeUnavailable, what+" is unavailable; try again shortly")
 }
 
 // GET /v1/cigars/search?q=&brand=&limit=&cursor=
@@ -115,7 +114,7 @@ func handleSearchCigars(catalog *subgraph.Client, log zerolog.Logger) http.Handl
 		}
 		page, err := catalog.Field(r.Context(), opSearchCigars, vars, "searchPage")
 		if err != nil {
-			subgraphFailure(w, log, err)
+			subgraphFailure(w, log, "the catalog", err)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -133,7 +132,7 @@ func getOne(catalog *subgraph.Client, log zerolog.Logger, op *subgraph.Operation
 		}
 		if len(v) <= maxPathIDLen {
 			if err := catalog.Do(r.Context(), op, map[string]any{varName: v}, &data); err != nil {
-				subgraphFailure(w, log, err)
+				subgraphFailure(w, log, "the catalog", err)
 				return
 			}
 		}
@@ -219,7 +218,7 @@ func handleResolveCigar(catalog *subgraph.Client, log zerolog.Logger) http.Handl
 			} `json:"resolveCigar"`
 		}
 		if err := catalog.Do(r.Context(), opResolveCigar, vars, &data); err != nil {
-			subgraphFailure(w, log, err)
+			subgraphFailure(w, log, "the catalog", err)
 			return
 		}
 		res := data.ResolveCigar

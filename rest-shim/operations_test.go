@@ -3,11 +3,14 @@ package restshim_test
 import (
 	"testing"
 
+	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
 
 	restshim "github.com/vitolahq/vitola/rest-shim"
+	"github.com/vitolahq/vitola/router"
+	"github.com/vitolahq/vitola/schema"
 	cataloggraph "github.com/vitolahq/vitola/subgraphs/catalog/graph"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	usersgraph "github.com/vitolahq/vitola/subgraphs/users/graph"
@@ -18,6 +21,16 @@ import (
 func TestOperationsAreValid(t *testing.T) {
 	check(t, cataloggraph.NewExecutableSchema(cataloggraph.Config{Resolvers: &cataloggraph.Resolver{}}).Schema(), restshim.CatalogOperations)
 	check(t, usersgraph.NewExecutableSchema(usersgraph.Config{Resolvers: &usersgraph.Resolver{}}).Schema(), restshim.UserOperations)
+	// The feeds go through the router: checked against the public graph.
+	composed, err := router.LoadComposed(schema.RouterConfig, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	public, gerr := gqlparser.LoadSchema(&ast.Source{Name: "public", Input: composed.ClientSchema})
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	check(t, public, restshim.FeedOperations)
 }
 
 func check(t *testing.T, schema *ast.Schema, ops []*subgraph.Operation) {

@@ -25,8 +25,8 @@ func addRoutes(mux *http.ServeMux, d Deps) {
 	mux.Handle("GET /v1/me", key(handleMe(d.Tokens, d.Users, d.Logger)))
 	// The public feeds: websites call them with publishable keys.
 	feedKey := func(h http.Handler) http.Handler { return requireKey(d.Keys, d.Logger, keyRule{Public: true}, h) }
-	mux.Handle("GET /venues/{id}/sessions", feedKey(handleBusinessSessions(d.Router, opVenueFeed, d.Logger)))
-	mux.Handle("GET /brands/{id}/sessions", feedKey(handleBusinessSessions(d.Router, opBrandFeed, d.Logger)))
+	mux.Handle("GET /venues/{id}/sessions", feedKey(handleBusinessSessions(d.Router, opVenueFeed, "venue", d.Logger)))
+	mux.Handle("GET /brands/{id}/sessions", feedKey(handleBusinessSessions(d.Router, opBrandFeed, "brand", d.Logger)))
 	mux.Handle("OPTIONS /venues/{id}/sessions", handlePreflight(d.Origins, d.Logger))
 	mux.Handle("OPTIONS /brands/{id}/sessions", handlePreflight(d.Origins, d.Logger))
 	mux.Handle("GET /.well-known/jwks.json", handleJWKS(d.Users, d.Logger))

@@ -1,10 +1,8 @@
 package restshim
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/rs/zerolog"
 
@@ -64,7 +62,7 @@ type feedCigar struct {
 }
 
 // GET /venues/{id}/sessions and /brands/{id}/sessions.
-func handleBusinessSessions(router *subgraph.Client, op *subgraph.Operation, log zerolog.Logger) http.Handler {
+func handleBusinessSessions(router *subgraph.Client, op *subgraph.Operation, business string, log zerolog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		vars := map[string]any{"id": r.PathValue("id")}
@@ -108,16 +106,11 @@ func handleBusinessSessions(router *subgraph.Client, op *subgraph.Operation, log
 			} `json:"business"`
 		}
 		if err := router.Do(r.Context(), op, vars, &data); err != nil {
-			var gerrs subgraph.Errors
-			if errors.As(err, &gerrs) && (gerrs.Code() == "GRAPHQL_VALIDATION_FAILED" || gerrs.Code() == "BAD_USER_INPUT") {
-				apierr.Write(w, http.StatusNotFound, "business_not_found", "no such business: check its ID")
-				return
-			}
-			subgraphFailure(w, log, err)
+			subgraphFailure(w, log, "the graph", err)
 			return
 		}
 		if data.Business == nil {
-			apierr.Write(w, http.StatusNotFound, "business_not_found", "no "+strings.TrimSuffix(strings.Split(r.URL.Path, "/")[1], "s")+" with id "+strconv.Quote(r.PathValue("id")))
+			apierr.Write(w, http.StatusNotFound, "business_not_found", "no "+business+" with id "+strconv.Quote(r.PathValue("id")))
 			return
 		}
 		items := data.Business.Sessions.Items

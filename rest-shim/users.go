@@ -54,7 +54,7 @@ func handleMe(tokens *access.Tokens, users *subgraph.Client, log zerolog.Logger)
 			apierr.Write(w, http.StatusForbidden, "insufficient_scope", "the access token lacks the profile:read scope")
 			return
 		case err != nil:
-			subgraphFailure(w, log, err)
+			subgraphFailure(w, log, "the users service", err)
 			return
 		case data.Me == nil:
 			apierr.Write(w, http.StatusUnauthorized, "invalid_token", "the token's user no longer exists")
@@ -76,7 +76,7 @@ func handleJWKS(users *subgraph.Client, log zerolog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, err := users.Field(r.Context(), opJWKS, nil, "oauthJWKS")
 		if err != nil {
-			subgraphFailure(w, log, err)
+			subgraphFailure(w, log, "the users service", err)
 			return
 		}
 		w.Header().Set("Content-Type", "application/jwk-set+json")
