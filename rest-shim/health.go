@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/vitolahq/vitola/timestamp"
 )
 
 type componentStatus struct {
@@ -52,7 +54,7 @@ func handleHealth(checks []Check) http.Handler {
 		w.WriteHeader(code)
 		json.NewEncoder(w).Encode(map[string]any{
 			"status":     status,
-			"time":       time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+			"time":       timestamp.Format(time.Now()),
 			"components": results,
 		})
 	})

@@ -106,10 +106,6 @@ func (c *Client) Do(ctx context.Context, op *Operation, vars map[string]any, out
 // post sends op and returns the response body, and whether our transport wrote
 // it (data last).
 func (c *Client) post(ctx context.Context, op *Operation, vars map[string]any) ([]byte, bool, error) {
-	return c.send(ctx, op, vars, nil)
-}
-
-func (c *Client) send(ctx context.Context, op *Operation, vars map[string]any, header http.Header) ([]byte, bool, error) {
 	body, err := json.Marshal(map[string]any{"operationName": op.Name, "query": op.Query, "variables": vars})
 	if err != nil {
 		return nil, false, err
@@ -119,9 +115,6 @@ func (c *Client) send(ctx context.Context, op *Operation, vars map[string]any, h
 		return nil, false, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	for k, v := range header {
-		req.Header[k] = v
-	}
 	res, err := c.HTTP.Do(req)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", op.Name, err)

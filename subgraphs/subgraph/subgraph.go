@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vitolahq/vitola/timestamp"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
@@ -50,7 +52,7 @@ func Handler(name string, gql http.Handler, verifier *trust.Verifier, store Ping
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
-		json.NewEncoder(w).Encode(map[string]any{"status": status, "component": name, "time": time.Now().UTC().Format("2006-01-02T15:04:05.000Z")})
+		json.NewEncoder(w).Encode(map[string]any{"status": status, "component": name, "time": timestamp.Format(time.Now())})
 	})
 	return mux
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/vitolahq/vitola/timestamp"
+
 	"github.com/vitolahq/vitola/ids"
 	"github.com/vitolahq/vitola/subgraphs/users"
 )
@@ -74,7 +76,7 @@ var (
 	places = []string{"The Ember Room", "Casa del Humo", "Leaf & Ash Lounge", "Salon Havane", "Corona Club", "Tabaco Norte"}
 )
 
-func ts(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+func ts(t time.Time) string { return timestamp.Format(t) }
 
 // seedData gives demo user number n its own data; every user gets some private
 // things, which no one else may ever read.
@@ -115,7 +117,7 @@ func seedData(ctx context.Context, st users.DataStore, userID string, n int) err
 			visibility = "private"
 		}
 		x := &users.SmokeSession{ID: key(ids.SmokeSession, ts(start)), UserID: userID, CigarID: cigarID(f[0], f[1]), BrandID: brandID(f[0]), VenueID: venueID(places[(n+k)%len(places)]),
-			StartedAt: ts(start), EndedAt: ptr(ts(end)), DurationSeconds: &dur, Rating: &rating, Note: &note,
+			StartedAt: ts(start), EndedAt: str(ts(end)), DurationSeconds: &dur, Rating: &rating, Note: &note,
 			Featured: k == 0, Visibility: visibility, CreatedAt: ts(end)}
 		if err := st.SaveSmokeSession(ctx, x); err != nil {
 			return err
@@ -135,7 +137,7 @@ func seedData(ctx context.Context, st users.DataStore, userID string, n int) err
 		}
 		x := &users.SmokeSession{ID: key(ids.SmokeSession, "ember "+ts(start)), UserID: userID,
 			CigarID: cigarID("Padrón", []string{"1964 Anniversary Series Exclusivo", "1964 Anniversary Series Imperial"}[k]), BrandID: brandID("Padrón"),
-			VenueID: venueID("The Ember Room"), StartedAt: ts(start), EndedAt: ptr(ts(end)), DurationSeconds: &dur, Rating: &rating, Note: &note,
+			VenueID: venueID("The Ember Room"), StartedAt: ts(start), EndedAt: str(ts(end)), DurationSeconds: &dur, Rating: &rating, Note: &note,
 			Featured: (n+k)%3 == 0, Visibility: visibility, CreatedAt: ts(end)}
 		if err := st.SaveSmokeSession(ctx, x); err != nil {
 			return err
@@ -151,4 +153,3 @@ func seedData(ctx context.Context, st users.DataStore, userID string, n int) err
 	return nil
 }
 
-func ptr(s string) *string { return &s }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vitolahq/vitola/timestamp"
+
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	"github.com/vitolahq/vitola/subgraphs/users"
 	"github.com/vitolahq/vitola/subgraphs/users/graph/model"
@@ -17,8 +19,6 @@ const (
 	FeedMaxOffset    = 10000
 )
 
-const stamp = "2006-01-02T15:04:05.000Z"
-
 // feedBound reads a from/to bound: an RFC 3339 date-time, or a date (a date-only
 // "to" includes that whole day).
 func feedBound(v *string, end bool) (string, error) {
@@ -26,7 +26,7 @@ func feedBound(v *string, end bool) (string, error) {
 		return "", nil
 	}
 	if t, err := time.Parse(time.RFC3339Nano, *v); err == nil {
-		return t.UTC().Format(stamp), nil
+		return timestamp.Format(t), nil
 	}
 	d, err := time.Parse(time.DateOnly, *v)
 	if err != nil {
@@ -35,7 +35,7 @@ func feedBound(v *string, end bool) (string, error) {
 	if end {
 		d = d.Add(24*time.Hour - time.Millisecond)
 	}
-	return d.UTC().Format(stamp), nil
+	return timestamp.Format(d), nil
 }
 
 // feed answers Venue.sessions and Brand.sessions: public sessions of public

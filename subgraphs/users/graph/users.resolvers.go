@@ -14,6 +14,7 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/users"
 	"github.com/vitolahq/vitola/subgraphs/users/graph/model"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
+	"github.com/vitolahq/vitola/timestamp"
 )
 
 // Sessions is the resolver for the sessions field.
@@ -231,7 +232,7 @@ func (r *userResolver) Email(ctx context.Context, obj *users.User) (*string, err
 
 // CreatedAt is the resolver for the createdAt field.
 func (r *userResolver) CreatedAt(ctx context.Context, obj *users.User) (string, error) {
-	return obj.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z"), nil
+	return timestamp.Format(obj.CreatedAt), nil
 }
 
 // Sessions is the resolver for the sessions field.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/vitolahq/vitola/pagination"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
@@ -45,5 +44,3 @@ func (r *Resolver) events(ctx context.Context, f venues.EventFilter, first *int,
 		func(cur string, e *venues.Event) *model.EventEdge { return &model.EventEdge{Cursor: cur, Node: e} })
 	return &model.EventConnection{Edges: edges, PageInfo: info}, nil
 }
-
-func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

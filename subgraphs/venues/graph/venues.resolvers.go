@@ -12,6 +12,7 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	"github.com/vitolahq/vitola/subgraphs/venues"
 	"github.com/vitolahq/vitola/subgraphs/venues/graph/model"
+	"github.com/vitolahq/vitola/timestamp"
 )
 
 // Events is the resolver for the events field.
@@ -21,12 +22,12 @@ func (r *brandResolver) Events(ctx context.Context, obj *model.Brand, first *int
 
 // StartsAt is the resolver for the startsAt field.
 func (r *eventResolver) StartsAt(ctx context.Context, obj *venues.Event) (string, error) {
-	return timestamp(obj.StartsAt), nil
+	return timestamp.Format(obj.StartsAt), nil
 }
 
 // EndsAt is the resolver for the endsAt field.
 func (r *eventResolver) EndsAt(ctx context.Context, obj *venues.Event) (string, error) {
-	return timestamp(obj.EndsAt), nil
+	return timestamp.Format(obj.EndsAt), nil
 }
 
 // Venue is the resolver for the venue field.
