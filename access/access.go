@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vitolahq/vitola/trust"
+
 	"github.com/vitolahq/vitola/ids"
 )
 
@@ -58,6 +60,11 @@ func NormalizeOrigin(origin string) (string, error) {
 		return "", fmt.Errorf("%q: %w", origin, ErrBadOrigin)
 	}
 	return strings.ToLower(u.Scheme + "://" + u.Host), nil
+}
+
+// Identity is the key's identity as internal calls carry it.
+func (k Key) Identity() trust.Identity {
+	return trust.Identity{KeyID: k.ID, Entitlements: k.Entitlements}
 }
 
 // Has reports whether the key carries an entitlement.

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vitolahq/vitola/trust"
+
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 )
 
@@ -37,6 +39,17 @@ type Tokens struct {
 // NewTokens returns a verifier for tokens issued by issuer.
 func NewTokens(issuer string, fetch func(ctx context.Context) ([]byte, error)) *Tokens {
 	return &Tokens{Issuer: issuer, FetchJWKS: fetch, Now: time.Now}
+}
+
+// InvalidTokenMessage is what the edge answers for a bad or expired access
+// token, on every route.
+const InvalidTokenMessage = "the access token is invalid or expired: get a new one"
+
+// ForUser adds a verified access token's user, scopes and token ID to a
+// caller's identity.
+func ForUser(id trust.Identity, c oauth.Claims) trust.Identity {
+	id.UserID, id.Scopes, id.TokenID = c.Subject, c.Scopes(), c.ID
+	return id
 }
 
 // BearerToken returns the token of an "Authorization: Bearer …" header.

@@ -70,7 +70,7 @@ func requireKey(keys KeyChecker, log zerolog.Logger, rule keyRule, next http.Han
 				"this route needs a developer key with the "+rule.Entitlement+" entitlement: create one with `vitola keys create --name NAME --entitlement "+rule.Entitlement+"`")
 			return
 		}
-		ctx := trust.WithIdentity(r.Context(), trust.Identity{KeyID: key.ID, Entitlements: key.Entitlements})
+		ctx := trust.WithIdentity(r.Context(), key.Identity())
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

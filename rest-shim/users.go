@@ -29,7 +29,7 @@ func handleMe(tokens *access.Tokens, users *subgraph.Client, log zerolog.Logger)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		claims, err := tokens.Authenticate(r.Context(), r.Header.Get("Authorization"))
 		if err != nil {
-			msg := "the access token is invalid or expired: get a new one"
+			msg := access.InvalidTokenMessage
 			if errors.Is(err, access.ErrNoBearer) {
 				msg = "send the user's access token: Authorization: Bearer <token>"
 			}
@@ -38,7 +38,7 @@ func handleMe(tokens *access.Tokens, users *subgraph.Client, log zerolog.Logger)
 			return
 		}
 		id, _ := trust.FromContext(r.Context())
-		id.UserID, id.Scopes, id.TokenID = claims.Subject, claims.Scopes(), claims.ID
+		id = access.ForUser(id, claims)
 		var data struct {
 			Me map[string]any `json:"me"`
 		}

@@ -237,7 +237,7 @@ func (rt *Router) caller(w http.ResponseWriter, r *http.Request) (trust.Identity
 		writeErrors(w, http.StatusForbidden, gqlErr(CodeForbidden, "a publishable key reads only the public REST feeds; use a secret key from your server"))
 		return trust.Identity{}, false
 	}
-	id := trust.Identity{KeyID: key.ID, Entitlements: key.Entitlements}
+	id := key.Identity()
 	// A connected user's access token adds the user and its scopes; without one
 	// the operation runs anonymously and connected-user fields answer null.
 	if authz := r.Header.Get("Authorization"); authz != "" {
@@ -248,10 +248,10 @@ func (rt *Router) caller(w http.ResponseWriter, r *http.Request) (trust.Identity
 		claims, err := rt.tokens.Authenticate(r.Context(), authz)
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "the access token is invalid or expired: get a new one"))
+			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, access.InvalidTokenMessage))
 			return trust.Identity{}, false
 		}
-		id.UserID, id.Scopes, id.TokenID = claims.Subject, claims.Scopes(), claims.ID
+		id = access.ForUser(id, claims)
 	}
 	return id, true
 }
