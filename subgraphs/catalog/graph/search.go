@@ -26,8 +26,8 @@ func (r *Resolver) search(ctx context.Context, query string, first int, after, b
 	if n := len([]rune(query)); n < 2 || n > 200 {
 		return nil, subgraph.BadInput(ctx, "query must be 2 to 200 characters")
 	}
-	if first < 1 || first > pagination.MaxSize {
-		return nil, subgraph.BadInput(ctx, "first must be between 1 and 100")
+	if _, err := pagination.Size(&first); err != nil {
+		return nil, subgraph.BadInput(ctx, err.Error())
 	}
 	ix := r.Search.Index()
 	brandID := ""

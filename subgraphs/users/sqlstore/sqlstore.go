@@ -87,15 +87,12 @@ func (r row) toUser() users.User {
 
 // CreateUser inserts a new account; the email's unique index decides races.
 func (s *Store) CreateUser(ctx context.Context, u *users.User) error {
-	if _, err := s.UserByEmail(ctx, u.Email); err == nil {
-		return users.ErrEmailTaken
-	}
 	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO users (id, email, password_hash, display_name, first_name, last_name, image_url, cover_url, website, bio, private, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		u.ID, u.Email, u.PasswordHash, u.DisplayName, u.FirstName, u.LastName, u.ImageURL, u.CoverURL, u.Website, u.Bio, u.Private, u.CreatedAt.UTC())
 	if err != nil {
 		if _, lookErr := s.UserByEmail(ctx, u.Email); lookErr == nil {
-			return users.ErrEmailTaken // lost a race for the same email
+			return users.ErrEmailTaken // the unique index refused it
 		}
 		return fmt.Errorf("create user: %w", err)
 	}
