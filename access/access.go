@@ -5,10 +5,8 @@ package access
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -17,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vitolahq/vitola/secret"
 	"github.com/vitolahq/vitola/trust"
 
 	"github.com/vitolahq/vitola/ids"
@@ -213,16 +212,16 @@ func (s *Service) create(ctx context.Context, name string, entitlements, origins
 		}
 	}
 	id := ids.New(ids.Key)
-	secret := randomSecret()
+	plainSecret := secret.Base62(secretLen)
 	k := Key{ID: id, Name: name, Entitlements: ents, Publishable: origins != nil, Origins: origins, CreatedAt: s.now().UTC().Truncate(time.Millisecond)}
-	if err := s.store.InsertKey(ctx, StoredKey{Key: k, SecretHash: hashSecret(secret)}); err != nil {
+	if err := s.store.InsertKey(ctx, StoredKey{Key: k, SecretHash: secret.Hash(plainSecret)}); err != nil {
 		return Key{}, "", fmt.Errorf("store key: %w", err)
 	}
 	prefix := keyPrefix
 	if k.Publishable {
 		prefix = publishablePrefix
 	}
-	return k, prefix + strings.TrimPrefix(id, ids.Key+"_") + "_" + secret, nil
+	return k, prefix + strings.TrimPrefix(id, ids.Key+"_") + "_" + plainSecret, nil
 }
 
 // ListKeys returns every key, oldest first.
@@ -269,7 +268,7 @@ func (s *Service) Authenticate(ctx context.Context, plain string) (Key, error) {
 }
 
 func (s *Service) lookup(ctx context.Context, plain string) (Key, error) {
-	id, secret, err := parseKey(plain)
+	id, presented, err := parseKey(plain)
 	if err != nil {
 		return Key{}, ErrUnknownKey
 	}
@@ -280,7 +279,7 @@ func (s *Service) lookup(ctx context.Context, plain string) (Key, error) {
 	if err != nil {
 		return Key{}, fmt.Errorf("look up key: %w", err)
 	}
-	got := hashSecret(secret)
+	got := secret.Hash(presented)
 	if subtle.ConstantTimeCompare([]byte(got), []byte(sk.SecretHash)) != 1 {
 		return Key{}, ErrUnknownKey
 	}
@@ -309,29 +308,6 @@ func parseKey(plain string) (id, secret string, err error) {
 }
 
 const secretLen = 43 // 256 bits in unpadded base64url-sized base62
-
-const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-func randomSecret() string {
-	out := make([]byte, secretLen)
-	buf := make([]byte, 1)
-	for i := 0; i < secretLen; {
-		rand.Read(buf)
-		if buf[0] >= 248 { // reject to keep the distribution uniform (248 = 4*62)
-			continue
-		}
-		out[i] = base62[buf[0]%62]
-		i++
-	}
-	return string(out)
-}
-
-// The secret has 256 bits of entropy, so a plain SHA-256 is the right hash: a slow
-// password hash would only slow every request down.
-func hashSecret(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	return hex.EncodeToString(sum[:])
-}
 
 // Header is where clients send their developer key.
 const Header = "x-service-key"

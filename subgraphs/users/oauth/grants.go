@@ -8,6 +8,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"time"
+
+	"github.com/vitolahq/vitola/secret"
 )
 
 // Lifetimes of the grants.
@@ -69,7 +71,7 @@ func NewSecret() (token, hash string) {
 }
 
 // HashToken hashes a code or refresh token for storage.
-func HashToken(token string) string { return hashSecret(token) }
+func HashToken(token string) string { return secret.Hash(token) }
 
 // S256 is the PKCE challenge of a verifier (RFC 7636).
 func S256(verifier string) string {

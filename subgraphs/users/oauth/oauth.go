@@ -8,11 +8,9 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -22,6 +20,7 @@ import (
 	"time"
 
 	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/secret"
 )
 
 // Scopes a token can carry. Write-oriented scopes may be granted but enable
@@ -84,14 +83,14 @@ func NewClient(name string, redirectURIs []string, public bool, now time.Time) (
 		}
 	}
 	c := &Client{ID: ids.New("cli"), Name: name, RedirectURIs: redirectURIs, Public: public, CreatedAt: now.UTC().Truncate(time.Millisecond)}
-	secret := ""
+	plain := ""
 	if !public {
 		b := make([]byte, 32)
 		rand.Read(b)
-		secret = "cs_" + base64.RawURLEncoding.EncodeToString(b)
-		c.SecretHash = hashSecret(secret)
+		plain = "cs_" + base64.RawURLEncoding.EncodeToString(b)
+		c.SecretHash = secret.Hash(plain)
 	}
-	return c, secret, nil
+	return c, plain, nil
 }
 
 func checkRedirectURI(raw string) error {
@@ -110,17 +109,11 @@ func checkRedirectURI(raw string) error {
 func (c *Client) RedirectAllowed(uri string) bool { return slices.Contains(c.RedirectURIs, uri) }
 
 // CheckSecret compares a presented secret in constant time.
-func (c *Client) CheckSecret(secret string) bool {
+func (c *Client) CheckSecret(presented string) bool {
 	if c.Public || c.SecretHash == "" {
 		return false
 	}
-	return subtle.ConstantTimeCompare([]byte(hashSecret(secret)), []byte(c.SecretHash)) == 1
-}
-
-// A client secret has 256 bits of entropy: SHA-256 is the right hash for it.
-func hashSecret(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
+	return subtle.ConstantTimeCompare([]byte(secret.Hash(presented)), []byte(c.SecretHash)) == 1
 }
 
 // SigningKey signs access tokens (ES256).
