@@ -276,6 +276,13 @@ func TestUsageNeverPrintsCredentials(t *testing.T) {
 	}
 }
 
+func TestLoggedURLsHidePasswords(t *testing.T) {
+	got := redactURLs(map[string]string{"users": "https://svc:pa55@users.internal/graphql", "catalog": "http://catalog:8092/graphql"})
+	if strings.Contains(got["users"], "pa55") || got["catalog"] != "http://catalog:8092/graphql" {
+		t.Fatalf("redacted = %v", got)
+	}
+}
+
 // TestEverySettingIsDocumented keeps README.md's settings table complete.
 func TestEverySettingIsDocumented(t *testing.T) {
 	readme := readFile(t, "../../README.md")

@@ -171,7 +171,7 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 	mux.Handle("/graphql", rt)
 	mux.Handle("/graphql/assets/", rt)
 	mux.Handle("GET /health", restshim.HealthHandler([]restshim.Check{{Name: "access", Check: keys.Ping}}))
-	log.Info().Interface("subgraphs", composed.Subgraphs).Msg("router")
+	log.Info().Interface("subgraphs", redactURLs(composed.Subgraphs)).Msg("router")
 	return listenAndServe(ctx, log, []listener{{"router", s.Addr, mux}})
 }
 
@@ -314,4 +314,16 @@ func listenAndServe(ctx context.Context, log zerolog.Logger, ls []listener) erro
 		s.Shutdown(sctx)
 	}
 	return err
+}
+
+// redactURLs hides any password in URLs before they are logged.
+func redactURLs(urls map[string]string) map[string]string {
+	out := make(map[string]string, len(urls))
+	for name, raw := range urls {
+		if u, err := url.Parse(raw); err == nil {
+			raw = u.Redacted()
+		}
+		out[name] = raw
+	}
+	return out
 }
