@@ -152,4 +152,3 @@ func seedData(ctx context.Context, st users.DataStore, userID string, n int) err
 	}
 	return nil
 }
-
