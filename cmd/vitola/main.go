@@ -3,7 +3,7 @@
 //	vitola serve [flags]              the platform (or one --component of it)
 //	vitola keys create|list|revoke    developer keys
 //	vitola migrate                    bring every store to the newest schema
-//	vitola import catalog FILE        load cigars from JSON Lines
+//	vitola import KIND FILE           load catalog, venues, events or sessions from JSON Lines
 //
 // Every admin command prints its result alone on the last line of standard
 // output and exits non-zero on any failure.
@@ -39,8 +39,8 @@ Commands:
   keys      developer keys: keys create --name NAME [--entitlement api.ai],
             keys list, keys revoke ID
   migrate   create or upgrade every store's schema, then exit
-  import    import catalog FILE: load cigars from JSON Lines (- for stdin);
-            all or nothing
+  import    import catalog|venues|events|sessions FILE: load JSON Lines
+            (- for stdin; formats in README); all or nothing
   users     users create --email E --password P|- --display-name N: an account
   oauth     oauth clients create --name N --redirect-uri URI [--public],
             oauth token --user EMAIL --client ID --scope "…", oauth keys rotate

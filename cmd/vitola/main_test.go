@@ -24,6 +24,7 @@ import (
 	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 	userssql "github.com/vitolahq/vitola/subgraphs/users/sqlstore"
+	"github.com/vitolahq/vitola/subgraphs/venues"
 	"github.com/vitolahq/vitola/trust"
 )
 
@@ -493,6 +494,96 @@ func TestOAuthCommands(t *testing.T) {
 	} {
 		if _, err := admin(t, args...); err == nil {
 			t.Errorf("vitola %v succeeded", args)
+		}
+	}
+}
+
+func TestImportVenuesEventsAndSessions(t *testing.T) {
+	data := t.TempDir()
+	addr := loopbackAddr(t)
+	serveForTest(t, addr, "--demo", "--data", data, "--payments-addr", loopbackAddr(t))
+	key, _ := admin(t, "keys", "create", "--name", "import", "--data", data)
+	if _, err := admin(t, "users", "create", "--data", data, "--email", "dora@example.com", "--password", "a long passphrase", "--display-name", "Dora V."); err != nil {
+		t.Fatal(err)
+	}
+	feed := func(query string) (count int, body string) {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/venues/"+venues.VenueID("humo-norte")+"/sessions"+query, nil)
+		req.Header.Set("x-service-key", key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		raw, _ := io.ReadAll(res.Body)
+		var out struct{ Meta struct{ Count int } }
+		json.Unmarshal(raw, &out)
+		return out.Meta.Count, string(raw)
+	}
+
+	// Sessions need their venue: in the wrong order nothing lands.
+	if _, err := admin(t, "import", "sessions", "--data", data, "testdata/sessions.jsonl"); err == nil ||
+		!strings.Contains(err.Error(), "line 1: venue humo-norte is not in the store: import it first") || !strings.Contains(err.Error(), "nothing was imported") {
+		t.Fatalf("sessions before venues: %v", err)
+	}
+	for _, step := range []struct{ kind, want string }{
+		{"venues", "imported 2 venues (2 new) from testdata/venues.jsonl"},
+		{"events", "imported 2 events (2 new) from testdata/events.jsonl"},
+		{"sessions", "imported 3 sessions (2 public, 1 private) from testdata/sessions.jsonl"},
+	} {
+		line, err := admin(t, "import", step.kind, "--data", data, "testdata/"+step.kind+".jsonl")
+		if err != nil || !strings.HasPrefix(line, step.want) {
+			t.Fatalf("import %s: %q, %v", step.kind, line, err)
+		}
+	}
+	// Importing again changes nothing.
+	if line, _ := admin(t, "import", "venues", "--data", data, "testdata/venues.jsonl"); !strings.HasPrefix(line, "imported 2 venues (0 new)") {
+		t.Fatalf("re-import venues: %q", line)
+	}
+	if line, _ := admin(t, "import", "events", "--data", data, "testdata/events.jsonl"); !strings.HasPrefix(line, "imported 2 events (0 new)") {
+		t.Fatalf("re-import events: %q", line)
+	}
+	if _, err := admin(t, "import", "sessions", "--data", data, "testdata/sessions.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+
+	// The feed shows the public sessions only, newest first, joined across the
+	// subgraphs; the event is the venue's, featuring the brand named in any case.
+	count, body := feed("")
+	if count != 2 || strings.Contains(body, "Just for me") || !strings.Contains(body, `"displayName":"Dora V."`) ||
+		!strings.Contains(body, `"brandName":"Padrón"`) || !strings.Contains(body, `"name":"Humo Norte"`) ||
+		strings.Index(body, "2026-11-21T19:00:00.000Z") > strings.Index(body, "2026-11-20T20:00:00.000Z") ||
+		!strings.Contains(body, `"durationSeconds":4200`) {
+		t.Fatalf("feed after import: %d %s", count, body)
+	}
+	if count, body := feed("?featured=true"); count != 1 || !strings.Contains(body, "Cocoa and cedar.") {
+		t.Fatalf("featured feed: %d %s", count, body)
+	}
+	status, out := graphql(t, "http://"+addr+"/graphql", key, `{ venue(id: "`+venues.VenueID("humo-norte")+`") { website events { edges { node { name startsAt brand { name } } } } } }`)
+	if status != 200 || !strings.Contains(toJSON(out), `"name":"Padrón Night","startsAt":"2027-01-08T19:00:00.000Z"`) || !strings.Contains(toJSON(out), `"brand":{"name":"Padrón"}`) {
+		t.Fatalf("imported venue and event: %d %s", status, toJSON(out))
+	}
+
+	// A bad line anywhere: the command names it and nothing of the file lands.
+	bad := filepath.Join(t.TempDir(), "sessions.jsonl")
+	os.WriteFile(bad, []byte(`{"userEmail": "dora@example.com", "venue": "humo-norte", "startedAt": "2026-11-23T20:00:00Z", "visibility": "public"}`+"\n"+
+		`{"userEmail": "nobody@example.com", "venue": "humo-norte", "startedAt": "2026-11-23T20:00:00Z"}`+"\n"), 0o600)
+	if _, err := admin(t, "import", "sessions", "--data", data, bad); err == nil || !strings.Contains(err.Error(), "line 2: user nobody@example.com has no account") {
+		t.Fatalf("bad sessions file: %v", err)
+	}
+	if count, _ := feed(""); count != 2 {
+		t.Fatalf("a rejected file changed the feed: %d sessions", count)
+	}
+	for _, c := range []struct{ kind, line, want string }{
+		{"venues", `{"name": "X", "city": "Y"}`, "line 1: country is required"},
+		{"events", `{"venue": "humo-norte", "name": "Late", "startsAt": "2027-01-08T19:00:00Z", "endsAt": "2027-01-08T18:00:00Z"}`, "line 1: endsAt must be after startsAt"},
+		{"events", `{"venue": "humo-norte", "name": "X", "startsAt": "2027-01-08T19:00:00Z", "endsAt": "2027-01-08T20:00:00Z", "brand": "No Such Brand"}`, `line 1: brand "No Such Brand" is not in the catalog`},
+		{"sessions", `{"userEmail": "dora@example.com", "cigarId": "cig_0000000000000000", "startedAt": "2026-11-23T20:00:00Z"}`, "line 1: cigar cig_0000000000000000 is not in the catalog"},
+		{"sessions", `{"userEmail": "dora@example.com", "startedAt": "yesterday"}`, `line 1: startedAt "yesterday" is not an RFC 3339 date-time`},
+		{"stores", `{}`, `"stores" is not one of them`},
+	} {
+		os.WriteFile(bad, []byte(c.line+"\n"), 0o600)
+		if _, err := admin(t, "import", c.kind, "--data", data, bad); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("import %s %s: %v, want %q", c.kind, c.line, err, c.want)
 		}
 	}
 }

@@ -74,6 +74,8 @@ type DataStore interface {
 	SaveCollection(ctx context.Context, c *Collection) error
 	SaveHumidor(ctx context.Context, h *Humidor) error
 	SaveSmokeSession(ctx context.Context, s *SmokeSession) error
+	// SaveSmokeSessions saves sessions in one transaction, reporting progress.
+	SaveSmokeSessions(ctx context.Context, ss []*SmokeSession, progress func(done, total int)) error
 	SaveCheckIn(ctx context.Context, c *CheckIn) error
 	// BusinessSessions returns one page of a venue's or a brand's feed and how
 	// many sessions match in all.

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/vitolahq/vitola/ids"
 )
 
 // Venue is a place where people smoke cigars: a lounge, a shop, a bar.
@@ -49,10 +51,23 @@ type Store interface {
 	Venues(ctx context.Context, page Page) ([]*Venue, error)
 	Event(ctx context.Context, id string) (*Event, error)
 	Events(ctx context.Context, filter EventFilter, page Page) ([]*Event, error)
-	UpsertVenue(ctx context.Context, v *Venue) error
-	UpsertEvent(ctx context.Context, e *Event) error
+	// Write runs fn in one transaction: what it writes lands together or not at
+	// all.
+	Write(ctx context.Context, fn func(w Writer) error) error
 	Counts(ctx context.Context) (venues, events int, err error)
 	Ping(ctx context.Context) error
+}
+
+// VenueID is the ID of the venue with this reference: its name, unless an import
+// gave it another stable key. Seeds and imports upsert venues by it.
+func VenueID(ref string) string { return ids.Derive(ids.Venue, ref) }
+
+// Writer writes inside a Store.Write transaction.
+type Writer interface {
+	Venue(ctx context.Context, id string) (*Venue, error)
+	Event(ctx context.Context, id string) (*Event, error)
+	UpsertVenue(ctx context.Context, v *Venue) error
+	UpsertEvent(ctx context.Context, e *Event) error
 }
 
 // EventFilter narrows Events to one venue or one brand.

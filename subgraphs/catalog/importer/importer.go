@@ -11,16 +11,13 @@
 package importer
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/vitolahq/vitola/jsonlines"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 )
 
@@ -59,79 +56,48 @@ type Product struct {
 }
 
 // LineError is a problem with one line of the file.
-type LineError struct {
-	Line int
-	Err  error
-}
-
-func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
-func (e *LineError) Unwrap() error { return e.Err }
-
-// MaxLineBytes bounds one line of the file.
-const MaxLineBytes = 1 << 20
+type LineError = jsonlines.LineError
 
 var kinds = map[string]bool{"box": true, "pack": true, "single": true}
 
 // Parse reads and checks every line. It stops at the first bad line. Blank lines
 // are skipped.
 func Parse(r io.Reader) ([]Record, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), MaxLineBytes)
-	var out []Record
 	seenCigar := map[string]int{}
 	seenGTIN := map[string]int{}
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var rec Record
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&rec); err != nil {
-			return nil, &LineError{n, fmt.Errorf("not a cigar object: %w", err)}
-		}
-		if dec.More() {
-			return nil, &LineError{n, errors.New("more than one JSON value on the line")}
-		}
+	return jsonlines.Read(r, "a cigar", func(rec *Record, n int) error {
 		rec.Line = n
 		if err := rec.check(); err != nil {
-			return nil, &LineError{n, err}
+			return err
 		}
 		key := rec.Brand + "\x00" + rec.Name
 		if prev, dup := seenCigar[key]; dup {
-			return nil, &LineError{n, fmt.Errorf("%s %s is already on line %d", rec.Brand, rec.Name, prev)}
+			return fmt.Errorf("%s %s is already on line %d", rec.Brand, rec.Name, prev)
 		}
 		seenCigar[key] = n
 		for i := range rec.Products {
 			g := rec.Products[i].GTIN
 			if prev, dup := seenGTIN[g]; dup {
-				return nil, &LineError{n, fmt.Errorf("product GTIN %s is already on line %d", g, prev)}
+				return fmt.Errorf("product GTIN %s is already on line %d", g, prev)
 			}
 			seenGTIN[g] = n
 		}
-		out = append(out, rec)
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("a line is longer than %d bytes", MaxLineBytes)
-		}
-		return nil, err
-	}
-	return out, nil
+		return nil
+	})
 }
 
 // check validates a record and fills in defaults.
 func (r *Record) check() error {
-	for _, f := range []struct{ name, value string }{{"brand", r.Brand}, {"name", r.Name}, {"origin", r.Origin}} {
-		if strings.TrimSpace(f.value) == "" {
-			return fmt.Errorf("%s is required", f.name)
+	for _, f := range []struct {
+		name  string
+		value *string
+	}{{"brand", &r.Brand}, {"name", &r.Name}, {"origin", &r.Origin}} {
+		v, err := jsonlines.Text(f.name, *f.value, 200)
+		if err != nil {
+			return err
 		}
-		if utf8.RuneCountInString(f.value) > 200 {
-			return fmt.Errorf("%s is longer than 200 characters", f.name)
-		}
+		*f.value = v
 	}
-	r.Brand, r.Name, r.Origin = strings.TrimSpace(r.Brand), strings.TrimSpace(r.Name), strings.TrimSpace(r.Origin)
 	for _, part := range []struct {
 		name  string
 		comps []catalog.Component
@@ -185,7 +151,7 @@ func Apply(ctx context.Context, store catalog.Store, recs []Record, progress fun
 		for i, rec := range recs {
 			b, err := brand(ctx, w, brands, rec, &sum)
 			if err != nil {
-				return &LineError{rec.Line, err}
+				return &LineError{Line: rec.Line, Err: err}
 			}
 			c := &catalog.Cigar{
 				ID: catalog.CigarID(b.Name, rec.Name), BrandID: b.ID, Name: rec.Name, Origin: rec.Origin,
@@ -210,9 +176,7 @@ func Apply(ctx context.Context, store catalog.Store, recs []Record, progress fun
 				}
 				sum.Products++
 			}
-			if progress != nil && ((i+1)%500 == 0 || i+1 == len(recs)) {
-				progress(i+1, len(recs))
-			}
+			jsonlines.Progress(progress, i+1, len(recs))
 		}
 		return nil
 	})

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/jmoiron/sqlx"
+
+	"github.com/vitolahq/vitola/jsonlines"
 	"github.com/vitolahq/vitola/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/users"
 )
@@ -138,10 +141,28 @@ func (s *Store) SaveHumidor(ctx context.Context, h *users.Humidor) error {
 }
 
 func (s *Store) SaveSmokeSession(ctx context.Context, x *users.SmokeSession) error {
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO smoke_sessions (id, user_id, cigar_id, brand_id, venue_id, started_at, ended_at, duration_seconds, rating, note, featured, visibility, created_at)
+	return saveSmokeSession(ctx, s.db, x)
+}
+
+// SaveSmokeSessions saves sessions in one transaction: all or none.
+func (s *Store) SaveSmokeSessions(ctx context.Context, xs []*users.SmokeSession, progress func(done, total int)) error {
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		for i, x := range xs {
+			if err := saveSmokeSession(ctx, tx, x); err != nil {
+				return err
+			}
+			jsonlines.Progress(progress, i+1, len(xs))
+		}
+		return nil
+	})
+}
+
+func saveSmokeSession(ctx context.Context, db sqlx.ExtContext, x *users.SmokeSession) error {
+	_, err := db.ExecContext(ctx, db.Rebind(`INSERT INTO smoke_sessions (id, user_id, cigar_id, brand_id, venue_id, started_at, ended_at, duration_seconds, rating, note, featured, visibility, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET cigar_id = excluded.cigar_id, brand_id = excluded.brand_id, venue_id = excluded.venue_id, started_at = excluded.started_at, ended_at = excluded.ended_at,
-		duration_seconds = excluded.duration_seconds, rating = excluded.rating, note = excluded.note, featured = excluded.featured, visibility = excluded.visibility`),
+		duration_seconds = excluded.duration_seconds, rating = excluded.rating, note = excluded.note, featured = excluded.featured, visibility = excluded.visibility,
+		created_at = excluded.created_at`),
 		x.ID, x.UserID, x.CigarID, x.BrandID, x.VenueID, x.StartedAt, x.EndedAt, x.DurationSeconds, x.Rating, x.Note, x.Featured, x.Visibility, x.CreatedAt)
 	return err
 }

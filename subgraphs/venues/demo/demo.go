@@ -12,7 +12,7 @@ import (
 )
 
 // VenueID is the ID a demo venue gets from its name.
-func VenueID(name string) string { return ids.Derive(ids.Venue, name) }
+func VenueID(name string) string { return venues.VenueID(name) }
 
 // brandID must match the catalog's demo.BrandID (the venues subgraph does not
 // import the catalog: the ID derivation is the shared contract).
@@ -54,8 +54,13 @@ var events = []event{
 // Epoch is the first day of the demo's events.
 var Epoch = time.Date(2026, 12, 1, 19, 0, 0, 0, time.UTC)
 
-// Seed upserts the demo venues and events.
+// Seed upserts the demo venues and events in one transaction, so replicas seeding
+// together never see half a seed.
 func Seed(ctx context.Context, store venues.Store) error {
+	return store.Write(ctx, func(w venues.Writer) error { return seed(ctx, w) })
+}
+
+func seed(ctx context.Context, store venues.Writer) error {
 	for _, v := range Venues {
 		v.ID = VenueID(v.Name)
 		if err := store.UpsertVenue(ctx, &v); err != nil {

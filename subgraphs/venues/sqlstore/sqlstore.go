@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/vitolahq/vitola/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/venues"
 )
@@ -22,8 +24,17 @@ var Migrations, _ = fs.Sub(migrationFiles, "migrations")
 // StoreName is the venues store's SQLite file and PostgreSQL schema name.
 const StoreName = "venues"
 
-// Store implements venues.Store.
-type Store struct{ db *sqldb.DB }
+// Store implements venues.Store. Inside Write, q is the transaction.
+type Store struct {
+	db *sqldb.DB
+	q  querier
+}
+
+// querier is what the store's queries need: the database or a transaction.
+type querier interface {
+	sqlx.ExtContext
+	SelectContext(ctx context.Context, dest any, query string, args ...any) error
+}
 
 var _ venues.Store = (*Store)(nil)
 
@@ -33,11 +44,11 @@ func Open(ctx context.Context, cfg sqldb.Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db}, nil
+	return New(db), nil
 }
 
 // New wraps an open store.
-func New(db *sqldb.DB) *Store { return &Store{db: db} }
+func New(db *sqldb.DB) *Store { return &Store{db: db, q: db} }
 
 func (s *Store) Close() error                   { return s.db.Close() }
 func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
@@ -69,7 +80,7 @@ func (s *Store) Venues(ctx context.Context, p venues.Page) ([]*venues.Venue, err
 
 func (s *Store) venues(ctx context.Context, q string, args ...any) ([]*venues.Venue, error) {
 	var rows []venueRow
-	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
+	if err := s.q.SelectContext(ctx, &rows, s.q.Rebind(q), args...); err != nil {
 		return nil, fmt.Errorf("query venues: %w", err)
 	}
 	out := make([]*venues.Venue, len(rows))
@@ -127,7 +138,7 @@ func (s *Store) Events(ctx context.Context, f venues.EventFilter, p venues.Page)
 
 func (s *Store) events(ctx context.Context, q string, args ...any) ([]*venues.Event, error) {
 	var rows []eventRow
-	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
+	if err := s.q.SelectContext(ctx, &rows, s.q.Rebind(q), args...); err != nil {
 		return nil, fmt.Errorf("query events: %w", err)
 	}
 	out := make([]*venues.Event, len(rows))
@@ -138,7 +149,7 @@ func (s *Store) events(ctx context.Context, q string, args ...any) ([]*venues.Ev
 }
 
 func (s *Store) UpsertVenue(ctx context.Context, v *venues.Venue) error {
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO venues (id, name, city, country, website) VALUES (?, ?, ?, ?, ?)
+	_, err := s.q.ExecContext(ctx, s.q.Rebind(`INSERT INTO venues (id, name, city, country, website) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET name = excluded.name, city = excluded.city, country = excluded.country, website = excluded.website`),
 		v.ID, v.Name, v.City, v.Country, v.Website)
 	if err != nil {
@@ -148,7 +159,7 @@ func (s *Store) UpsertVenue(ctx context.Context, v *venues.Venue) error {
 }
 
 func (s *Store) UpsertEvent(ctx context.Context, e *venues.Event) error {
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO events (id, venue_id, brand_id, name, starts_key, starts_at, ends_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+	_, err := s.q.ExecContext(ctx, s.q.Rebind(`INSERT INTO events (id, venue_id, brand_id, name, starts_key, starts_at, ends_at) VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET venue_id = excluded.venue_id, brand_id = excluded.brand_id, name = excluded.name,
 		starts_key = excluded.starts_key, starts_at = excluded.starts_at, ends_at = excluded.ends_at`),
 		e.ID, e.VenueID, e.BrandID, e.Name, venues.StartsKey(e.StartsAt), e.StartsAt.UTC(), e.EndsAt.UTC())
@@ -158,7 +169,14 @@ func (s *Store) UpsertEvent(ctx context.Context, e *venues.Event) error {
 	return nil
 }
 
+// Write runs fn in one transaction: what it writes lands together or not at all.
+func (s *Store) Write(ctx context.Context, fn func(w venues.Writer) error) error {
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		return fn(&Store{db: s.db, q: tx})
+	})
+}
+
 func (s *Store) Counts(ctx context.Context) (v, e int, err error) {
-	err = s.db.QueryRowxContext(ctx, `SELECT (SELECT COUNT(*) FROM venues), (SELECT COUNT(*) FROM events)`).Scan(&v, &e)
+	err = s.q.QueryRowxContext(ctx, `SELECT (SELECT COUNT(*) FROM venues), (SELECT COUNT(*) FROM events)`).Scan(&v, &e)
 	return
 }
