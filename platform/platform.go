@@ -8,11 +8,13 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -29,6 +31,7 @@ import (
 	"github.com/vitolahq/vitola/schema"
 	"github.com/vitolahq/vitola/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
+	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
 	"github.com/vitolahq/vitola/trust"
 )
 
@@ -124,7 +127,7 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 		checks = append(checks, restshim.Check{Name: name, Check: sg.Store.Ping})
 	}
 	if o.Demo && o.DemoKeyOut != nil {
-		if err := EnsureDemoKey(ctx, keys, o.Store.DataDir, o.DemoKeyOut, log); err != nil {
+		if err := EnsureDemoKey(ctx, keys, o.Store.DataDir, o.PublicURL, o.DemoKeyOut, log); err != nil {
 			return nil, err
 		}
 	}
@@ -212,8 +215,9 @@ func OpenAccess(ctx context.Context, cfg sqldb.Config) (*access.Service, *access
 const DemoKeyName = "demo"
 
 // EnsureDemoKey creates the demo key (with api.ai) the first time, prints it once
-// to out and writes it to DIR/demo-key.txt.
-func EnsureDemoKey(ctx context.Context, keys *access.Service, dir string, out io.Writer, log zerolog.Logger) error {
+// to out and writes it to DIR/demo-key.txt. With it comes a publishable key for
+// the website widget, printed as a ready link (see demoWidget).
+func EnsureDemoKey(ctx context.Context, keys *access.Service, dir, publicURL string, out io.Writer, log zerolog.Logger) error {
 	list, err := keys.ListKeys(ctx)
 	if err != nil {
 		return err
@@ -236,5 +240,32 @@ func EnsureDemoKey(ctx context.Context, keys *access.Service, dir string, out io
 	}
 	fmt.Fprintf(out, "Demo developer key (shown once; also in %s):\n%s\n", path, plain)
 	log.Info().Str("file", path).Msg("created the demo developer key")
+	return demoWidget(ctx, keys, publicURL, out)
+}
+
+// demoWidget makes a publishable key for the website widget and prints the link
+// that shows the demo venue's sessions. A browser sends Origin only on
+// cross-origin calls, so the page is served under the loopback API's other name
+// (localhost for 127.0.0.1 and back), the key lists that origin alone, and the
+// page calls the API at its public URL. Other public URLs get no widget key.
+func demoWidget(ctx context.Context, keys *access.Service, publicURL string, out io.Writer) error {
+	api, err := url.Parse(publicURL)
+	if err != nil {
+		return fmt.Errorf("public URL: %w", err)
+	}
+	twin := map[string]string{"127.0.0.1": "localhost", "localhost": "127.0.0.1"}[api.Hostname()]
+	if twin == "" {
+		return nil
+	}
+	page := &url.URL{Scheme: api.Scheme, Host: net.JoinHostPort(twin, api.Port())}
+	if api.Port() == "" {
+		page.Host = twin
+	}
+	_, plain, err := keys.CreatePublishableKey(ctx, DemoKeyName+"-widget", []string{page.String()})
+	if err != nil {
+		return fmt.Errorf("demo widget key: %w", err)
+	}
+	q := url.Values{"api": {strings.TrimSuffix(publicURL, "/")}, "key": {plain}, "venue": {venuesdemo.VenueID("The Ember Room")}}
+	fmt.Fprintf(out, "Demo website widget (its publishable key works from %s only):\n%s/examples/widget/?%s\n", page, page, q.Encode())
 	return nil
 }

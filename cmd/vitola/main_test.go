@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -138,12 +139,13 @@ var keyPattern = regexp.MustCompile(`^vk_[0-9a-z]{16}_[0-9A-Za-z]{43}$`)
 func TestServeDemoAndAdminCommands(t *testing.T) {
 	data := t.TempDir()
 	addr := loopbackAddr(t)
-	stdout, _ := serveForTest(t, addr, "--demo", "--data", data, "--payments-addr", loopbackAddr(t))
+	stdout, _ := serveForTest(t, addr, "--demo", "--data", data, "--payments-addr", loopbackAddr(t), "--public-url", "http://"+addr)
 
 	demoKey := strings.TrimSpace(readFile(t, filepath.Join(data, "demo-key.txt")))
 	if !keyPattern.MatchString(demoKey) || !strings.Contains(stdout.String(), demoKey) {
 		t.Fatalf("demo key %q not printed (stdout %q)", demoKey, stdout)
 	}
+	checkDemoWidgetLink(t, stdout.String(), addr)
 
 	// A key made by the admin command works against the running server at once.
 	key, err := admin(t, "keys", "create", "--name", "me", "--data", data)
@@ -162,7 +164,7 @@ func TestServeDemoAndAdminCommands(t *testing.T) {
 	}
 
 	line, err := admin(t, "keys", "list", "--data", data)
-	if err != nil || line != "2 keys, 2 active" {
+	if err != nil || line != "3 keys, 3 active" { // demo, demo-widget, me
 		t.Fatalf("keys list: %q, %v", line, err)
 	}
 	line, err = admin(t, "keys", "revoke", key, "--data", data)
@@ -188,6 +190,42 @@ func TestServeDemoAndAdminCommands(t *testing.T) {
 	line, err = admin(t, "migrate", "--data", data)
 	if err != nil || line != "migrated access, catalog, users, venues (sqlite)" {
 		t.Fatalf("migrate: %q, %v", line, err)
+	}
+}
+
+// checkDemoWidgetLink follows the widget link --demo prints: the page is served
+// under localhost, and its publishable key reads the venue's feed from there (the
+// browser sends that Origin on its cross-origin call to 127.0.0.1) and from no
+// other origin. TestWidgetInChromium drives the page itself in a browser.
+func checkDemoWidgetLink(t *testing.T, stdout, addr string) {
+	t.Helper()
+	m := regexp.MustCompile(`(http://localhost:\d+)/examples/widget/\?(\S+)`).FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("no widget link printed: %q", stdout)
+	}
+	page, _ := http.Get(m[0])
+	if page == nil || page.StatusCode != 200 {
+		t.Fatalf("widget page %s: %v", m[0], page)
+	}
+	page.Body.Close()
+	q, _ := url.ParseQuery(m[2])
+	if q.Get("api") != "http://"+addr || !strings.HasPrefix(q.Get("key"), "vpk_") || !strings.HasPrefix(q.Get("venue"), "ven_") {
+		t.Fatalf("widget link %s", m[0])
+	}
+	for origin, want := range map[string]int{m[1]: 200, "http://" + addr: 403, "https://elsewhere.example": 403} {
+		req, _ := http.NewRequest("GET", q.Get("api")+"/venues/"+q.Get("venue")+"/sessions?limit=10", nil)
+		req.Header.Set("x-service-key", q.Get("key"))
+		req.Header.Set("Origin", origin)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct{ Data []any }
+		json.NewDecoder(res.Body).Decode(&body)
+		res.Body.Close()
+		if res.StatusCode != want || (want == 200 && len(body.Data) != 10) {
+			t.Errorf("feed with the widget key from %s: %d with %d sessions, want %d", origin, res.StatusCode, len(body.Data), want)
+		}
 	}
 }
 

@@ -39,6 +39,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.yaml.in/yaml/v3"
 
+	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
 	"github.com/vitolahq/vitola/trust"
 )
 
@@ -167,6 +168,34 @@ func TestScaleOutTopology(t *testing.T) {
 		}
 	}
 	checkSearch()
+
+	// A business feed: the shim runs one federated operation through the router,
+	// joining sessions and users (users), cigars (catalog) and the venue (venues).
+	feedURL := api + "/venues/" + venuesdemo.VenueID("The Ember Room") + "/sessions?limit=3"
+	req, _ := http.NewRequest(http.MethodGet, feedURL, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := client.Do(req)
+	if err != nil {
+		topo.fatalf("venue feed: %v", err)
+	}
+	var feed struct {
+		Data []struct {
+			User  struct{ DisplayName string }
+			Cigar *struct{ Name, BrandName string }
+			Venue struct{ Name string }
+		}
+		Meta struct{ Count, Limit int }
+	}
+	err = json.NewDecoder(res.Body).Decode(&feed)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusOK || len(feed.Data) != 3 || feed.Meta.Count < 10 || feed.Meta.Limit != 3 {
+		topo.fatalf("venue feed: %d %v %+v, want 3 of 10 or more sessions", res.StatusCode, err, feed)
+	}
+	for _, s := range feed.Data {
+		if s.User.DisplayName == "" || s.Venue.Name != "The Ember Room" || s.Cigar == nil || s.Cigar.Name == "" || s.Cigar.BrandName == "" {
+			topo.fatalf("venue feed: a session without its user, cigar or venue from the other subgraphs: %+v", s)
+		}
+	}
 
 	// The public edge wants a developer key.
 	if code, body := post(t, client, api+"/graphql", nil, `{"query":"{ __typename }"}`); code != http.StatusUnauthorized {
