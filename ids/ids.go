@@ -22,6 +22,10 @@ const (
 	Humidor      = "hum"
 	SmokeSession = "ses"
 	CheckIn      = "chk"
+	// Credits, owned by the payments subgraph.
+	BillingAccount    = "acc"
+	CreditReservation = "rsv"
+	LedgerEntry       = "lde"
 )
 
 // bodyLen is the number of base32 characters after the prefix: 80 bits, plenty for

@@ -1,0 +1,159 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/subgraphs/payments"
+	"github.com/vitolahq/vitola/subgraphs/payments/sqlstore"
+)
+
+func open(t *testing.T, db *sqldb.DB) *sqlstore.Store {
+	return sqlstore.New(db, func() time.Time { return time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC) })
+}
+
+// checkLedger asserts the invariant: the balance is the sum of the entries, and
+// never negative.
+func checkLedger(t *testing.T, st *sqlstore.Store, keyID string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	a, err := st.Account(ctx, keyID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := st.Entries(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, e := range entries {
+		sum += e.Amount
+	}
+	if sum != a.Balance || a.Balance < 0 {
+		t.Fatalf("balance %d, sum of %d entries %d", a.Balance, len(entries), sum)
+	}
+	return a.Balance
+}
+
+func TestCreditsLifecycle(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		st := open(t, db)
+		in := time.Now().Add(time.Minute)
+		if a, err := st.Account(ctx, "key_a"); err != nil || a.Balance != 0 {
+			t.Fatalf("a new key starts with no credits: %+v %v", a, err)
+		}
+		if _, _, err := st.Reserve(ctx, "key_a", 1, "identify", in); !errors.Is(err, payments.ErrInsufficientCredits) {
+			t.Fatalf("reserve without credits: %v", err)
+		}
+		if _, err := st.Grant(ctx, "key_a", 10, "test"); err != nil {
+			t.Fatal(err)
+		}
+		r, a, err := st.Reserve(ctx, "key_a", 4, "identify", in)
+		if err != nil || a.Balance != 6 {
+			t.Fatalf("reserve: %+v %v", a, err)
+		}
+		if _, err := st.Settle(ctx, "key_b", r.ID, 1); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("another key settles my reservation: %v", err)
+		}
+		if _, err := st.Settle(ctx, "key_a", r.ID, 5); !errors.Is(err, payments.ErrBadAmount) {
+			t.Fatalf("cost above the reservation: %v", err)
+		}
+		if a, err = st.Settle(ctx, "key_a", r.ID, 3); err != nil || a.Balance != 7 {
+			t.Fatalf("settle 3 of 4: %+v %v", a, err)
+		}
+		for _, again := range []func() error{
+			func() error { _, err := st.Settle(ctx, "key_a", r.ID, 1); return err },
+			func() error { _, err := st.Release(ctx, "key_a", r.ID); return err },
+		} {
+			if err := again(); !errors.Is(err, payments.ErrClosed) {
+				t.Fatalf("closing twice: %v", err)
+			}
+		}
+		r2, _, _ := st.Reserve(ctx, "key_a", 7, "identify", in)
+		if a, err = st.Release(ctx, "key_a", r2.ID); err != nil || a.Balance != 7 {
+			t.Fatalf("release: %+v %v", a, err)
+		}
+		// A reservation whose request died is released when it expires.
+		r3, _, _ := st.Reserve(ctx, "key_a", 2, "identify", time.Now().Add(-time.Second))
+		if n, err := st.ReleaseExpired(ctx, time.Now()); err != nil || n != 1 {
+			t.Fatalf("release expired: %d %v", n, err)
+		}
+		if got, _ := st.Reservation(ctx, "key_a", r3.ID); got.State != payments.Released {
+			t.Fatalf("expired reservation %+v", got)
+		}
+		if _, err := st.Reservation(ctx, "key_b", r3.ID); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("another key reads my reservation: %v", err)
+		}
+		for _, bad := range []int64{0, -1, payments.MaxAmount + 1} {
+			if _, err := st.Grant(ctx, "key_a", bad, ""); !errors.Is(err, payments.ErrBadAmount) {
+				t.Errorf("grant %d: %v", bad, err)
+			}
+		}
+		if got := checkLedger(t, st, "key_a"); got != 7 {
+			t.Fatalf("balance %d, want 7", got)
+		}
+	})
+}
+
+// Concurrent reservations never spend a credit twice, and after a random mix of
+// grants, reservations, settlements and releases the balance is still the sum of
+// the ledger.
+func TestCreditsUnderConcurrencyAndRandomOperations(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		st := open(t, db)
+		if _, err := st.Grant(ctx, "key_a", 10, ""); err != nil {
+			t.Fatal(err)
+		}
+		var won, broke atomic.Int32
+		var wg sync.WaitGroup
+		for range 30 {
+			wg.Go(func() {
+				_, _, err := st.Reserve(ctx, "key_a", 1, "race", time.Now().Add(time.Minute))
+				switch {
+				case err == nil:
+					won.Add(1)
+				case errors.Is(err, payments.ErrInsufficientCredits):
+					broke.Add(1)
+				default:
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if won.Load() != 10 || broke.Load() != 20 || checkLedger(t, st, "key_a") != 0 {
+			t.Fatalf("30 reservations of 1 over 10 credits: %d won, %d refused", won.Load(), broke.Load())
+		}
+
+		rng := rand.New(rand.NewPCG(1, 2))
+		var held []string
+		for range 300 {
+			switch op := rng.IntN(4); {
+			case op == 0:
+				st.Grant(ctx, "key_b", rng.Int64N(5)+1, "")
+			case op == 1:
+				if r, _, err := st.Reserve(ctx, "key_b", rng.Int64N(4)+1, "mix", time.Now().Add(time.Minute)); err == nil {
+					held = append(held, r.ID)
+				}
+			case len(held) > 0:
+				i := rng.IntN(len(held))
+				id := held[i]
+				if op == 2 {
+					st.Settle(ctx, "key_b", id, rng.Int64N(2))
+				} else {
+					st.Release(ctx, "key_b", id)
+				}
+				held = append(held[:i], held[i+1:]...)
+			}
+		}
+		checkLedger(t, st, "key_b")
+	})
+}
