@@ -229,15 +229,33 @@ func (s *Service) ListKeys(ctx context.Context) ([]Key, error) { return s.store.
 
 // RevokeKey revokes a key by its ID or by the plain key itself.
 func (s *Service) RevokeKey(ctx context.Context, idOrKey string) error {
-	id := idOrKey
-	if strings.HasPrefix(idOrKey, keyPrefix) || strings.HasPrefix(idOrKey, publishablePrefix) {
-		kid, _, err := parseKey(idOrKey)
-		if err != nil {
-			return err
-		}
-		id = kid
+	id, err := keyID(idOrKey)
+	if err != nil {
+		return err
 	}
 	return s.store.RevokeKey(ctx, id, s.now().UTC())
+}
+
+// FindKey returns the key an admin command names by its ID (key_…) or by the
+// key itself, which must then be the live key (its secret is checked).
+func (s *Service) FindKey(ctx context.Context, idOrKey string) (Key, error) {
+	if strings.HasPrefix(idOrKey, keyPrefix) || strings.HasPrefix(idOrKey, publishablePrefix) {
+		return s.Authenticate(ctx, idOrKey)
+	}
+	sk, err := s.store.KeyByID(ctx, idOrKey)
+	if err != nil {
+		return Key{}, err
+	}
+	return sk.Key, nil
+}
+
+// keyID is the ID of a key named by its ID or by the key itself.
+func keyID(idOrKey string) (string, error) {
+	if strings.HasPrefix(idOrKey, keyPrefix) || strings.HasPrefix(idOrKey, publishablePrefix) {
+		id, _, err := parseKey(idOrKey)
+		return id, err
+	}
+	return idOrKey, nil
 }
 
 // Authenticate returns the live key a client presented.

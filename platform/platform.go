@@ -30,6 +30,7 @@ import (
 	"github.com/vitolahq/vitola/router/limits"
 	"github.com/vitolahq/vitola/schema"
 	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/subgraphs/payments"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
 	"github.com/vitolahq/vitola/trust"
@@ -115,7 +116,8 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 		urls[name] = "http://" + InternalHost(name) + "/graphql"
 	}
 	prober := EntityProber(&trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: catalogIssuer}, urls)
-	for _, name := range schema.Subgraphs {
+	var credits payments.Ledger
+	for _, name := range schema.All {
 		sg, err := OpenSubgraph(ctx, name, o.Store, SubgraphOptions{Demo: o.Demo, Prober: prober, Secret: o.InternalKey, PublicURL: o.PublicURL, Logger: log})
 		if err != nil {
 			return nil, err
@@ -125,9 +127,12 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 		hosts[InternalHost(name)] = h
 		p.Subgraphs[name] = h
 		checks = append(checks, restshim.Check{Name: name, Check: sg.Store.Ping})
+		if sg.Credits != nil {
+			credits = sg.Credits
+		}
 	}
 	if o.Demo && o.DemoKeyOut != nil {
-		if err := EnsureDemoKey(ctx, keys, o.Store.DataDir, o.PublicURL, o.DemoKeyOut, log); err != nil {
+		if err := EnsureDemoKey(ctx, keys, credits, o.Store.DataDir, o.PublicURL, o.DemoKeyOut, log); err != nil {
 			return nil, err
 		}
 	}
@@ -154,8 +159,9 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 		Base: &inproc.Transport{Handlers: map[string]http.Handler{"router.vitola.internal": rt}}, Issuer: shimIssuer}}}
 	p.API = restshim.NewServer(restshim.Deps{
 		GraphQL: rt, Router: routerClient, Keys: keys, Origins: keys, Tokens: tokens, Users: usersClient, PublicURL: o.PublicURL, CookieKey: CookieKey(o.InternalKey), KV: kvs,
-		Catalog: &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
-		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
+		Catalog:  &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
+		Payments: &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Payments) + "/graphql"},
+		OpenAPI:  schema.OpenAPI, Checks: checks, Logger: log,
 	})
 	p.Payments = restshim.NewPaymentsServer(restshim.Deps{Checks: edgeChecks, Logger: log})
 	return p, nil
@@ -214,10 +220,14 @@ func OpenAccess(ctx context.Context, cfg sqldb.Config) (*access.Service, *access
 // DemoKeyName names the key --demo creates once.
 const DemoKeyName = "demo"
 
-// EnsureDemoKey creates the demo key (with api.ai) the first time, prints it once
-// to out and writes it to DIR/demo-key.txt. With it comes a publishable key for
-// the website widget, printed as a ready link (see demoWidget).
-func EnsureDemoKey(ctx context.Context, keys *access.Service, dir, publicURL string, out io.Writer, log zerolog.Logger) error {
+// DemoCredits are the demo key's credits: identify works out of the box.
+const DemoCredits = 100
+
+// EnsureDemoKey creates the demo key (with api.ai and DemoCredits credits) the
+// first time, prints it once to out and writes it to DIR/demo-key.txt. With it
+// comes a publishable key for the website widget, printed as a ready link (see
+// demoWidget).
+func EnsureDemoKey(ctx context.Context, keys *access.Service, credits payments.Ledger, dir, publicURL string, out io.Writer, log zerolog.Logger) error {
 	list, err := keys.ListKeys(ctx)
 	if err != nil {
 		return err
@@ -227,9 +237,12 @@ func EnsureDemoKey(ctx context.Context, keys *access.Service, dir, publicURL str
 			return nil
 		}
 	}
-	_, plain, err := keys.CreateKey(ctx, DemoKeyName, []string{access.EntitlementAI})
+	key, plain, err := keys.CreateKey(ctx, DemoKeyName, []string{access.EntitlementAI})
 	if err != nil {
 		return err
+	}
+	if _, err := credits.Grant(ctx, key.ID, DemoCredits, "demo"); err != nil {
+		return fmt.Errorf("demo credits: %w", err)
 	}
 	path := filepath.Join(dir, "demo-key.txt")
 	if err := os.MkdirAll(dir, 0o750); err != nil {

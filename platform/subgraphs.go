@@ -15,6 +15,9 @@ import (
 	cataloggraph "github.com/vitolahq/vitola/subgraphs/catalog/graph"
 	"github.com/vitolahq/vitola/subgraphs/catalog/search"
 	catalogsql "github.com/vitolahq/vitola/subgraphs/catalog/sqlstore"
+	"github.com/vitolahq/vitola/subgraphs/payments"
+	paymentsgraph "github.com/vitolahq/vitola/subgraphs/payments/graph"
+	paymentssql "github.com/vitolahq/vitola/subgraphs/payments/sqlstore"
 	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
 	usersgraph "github.com/vitolahq/vitola/subgraphs/users/graph"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
@@ -36,6 +39,9 @@ type StoreHandle interface {
 type Subgraph struct {
 	GraphQL http.Handler
 	Store   StoreHandle
+	// Credits is the payments subgraph's ledger (nil for the others): the
+	// one-process platform grants the demo key its credits through it.
+	Credits payments.Ledger
 }
 
 // SubgraphOptions configure OpenSubgraph.
@@ -68,7 +74,7 @@ func (s stopping) Close() error {
 func OpenSubgraph(ctx context.Context, name string, cfg sqldb.Config, o SubgraphOptions) (*Subgraph, error) {
 	start := time.Now()
 	open := map[string]func(context.Context, sqldb.Config, SubgraphOptions) (*Subgraph, bool, error){
-		schema.Catalog: openCatalog, schema.Users: openUsers, schema.Venues: openVenues,
+		schema.Catalog: openCatalog, schema.Users: openUsers, schema.Venues: openVenues, schema.Payments: openPayments,
 	}[name]
 	if open == nil {
 		return nil, fmt.Errorf("unknown subgraph %q", name)
@@ -156,4 +162,34 @@ func openVenues(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subg
 		return nil, false, err
 	}
 	return &Subgraph{GraphQL: venuesgraph.NewHandler(st), Store: st}, seeded, nil
+}
+
+func openPayments(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subgraph, bool, error) {
+	st, err := paymentssql.Open(ctx, cfg)
+	if err != nil {
+		return nil, false, err
+	}
+	// Holds of requests that died are given back: every replica sweeps, and a
+	// hold is released once (its state guards the release).
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	go sweepReservations(sctx, st, o.Logger)
+	return &Subgraph{GraphQL: paymentsgraph.NewHandler(st), Store: stopping{StoreHandle: st, stop: stop}, Credits: st}, false, nil
+}
+
+// sweepReservations releases expired credit holds every 30 seconds.
+func sweepReservations(ctx context.Context, ledger payments.Ledger, log zerolog.Logger) {
+	t := time.NewTicker(30 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if n, err := ledger.ReleaseExpired(ctx, now); err != nil && ctx.Err() == nil {
+				log.Error().Err(err).Msg("release expired credit holds")
+			} else if n > 0 {
+				log.Info().Int("released", n).Msg("released expired credit holds")
+			}
+		}
+	}
 }

@@ -30,9 +30,10 @@ type Deps struct {
 	// Router runs federated operations (its transport signs the shim's
 	// internal token with the caller's identity).
 	Router *subgraph.Client
-	// Catalog and Users call those subgraphs.
-	Catalog *subgraph.Client
-	Users   *subgraph.Client
+	// Catalog, Users and Payments call those subgraphs.
+	Catalog  *subgraph.Client
+	Users    *subgraph.Client
+	Payments *subgraph.Client
 	// Tokens verifies OAuth access tokens.
 	Tokens *access.Tokens
 	// PublicURL is the API's public base URL (the OAuth issuer); CookieKey signs

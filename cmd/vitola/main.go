@@ -4,6 +4,7 @@
 //	vitola keys create|list|revoke    developer keys
 //	vitola migrate                    bring every store to the newest schema
 //	vitola import KIND FILE           load catalog, venues, events or sessions from JSON Lines
+//	vitola credits add|balance        a developer key's credits
 //
 // Every admin command prints its result alone on the last line of standard
 // output and exits non-zero on any failure.
@@ -41,6 +42,8 @@ Commands:
   migrate   create or upgrade every store's schema, then exit
   import    import catalog|venues|events|sessions FILE: load JSON Lines
             (- for stdin; formats in README); all or nothing
+  credits   credits add --key KEY --amount N: grant a key credits (paid AI
+            routes); credits balance --key KEY
   users     users create --email E --password P|- --display-name N: an account
   oauth     oauth clients create --name N --redirect-uri URI [--public],
             oauth token --user EMAIL --client ID --scope "…", oauth keys rotate
@@ -64,6 +67,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "import":
 		return runImport(ctx, rest, getenv, stdin, stdout, stderr)
+	case "credits":
+		return runCredits(ctx, rest, getenv, stdout, stderr)
 	case "users":
 		return runUsers(ctx, rest, getenv, stdin, stdout, stderr)
 	case "oauth":

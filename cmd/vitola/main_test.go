@@ -146,6 +146,9 @@ func TestServeDemoAndAdminCommands(t *testing.T) {
 		t.Fatalf("demo key %q not printed (stdout %q)", demoKey, stdout)
 	}
 	checkDemoWidgetLink(t, stdout.String(), addr)
+	if line, err := admin(t, "credits", "balance", "--data", data, "--key", demoKey); err != nil || !strings.HasSuffix(line, " has 100 credits") {
+		t.Fatalf("the demo key's credits: %q %v", line, err)
+	}
 
 	// A key made by the admin command works against the running server at once.
 	key, err := admin(t, "keys", "create", "--name", "me", "--data", data)
@@ -188,7 +191,7 @@ func TestServeDemoAndAdminCommands(t *testing.T) {
 	}
 
 	line, err = admin(t, "migrate", "--data", data)
-	if err != nil || line != "migrated access, catalog, users, venues (sqlite)" {
+	if err != nil || line != "migrated access, catalog, users, venues, payments (sqlite)" {
 		t.Fatalf("migrate: %q, %v", line, err)
 	}
 }
@@ -623,5 +626,44 @@ func TestImportVenuesEventsAndSessions(t *testing.T) {
 		if _, err := admin(t, "import", c.kind, "--data", data, bad); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("import %s %s: %v, want %q", c.kind, c.line, err, c.want)
 		}
+	}
+}
+
+func TestCreditsCommands(t *testing.T) {
+	data := t.TempDir()
+	key, err := admin(t, "keys", "create", "--name", "paid", "--data", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := "key_" + strings.Split(key, "_")[1] // vk_<id>_<secret>
+	if line, err := admin(t, "credits", "balance", "--data", data, "--key", key); err != nil || line != id+" has 0 credits" {
+		t.Fatalf("a new key has no credits: %q %v", line, err)
+	}
+	if line, err := admin(t, "credits", "add", "--data", data, "--key", key, "--amount", "25"); err != nil || line != "granted 25 credits to "+id+": 25 credits now" {
+		t.Fatalf("credits add by key: %q %v", line, err)
+	}
+	if line, err := admin(t, "credits", "add", "--data", data, "--key", id, "--amount", "5", "--note", "support ticket 12"); err != nil || line != "granted 5 credits to "+id+": 30 credits now" {
+		t.Fatalf("credits add by ID: %q %v", line, err)
+	}
+	pk, _ := admin(t, "keys", "create", "--name", "site", "--publishable", "--origin", "https://venue.example", "--data", data)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"credits", "add", "--data", data, "--key", key}, `--amount "": want a whole number`},
+		{[]string{"credits", "add", "--data", data, "--key", key, "--amount", "-3"}, "want a whole number of credits from 1"},
+		{[]string{"credits", "add", "--data", data, "--key", key, "--amount", "2000000000"}, "at most 1,000,000,000"},
+		{[]string{"credits", "add", "--data", data, "--amount", "1"}, "--key is required"},
+		{[]string{"credits", "add", "--data", data, "--key", "key_0000000000000000", "--amount", "1"}, "no developer key with that ID"},
+		{[]string{"credits", "add", "--data", data, "--key", key[:len(key)-2] + "xx", "--amount", "1"}, "credits add:"},
+		{[]string{"credits", "add", "--data", data, "--key", pk, "--amount", "1"}, "publishable key, which never pays"},
+		{[]string{"credits", "spend"}, "want `vitola credits add"},
+	} {
+		if _, err := admin(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("vitola %v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	if line, _ := admin(t, "credits", "balance", "--data", data, "--key", id); line != id+" has 30 credits" {
+		t.Fatalf("balance after refusals: %q", line)
 	}
 }

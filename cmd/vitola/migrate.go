@@ -27,7 +27,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	st.Close()
 	done := []string{"access"}
-	for _, name := range schema.Subgraphs {
+	for _, name := range schema.All {
 		sg, err := platform.OpenSubgraph(ctx, name, cfg, platform.SubgraphOptions{Logger: zerolog.Nop()})
 		if err != nil {
 			return err

@@ -30,7 +30,7 @@ import (
 )
 
 // Components `serve --component` runs alone.
-var components = []string{"router", "shim", schema.Catalog, schema.Users, schema.Venues}
+var components = append([]string{"router", "shim"}, schema.All...)
 
 type serveSettings struct {
 	store        storeSettings
@@ -205,8 +205,9 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	}
 	catalogURL, okC := s.SubgraphURLs[schema.Catalog]
 	usersURL, okU := s.SubgraphURLs[schema.Users]
-	if !okC || !okU {
-		return fmt.Errorf("the shim needs the catalog's and the users subgraph's URLs: --subgraph-url catalog=http://HOST:PORT/graphql,users=http://HOST:PORT/graphql")
+	paymentsURL, okP := s.SubgraphURLs[schema.Payments]
+	if !okC || !okU || !okP {
+		return fmt.Errorf("the shim needs the catalog's, users' and payments subgraphs' URLs: --subgraph-url catalog=http://HOST:PORT/graphql,users=http://HOST:PORT/graphql,payments=http://HOST:PORT/graphql")
 	}
 	key, err := internalKey(s.InternalKey, s.store, false)
 	if err != nil {
@@ -217,8 +218,9 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	usersClient := &subgraph.Client{HTTP: internal, URL: usersURL}
 	api := restshim.NewServer(restshim.Deps{
 		GraphQL: proxy, Keys: keys, Origins: keys, Catalog: &subgraph.Client{HTTP: internal, URL: catalogURL},
-		Router: &subgraph.Client{HTTP: internal, URL: s.RouterURL},
-		Users:  usersClient, Tokens: access.NewTokens(*s.PublicURL, restshim.FetchJWKS(usersClient)),
+		Payments: &subgraph.Client{HTTP: internal, URL: paymentsURL},
+		Router:   &subgraph.Client{HTTP: internal, URL: s.RouterURL},
+		Users:    usersClient, Tokens: access.NewTokens(*s.PublicURL, restshim.FetchJWKS(usersClient)),
 		PublicURL: *s.PublicURL, CookieKey: platform.CookieKey(key), KV: kvs,
 		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
 	})

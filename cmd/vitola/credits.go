@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/vitolahq/vitola/platform"
+	paymentssql "github.com/vitolahq/vitola/subgraphs/payments/sqlstore"
+)
+
+// runCredits grants and shows a developer key's credits until credits can be
+// bought: `vitola credits add --key KEY --amount N`, `vitola credits balance --key KEY`.
+// KEY is the key's ID (key_…) or the key itself.
+func runCredits(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "add" && args[0] != "balance") {
+		return errors.New("credits: want `vitola credits add --key KEY --amount N` or `vitola credits balance --key KEY`")
+	}
+	sub := args[0]
+	fs := newFlagSet("credits "+sub, stderr)
+	var store storeSettings
+	store.register(fs, getenv)
+	key := fs.String("key", "", "the developer key: its ID (key_…) or the key itself (required)")
+	amount := fs.String("amount", "", "with add: how many credits to grant, a whole number from 1 to 1000000000")
+	note := fs.String("note", "granted by an operator", "with add: why, kept in the ledger")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	var n int64
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("credits %s: unexpected argument %q", sub, fs.Arg(0))
+	case *key == "":
+		return fmt.Errorf("credits %s: --key is required (the key's ID, key_…, or the key itself)", sub)
+	case sub == "add":
+		var err error
+		if n, err = strconv.ParseInt(*amount, 10, 64); err != nil || n < 1 {
+			return fmt.Errorf("credits add: --amount %q: want a whole number of credits from 1 to 1000000000", *amount)
+		}
+	case *amount != "":
+		return errors.New("credits balance: --amount goes with add")
+	}
+	keys, st, err := platform.OpenAccess(ctx, store.config())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	k, err := keys.FindKey(ctx, *key)
+	if err != nil {
+		return fmt.Errorf("credits %s: %w", sub, err)
+	}
+	if k.Publishable {
+		return fmt.Errorf("credits %s: %s is a publishable key, which never pays for anything", sub, k.ID)
+	}
+	ledger, err := paymentssql.Open(ctx, store.config())
+	if err != nil {
+		return err
+	}
+	defer ledger.Close()
+	if sub == "balance" {
+		a, err := ledger.Account(ctx, k.ID)
+		if err != nil {
+			return fmt.Errorf("credits balance: %w", err)
+		}
+		fmt.Fprintf(stdout, "%s has %d credits\n", k.ID, a.Balance)
+		return nil
+	}
+	a, err := ledger.Grant(ctx, k.ID, n, *note)
+	if err != nil {
+		return fmt.Errorf("credits add: %w", err)
+	}
+	fmt.Fprintf(stdout, "granted %d credits to %s: %d credits now\n", n, k.ID, a.Balance)
+	return nil
+}
