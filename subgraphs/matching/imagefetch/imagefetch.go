@@ -1,0 +1,581 @@
+// Package imagefetch fetches user-supplied image URLs (photos of cigar bands)
+// without turning the server into an SSRF vector: only http and https, no
+// proxy, every address checked after DNS resolution at connect time, bounded
+// redirects, bytes, pixels and time, and content sniffed from the bytes.
+package imagefetch
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/image/webp"
+)
+
+// Limits and defaults. They are part of the API contract: document them where
+// imageUrl and imageUrls are described.
+const (
+	DefaultMaxBytes     = 10 << 20 // 10 MiB per image
+	DefaultMaxPixels    = 40_000_000
+	DefaultMaxRedirects = 3
+	DefaultTimeout      = 15 * time.Second
+	MaxSide             = 16384 // pixels, either side
+	MaxURLLength        = 2048  // bytes
+	MaxURLs             = 8     // per FetchAll
+)
+
+// Error codes. Every refusal is an *Error with one of these stable codes.
+const (
+	CodeInvalidURL       = "invalid_image_url"      // not an absolute http(s) URL, userinfo, too long
+	CodeInvalidURLs      = "invalid_image_urls"     // FetchAll given 0 or more than MaxURLs URLs
+	CodeAddressBlocked   = "image_address_blocked"  // resolves to a non-public address
+	CodeTooManyRedirects = "too_many_redirects"     // more than MaxRedirects redirects
+	CodeFetchTimeout     = "image_fetch_timeout"    // the fetch took longer than Timeout
+	CodeFetchFailed      = "image_fetch_failed"     // connection error or non-2xx status
+	CodeFetchCanceled    = "image_fetch_canceled"   // the caller's context was canceled
+	CodeTooLarge         = "image_too_large"        // more than MaxBytes
+	CodeUnsupportedType  = "unsupported_image_type" // not JPEG, PNG or WebP
+	CodeTooManyPixels    = "image_too_many_pixels"  // more than MaxPixels or a side over MaxSide
+	CodeInvalidImage     = "invalid_image"          // empty, truncated or corrupt image data
+)
+
+// Error is a refusal with a stable Code and a Message meant for the API user:
+// it names the reason and, where it helps, the fix. Messages never contain URL
+// userinfo, query strings or paths (signed URLs carry secrets there), only hosts.
+type Error struct {
+	Code    string
+	Message string
+	err     error // the underlying cause, if any, for errors.Is and errors.As
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the cause (context.Canceled for a canceled fetch, for example).
+func (e *Error) Unwrap() error { return e.err }
+
+func newError(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Config bounds a Fetcher. Zero fields take the defaults above.
+type Config struct {
+	// AllowCIDRs lists ranges that are fetched even though they are not public:
+	// for private deployments (an image store on 10.0.0.0/8) and tests
+	// (127.0.0.1/32). Empty by default; see ParseCIDRs.
+	AllowCIDRs []netip.Prefix
+	// MaxBytes caps the body, compressed image bytes as sent.
+	MaxBytes int64
+	// MaxPixels caps width*height, read from the image header before decoding:
+	// a 50 KB PNG can claim 10 gigapixels and exhaust memory when decoded.
+	// Decoding takes up to 4 bytes per pixel (8 for 16-bit PNG).
+	MaxPixels int
+	// MaxRedirects caps redirects followed; negative means none.
+	MaxRedirects int
+	// Timeout bounds the whole fetch: connect, TLS, headers and body.
+	Timeout time.Duration
+	// Resolver resolves host names (nil: the system's). For tests and custom
+	// DNS; whatever it answers, the connect-time address check still applies.
+	Resolver *net.Resolver
+}
+
+// Fetcher fetches images. It is safe for concurrent use; make one and share it
+// (it keeps its own connection pool).
+type Fetcher struct {
+	cfg    Config
+	allow  []netip.Prefix
+	client *http.Client
+	dialer *net.Dialer
+}
+
+// Image is a fetched and decoded image.
+type Image struct {
+	Image         image.Image
+	Format        string // "jpeg", "png" or "webp", from the bytes, not Content-Type
+	Bytes         int    // size of the fetched body
+	Width, Height int
+	URL           string // the URL as requested (before redirects)
+}
+
+// New returns a Fetcher with its own transport: never http.DefaultTransport,
+// whose proxy setting comes from the environment and whose dialer checks nothing.
+func New(cfg Config) *Fetcher {
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
+	}
+	if cfg.MaxPixels <= 0 {
+		cfg.MaxPixels = DefaultMaxPixels
+	}
+	if cfg.MaxRedirects == 0 {
+		cfg.MaxRedirects = DefaultMaxRedirects
+	} else if cfg.MaxRedirects < 0 {
+		cfg.MaxRedirects = 0
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	f := &Fetcher{cfg: cfg}
+	for _, p := range cfg.AllowCIDRs {
+		f.allow = append(f.allow, normalizePrefix(p))
+	}
+	stage := min(cfg.Timeout, 10*time.Second)
+	f.dialer = &net.Dialer{
+		Timeout:  stage,
+		Resolver: cfg.Resolver,
+		// Control runs after DNS resolution, on the socket about to connect to
+		// the address actually used: a check here cannot be raced by DNS
+		// rebinding the way a lookup-then-connect check can.
+		Control: f.control,
+	}
+	transport := &http.Transport{
+		Proxy:                  nil, // never from the environment: a proxy would connect for us, unchecked
+		DialContext:            f.dial,
+		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:    stage,
+		ResponseHeaderTimeout:  stage,
+		MaxResponseHeaderBytes: 64 << 10,
+		DisableCompression:     true, // images are compressed already; MaxBytes counts wire bytes
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           16,
+		IdleConnTimeout:        30 * time.Second,
+	}
+	f.client = &http.Client{
+		Transport:     transport,
+		CheckRedirect: f.checkRedirect,
+	}
+	return f
+}
+
+// Fetch fetches, checks and decodes one image.
+func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Image, error) {
+	u, err := parseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return f.fetch(ctx, u, rawURL)
+}
+
+// FetchAll fetches 1 to MaxURLs images concurrently and returns them in the
+// order of urls. Every URL is validated before anything is fetched. The first
+// failure cancels the other fetches and is returned, its Message prefixed with
+// the URL's index ("imageUrls[2]: ...").
+func (f *Fetcher) FetchAll(ctx context.Context, urls []string) ([]*Image, error) {
+	if len(urls) == 0 || len(urls) > MaxURLs {
+		return nil, newError(CodeInvalidURLs, "imageUrls has %d URLs: give 1 to %d image URLs", len(urls), MaxURLs)
+	}
+	parsed := make([]*url.URL, len(urls))
+	for i, raw := range urls {
+		u, err := parseURL(raw)
+		if err != nil {
+			return nil, indexed(i, err)
+		}
+		parsed[i] = u
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+		images   = make([]*Image, len(urls))
+	)
+	for i := range urls { // one goroutine per URL: at most MaxURLs at once
+		wg.Go(func() {
+			img, err := f.fetch(ctx, parsed[i], urls[i])
+			if err != nil {
+				once.Do(func() {
+					firstErr = indexed(i, err)
+					cancel()
+				})
+				return
+			}
+			images[i] = img
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return images, nil
+}
+
+func indexed(i int, err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	return &Error{Code: e.Code, Message: fmt.Sprintf("imageUrls[%d]: %s", i, e.Message), err: e.err}
+}
+
+// parseURL accepts absolute http and https URLs with a host and no userinfo.
+// Messages never echo the URL: it may carry credentials.
+func parseURL(raw string) (*url.URL, *Error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return nil, newError(CodeInvalidURL, "image URL is empty: give the http or https URL of a JPEG, PNG or WebP image")
+	}
+	if len(raw) > MaxURLLength {
+		return nil, newError(CodeInvalidURL, "image URL is %d bytes long: the limit is %d", len(raw), MaxURLLength)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Error's text repeats the URL
+		}
+		return nil, newError(CodeInvalidURL, "image URL does not parse (%v): give an absolute http or https URL", err)
+	}
+	return u, checkURL(u)
+}
+
+// checkURL runs on the URL given and on every redirect target.
+func checkURL(u *url.URL) *Error {
+	switch u.Scheme {
+	case "http", "https":
+	case "":
+		return newError(CodeInvalidURL, "image URL has no scheme: give an absolute http or https URL")
+	default:
+		return newError(CodeInvalidURL, "image URL scheme %q is not supported: only http and https URLs are fetched", u.Scheme)
+	}
+	if u.User != nil {
+		return newError(CodeInvalidURL, "image URL must not contain a user name or password: give a URL that needs no credentials")
+	}
+	if u.Hostname() == "" {
+		return newError(CodeInvalidURL, "image URL has no host: give an absolute http or https URL")
+	}
+	if len(u.String()) > MaxURLLength {
+		return newError(CodeInvalidURL, "image URL is longer than %d bytes", MaxURLLength)
+	}
+	return nil
+}
+
+func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > f.cfg.MaxRedirects {
+		return newError(CodeTooManyRedirects, "image URL redirected more than %d times: give the image's final URL", f.cfg.MaxRedirects)
+	}
+	if err := checkURL(req.URL); err != nil {
+		return &Error{Code: err.Code, Message: "image URL redirects to a URL that is refused: " + err.Message}
+	}
+	return nil // the target's address is checked when it is dialed
+}
+
+func (f *Fetcher) fetch(parent context.Context, u *url.URL, rawURL string) (*Image, error) {
+	ctx, cancel := context.WithTimeout(parent, f.cfg.Timeout)
+	defer cancel()
+	host := u.Hostname()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, newError(CodeInvalidURL, "image URL is not a valid request URL: give an absolute http or https URL")
+	}
+	req.Header.Set("Accept", "image/jpeg, image/png, image/webp")
+	req.Header.Set("User-Agent", "Vitola-ImageFetch/1")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return nil, f.transportError(parent, ctx, host, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		// The reason phrase is the server's; the standard one is ours.
+		return nil, newError(CodeFetchFailed, "image server %s answered HTTP %d %s: the URL must return the image itself",
+			host, resp.StatusCode, http.StatusText(resp.StatusCode))
+	}
+	if resp.ContentLength > f.cfg.MaxBytes {
+		return nil, f.tooLarge(resp.ContentLength)
+	}
+	var buf bytes.Buffer
+	if resp.ContentLength > 0 {
+		buf.Grow(int(resp.ContentLength))
+	}
+	// Content-Length may be absent (chunked) or wrong: the read is capped too.
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, f.cfg.MaxBytes+1)); err != nil {
+		return nil, f.transportError(parent, ctx, host, err)
+	}
+	if int64(buf.Len()) > f.cfg.MaxBytes {
+		return nil, f.tooLarge(-1)
+	}
+	img, ierr := f.decode(buf.Bytes())
+	if ierr != nil {
+		return nil, ierr
+	}
+	img.URL = rawURL
+	return img, nil
+}
+
+func (f *Fetcher) tooLarge(n int64) *Error {
+	if n >= 0 {
+		return newError(CodeTooLarge, "image is %d bytes: the limit is %d bytes (%s)", n, f.cfg.MaxBytes, sizeText(f.cfg.MaxBytes))
+	}
+	return newError(CodeTooLarge, "image is larger than the limit of %d bytes (%s)", f.cfg.MaxBytes, sizeText(f.cfg.MaxBytes))
+}
+
+func sizeText(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", (n+1023)>>10)
+}
+
+// transportError turns a client or body-read error into an *Error. Refusals
+// made by the fetcher itself (a blocked address, a redirect) pass through.
+func (f *Fetcher) transportError(parent, ctx context.Context, host string, err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if errors.Is(parent.Err(), context.Canceled) {
+		return &Error{Code: CodeFetchCanceled, Message: fmt.Sprintf("fetching the image from %s was canceled", host), err: context.Canceled}
+	}
+	var ne net.Error
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return &Error{Code: CodeFetchTimeout, Message: fmt.Sprintf("fetching the image from %s took longer than %s: use a faster host or a smaller image", host, f.cfg.Timeout), err: context.DeadlineExceeded}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // url.Error's text repeats the URL, query string included
+	}
+	return &Error{Code: CodeFetchFailed, Message: fmt.Sprintf("could not fetch the image from %s: %v", host, err), err: err}
+}
+
+// codec is one accepted format. Decoders are called directly, not through
+// image.Decode's global registry, so a format some other package registers
+// (GIF, BMP, TIFF, ...) is never accepted here.
+type codec struct {
+	format string
+	magic  func([]byte) bool
+	config func(io.Reader) (image.Config, error)
+	decode func(io.Reader) (image.Image, error)
+}
+
+var codecs = []codec{
+	{"jpeg", func(b []byte) bool { return bytes.HasPrefix(b, []byte("\xff\xd8\xff")) }, jpeg.DecodeConfig, jpeg.Decode},
+	{"png", func(b []byte) bool { return bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) }, png.DecodeConfig, png.Decode},
+	{"webp", func(b []byte) bool { return len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP" }, webp.DecodeConfig, webp.Decode},
+}
+
+// decode sniffs the format from the bytes (Content-Type is the server's claim,
+// not a fact), checks the dimensions in the header, and only then decodes.
+func (f *Fetcher) decode(data []byte) (*Image, *Error) {
+	if len(data) == 0 {
+		return nil, newError(CodeInvalidImage, "image URL returned an empty body")
+	}
+	var c *codec
+	for i := range codecs {
+		if codecs[i].magic(data) {
+			c = &codecs[i]
+			break
+		}
+	}
+	if c == nil {
+		return nil, newError(CodeUnsupportedType, "image URL returned %s, not a JPEG, PNG or WebP image", http.DetectContentType(data))
+	}
+	cfg, err := safely(func() (image.Config, error) { return c.config(bytes.NewReader(data)) })
+	if err != nil {
+		return nil, newError(CodeInvalidImage, "image is not a valid %s: %v", strings.ToUpper(c.format), err)
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return nil, newError(CodeInvalidImage, "image is not a valid %s: it is %dx%d pixels", strings.ToUpper(c.format), cfg.Width, cfg.Height)
+	}
+	if cfg.Width > MaxSide || cfg.Height > MaxSide || int64(cfg.Width)*int64(cfg.Height) > int64(f.cfg.MaxPixels) {
+		return nil, newError(CodeTooManyPixels, "image is %dx%d pixels: the limit is %d pixels in all and %d on either side; scale it down",
+			cfg.Width, cfg.Height, f.cfg.MaxPixels, MaxSide)
+	}
+	img, err := safely(func() (image.Image, error) { return c.decode(bytes.NewReader(data)) })
+	if err != nil {
+		return nil, newError(CodeInvalidImage, "image is not a valid %s: %v", strings.ToUpper(c.format), err)
+	}
+	return &Image{Image: img, Format: c.format, Bytes: len(data), Width: cfg.Width, Height: cfg.Height}, nil
+}
+
+// safely turns a decoder panic on hostile input into an error.
+func safely[T any](fn func() (T, error)) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("decoder failed: %v", r)
+		}
+	}()
+	return fn()
+}
+
+// dial checks a literal IP before the socket exists, so that the refusal does
+// not depend on whether this host can open, say, an IPv6 socket; Control (run
+// for every address a name resolves to) is the check that covers names. Either
+// way the refusal is reworded here, where the URL's host is known.
+func (f *Fetcher) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if b := f.check(ip); b != nil {
+			return nil, b.error(host)
+		}
+	}
+	conn, err := f.dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		var b *blocked
+		if errors.As(err, &b) {
+			return nil, b.error(host)
+		}
+		return nil, err
+	}
+	return conn, nil
+}
+
+// control is net.Dialer.Control: address is the resolved "ip:port" about to
+// be connected to. Anything that does not parse is refused.
+func (f *Fetcher) control(network, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return &blocked{kind: "an unparseable", addr: address}
+	}
+	if b := f.check(ap.Addr()); b != nil {
+		return b
+	}
+	return nil
+}
+
+// blocked is the dialer's refusal, before the URL's host is known.
+type blocked struct {
+	kind string // with its article: "a loopback"
+	addr string
+}
+
+func (b *blocked) Error() string { return "refused to connect to " + b.kind + " address " + b.addr }
+
+func (b *blocked) error(host string) *Error {
+	where := "image URL points to"
+	if _, err := netip.ParseAddr(host); err != nil {
+		where = "image URL host " + host + " resolves to"
+	}
+	return &Error{
+		Code: CodeAddressBlocked,
+		Message: fmt.Sprintf("%s %s address (%s): Vitola fetches images only from public addresses "+
+			"(operators of private deployments can allow a range with VITOLA_FETCH_ALLOW_CIDRS)", where, b.kind, b.addr),
+		err: b,
+	}
+}
+
+// check refuses every address that is not public unicast, unless the operator
+// allowed it.
+func (f *Fetcher) check(ip netip.Addr) *blocked {
+	if !ip.IsValid() {
+		return &blocked{kind: "an invalid", addr: ip.String()}
+	}
+	// A zoned address never matches a prefix; ::ffff:10.0.0.1 is 10.0.0.1 on
+	// the wire and is judged as IPv4.
+	a := ip.WithZone("").Unmap()
+	for _, p := range f.allow {
+		if p.Contains(a) {
+			return nil
+		}
+	}
+	for _, r := range blockedRanges {
+		if r.prefix.Contains(a) {
+			return &blocked{kind: r.kind, addr: ip.String()}
+		}
+	}
+	if a.Is6() && !globalUnicast6.Contains(a) {
+		return &blocked{kind: "a reserved IPv6", addr: ip.String()}
+	}
+	return nil
+}
+
+var globalUnicast6 = netip.MustParsePrefix("2000::/3")
+
+// blockedRanges are the special-purpose ranges (IANA registries, RFC 6890) that
+// are not publicly routable or that lead somewhere internal. Earlier entries
+// name the address in the message, so specific ranges come before wider ones.
+var blockedRanges = func() []struct {
+	prefix netip.Prefix
+	kind   string
+} {
+	list := []struct{ cidr, kind string }{
+		{"0.0.0.0/8", "an unspecified"},
+		{"10.0.0.0/8", "a private"},
+		{"100.64.0.0/10", "a carrier-grade NAT (shared)"},
+		{"127.0.0.0/8", "a loopback"},
+		{"169.254.0.0/16", "a link-local (cloud metadata)"},
+		{"172.16.0.0/12", "a private"},
+		{"192.0.0.0/24", "an IETF protocol"},
+		{"192.0.2.0/24", "a documentation"},
+		{"192.88.99.0/24", "a 6to4 relay"},
+		{"192.168.0.0/16", "a private"},
+		{"198.18.0.0/15", "a benchmarking"},
+		{"198.51.100.0/24", "a documentation"},
+		{"203.0.113.0/24", "a documentation"},
+		{"224.0.0.0/4", "a multicast"},
+		{"255.255.255.255/32", "a broadcast"},
+		{"240.0.0.0/4", "a reserved"},
+
+		{"::/128", "an unspecified"},
+		{"::1/128", "a loopback"},
+		{"::/96", "an IPv4-compatible IPv6"},
+		{"64:ff9b::/96", "a NAT64 (embedded IPv4)"},
+		{"64:ff9b:1::/48", "a NAT64 (embedded IPv4)"},
+		{"100::/64", "a discard"},
+		{"2001::/32", "a Teredo (embedded IPv4)"},
+		{"2001:db8::/32", "a documentation"},
+		{"2001::/23", "an IETF protocol"},
+		{"2002::/16", "a 6to4 (embedded IPv4)"},
+		{"3fff::/20", "a documentation"},
+		{"fc00::/7", "a unique local (private IPv6)"},
+		{"fe80::/10", "a link-local"},
+		{"fec0::/10", "a site-local"},
+		{"ff00::/8", "a multicast"},
+	}
+	out := make([]struct {
+		prefix netip.Prefix
+		kind   string
+	}, len(list))
+	for i, r := range list {
+		out[i].prefix = netip.MustParsePrefix(r.cidr)
+		out[i].kind = r.kind
+	}
+	return out
+}()
+
+// ParseCIDRs parses an allow-list such as VITOLA_FETCH_ALLOW_CIDRS:
+// "127.0.0.1/32, 10.0.0.0/8". Entries are separated by commas or spaces; a
+// bare address means that address alone.
+func ParseCIDRs(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, field := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
+		var p netip.Prefix
+		var err error
+		if strings.Contains(field, "/") {
+			p, err = netip.ParsePrefix(field)
+		} else {
+			var a netip.Addr
+			if a, err = netip.ParseAddr(field); err == nil {
+				p = netip.PrefixFrom(a, a.BitLen())
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("allow-list entry %q is neither a CIDR range (10.0.0.0/8) nor an IP address", field)
+		}
+		out = append(out, normalizePrefix(p))
+	}
+	return out, nil
+}
+
+// normalizePrefix masks host bits and turns an IPv4-mapped IPv6 range into
+// IPv4, the form addresses are compared in.
+func normalizePrefix(p netip.Prefix) netip.Prefix {
+	if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+		p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+	}
+	return p.Masked()
+}
