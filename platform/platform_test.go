@@ -164,6 +164,7 @@ func TestPlatform(t *testing.T) {
 			t.Run("BusinessFeed", f.testBusinessFeed)
 			t.Run("PublishableKeys", f.testPublishableKeys)
 			t.Run("RouterInternalDoor", f.testRouterInternalDoor)
+			t.Run("InternalSubgraphsAreUnreachable", f.testInternalSubgraphsUnreachable)
 		})
 	}
 }
@@ -402,6 +403,56 @@ func (f *fixture) testIntrospection(t *testing.T) {
 	for _, want := range []string{`"searchCigars"`, `"node"`, `"venues"`, `"user"`, `"productByBarcode"`} {
 		if !bytes.Contains(raw, []byte(want)) {
 			t.Errorf("introspection lacks %s", want)
+		}
+	}
+}
+
+// The internal subgraphs' operations cannot be reached through the public graph:
+// the router plans only the composed public schema, which has no credits field
+// and no mutation root.
+func (f *fixture) testInternalSubgraphsUnreachable(t *testing.T) {
+	before := f.subgraphCalls.Load()
+	for _, q := range []string{
+		`{ credits { balance } }`,
+		`mutation { reserveCredits(amount: 1, reference: "x") { id } }`,
+		`mutation { releaseCredits(reservationId: "rsv_0000000000000000") { balance } }`,
+	} {
+		if r := f.query(t, q, nil); r.Status != 400 || code(r) != "GRAPHQL_VALIDATION_FAILED" {
+			t.Errorf("%s through the public graph: %d %v", q, r.Status, r.Errors)
+		}
+	}
+	if f.subgraphCalls.Load() != before {
+		t.Fatal("a refused operation reached a subgraph")
+	}
+
+	// Reached directly, payments moves credits only for the shim acting for a
+	// key: the router's token, or the shim's without a key, is refused.
+	srv := httptest.NewServer(f.p.Subgraphs["payments"])
+	defer srv.Close()
+	router, _ := trust.NewIssuer(internalKey, "router")
+	shim, _ := trust.NewIssuer(internalKey, "shim")
+	for _, tt := range []struct {
+		name   string
+		issuer *trust.Issuer
+		id     trust.Identity
+		want   string
+	}{
+		{"router's token", router, trust.Identity{KeyID: "key_x"}, `"code":"FORBIDDEN"`},
+		{"shim's token without a key", shim, trust.Identity{}, `"code":"FORBIDDEN"`},
+		{"shim's token for a key", shim, trust.Identity{KeyID: "key_x"}, `"balance":0`},
+	} {
+		token, _ := tt.issuer.Token(tt.id)
+		req, _ := http.NewRequest("POST", srv.URL+"/graphql", strings.NewReader(`{"query":"{ credits { balance } }"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(trust.Header, token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(body), tt.want) {
+			t.Errorf("%s: %s, want %s", tt.name, body, tt.want)
 		}
 	}
 }

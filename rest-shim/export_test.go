@@ -10,3 +10,6 @@ var UserOperations = userOperations
 
 // FeedOperations exposes the operations the shim sends to the router.
 var FeedOperations = []*subgraph.Operation{opVenueFeed, opBrandFeed}
+
+// PaymentsOperations exposes the operations the shim sends to payments.
+var PaymentsOperations = []*subgraph.Operation{opReserveCredits, opSettleCredits, opReleaseCredits}

@@ -12,6 +12,7 @@ import (
 	"github.com/vitolahq/vitola/router"
 	"github.com/vitolahq/vitola/schema"
 	cataloggraph "github.com/vitolahq/vitola/subgraphs/catalog/graph"
+	paymentsgraph "github.com/vitolahq/vitola/subgraphs/payments/graph"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	usersgraph "github.com/vitolahq/vitola/subgraphs/users/graph"
 )
@@ -21,6 +22,7 @@ import (
 func TestOperationsAreValid(t *testing.T) {
 	check(t, cataloggraph.NewExecutableSchema(cataloggraph.Config{Resolvers: &cataloggraph.Resolver{}}).Schema(), restshim.CatalogOperations)
 	check(t, usersgraph.NewExecutableSchema(usersgraph.Config{Resolvers: &usersgraph.Resolver{}}).Schema(), restshim.UserOperations)
+	check(t, paymentsgraph.NewExecutableSchema(paymentsgraph.Config{Resolvers: &paymentsgraph.Resolver{}}).Schema(), restshim.PaymentsOperations)
 	// The feeds go through the router: checked against the public graph.
 	composed, err := router.LoadComposed(schema.RouterConfig, nil)
 	if err != nil {

@@ -45,6 +45,8 @@ type Client struct {
 type Error struct {
 	Message string
 	Code    string
+	// Extensions are the error's other extensions (a balance, a reason).
+	Extensions map[string]any
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -149,7 +151,7 @@ func decode(op *Operation, r io.Reader, out any) error {
 		errs := make(Errors, len(resp.Errors))
 		for i, e := range resp.Errors {
 			code, _ := e.Extensions["code"].(string)
-			errs[i] = &Error{Message: e.Message, Code: code}
+			errs[i] = &Error{Message: e.Message, Code: code, Extensions: e.Extensions}
 		}
 		return errs
 	}
