@@ -1,0 +1,83 @@
+// Package follow keeps an in-memory snapshot (a search index, a recognition
+// index) in step with a store: it polls the store's version and rebuilds the
+// snapshot when the version moves, so a write by another process or replica is
+// served everywhere within one poll interval, without a restart.
+package follow
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Source is a versioned store and how to build a snapshot of it.
+type Source[T any] struct {
+	// Name says what is built, in logs ("search index").
+	Name string
+	// Version changes whenever the store does.
+	Version func(ctx context.Context) (int64, error)
+	// Build makes a snapshot of the store.
+	Build func(ctx context.Context) (*T, error)
+}
+
+// Value is the current snapshot of a followed source.
+type Value[T any] struct {
+	src     Source[T]
+	log     zerolog.Logger
+	current atomic.Pointer[T]
+	mu      sync.Mutex // one rebuild at a time
+	version int64
+}
+
+// Start builds the first snapshot and follows the source every interval until
+// ctx ends.
+func Start[T any](ctx context.Context, src Source[T], every time.Duration, log zerolog.Logger) (*Value[T], error) {
+	v := &Value[T]{src: src, log: log, version: -1}
+	if err := v.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := v.Refresh(ctx); err != nil && ctx.Err() == nil {
+					v.log.Warn().Err(err).Msg("refresh the " + src.Name)
+				}
+			}
+		}
+	}()
+	return v, nil
+}
+
+// Get returns the current snapshot.
+func (v *Value[T]) Get() *T { return v.current.Load() }
+
+// Refresh rebuilds the snapshot if the source changed since the last build.
+func (v *Value[T]) Refresh(ctx context.Context) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	ver, err := v.src.Version(ctx)
+	if err != nil {
+		return fmt.Errorf("%s version: %w", v.src.Name, err)
+	}
+	if ver == v.version {
+		return nil
+	}
+	start := time.Now()
+	snap, err := v.src.Build(ctx)
+	if err != nil {
+		return fmt.Errorf("build the %s: %w", v.src.Name, err)
+	}
+	v.current.Store(snap)
+	v.version = ver
+	v.log.Debug().Dur("took", time.Since(start)).Int64("version", ver).Msg(v.src.Name + " built")
+	return nil
+}
