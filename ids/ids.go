@@ -26,6 +26,8 @@ const (
 	BillingAccount    = "acc"
 	CreditReservation = "rsv"
 	LedgerEntry       = "lde"
+	// Band evidence, owned by the matching subgraph.
+	Evidence = "evd"
 )
 
 // bodyLen is the number of base32 characters after the prefix: 80 bits, plenty for
