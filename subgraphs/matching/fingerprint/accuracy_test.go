@@ -1,0 +1,345 @@
+package fingerprint
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
+	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
+)
+
+// The accuracy benchmark. It is slow (minutes), so it runs only with
+// VITOLA_BENCH_ACCURACY=1:
+//
+//	VITOLA_BENCH_ACCURACY=1 go test -run TestAccuracy -v -timeout 60m ./subgraphs/matching/fingerprint/
+//
+// Evidence: one fingerprint per demo line, from a clean 800-px rendering
+// (Options.Flat, with its Label). Queries: VITOLA_BENCH_PHOTOS (default 8)
+// synthetic photos per line and level (bandart.Photo, Mild and Strong).
+// VITOLA_BENCH_STRIDE=n uses every n-th line as a query (all 224 stay
+// evidence). VITOLA_BENCH_OCR=1 also runs tesseract (if installed) on queries
+// and evidence and reports both with and without the OCR text.
+
+type benchLine struct{ brand, line string }
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// parallel runs f(0..n-1) on all cores.
+func parallel(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+type query struct {
+	line  int
+	level bandart.Level
+	photo  int
+	fp     *Fingerprint
+	locErr float64
+}
+
+// truthBox turns a photo's truth into a box (source pixels).
+func truthBox(tr bandart.Truth) box {
+	c := tr.Corners
+	cx := (c[0][0] + c[1][0] + c[2][0] + c[3][0]) / 4
+	cy := (c[0][1] + c[1][1] + c[2][1] + c[3][1]) / 4
+	w := (math.Hypot(c[1][0]-c[0][0], c[1][1]-c[0][1]) + math.Hypot(c[2][0]-c[3][0], c[2][1]-c[3][1])) / 2
+	h := (math.Hypot(c[3][0]-c[0][0], c[3][1]-c[0][1]) + math.Hypot(c[2][0]-c[1][0], c[2][1]-c[1][1])) / 2
+	return box{cx: cx, cy: cy, angle: tr.Angle * math.Pi / 180, halfW: w / 2, halfH: h / 2, conf: 1}
+}
+
+// locError is the mean distance of the found corners from the true ones,
+// over the true band's width.
+func locError(fp *Fingerprint, tr bandart.Truth, w, h int) float64 {
+	c := tr.Corners
+	bw := math.Hypot(c[1][0]-c[0][0], c[1][1]-c[0][1])
+	var s float64
+	for i := range 4 {
+		s += math.Hypot(fp.Band.Corners[i][0]*float64(w)-c[i][0], fp.Band.Corners[i][1]*float64(h)-c[i][1])
+	}
+	return s / 4 / bw
+}
+
+func TestAccuracy(t *testing.T) {
+	if os.Getenv("VITOLA_BENCH_ACCURACY") == "" {
+		t.Skip("set VITOLA_BENCH_ACCURACY=1 (takes minutes)")
+	}
+	facts, err := catalogdemo.LoadFacts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := make([]benchLine, len(facts.Lines))
+	for i, l := range facts.Lines {
+		lines[i] = benchLine{l.Brand, l.Name}
+	}
+	photos := envInt("VITOLA_BENCH_PHOTOS", 8)
+	locateMode = envInt("VITOLA_BENCH_LOCATE", 0) % 3
+	if v, err := strconv.ParseFloat(os.Getenv("VITOLA_BENCH_CIGARQ"), 64); err == nil {
+		cigarQuality = v
+	}
+	stride := envInt("VITOLA_BENCH_STRIDE", 1)
+	var ocr OCR
+	if os.Getenv("VITOLA_BENCH_OCR") != "" && TesseractAvailable() {
+		ocr = Tesseract{}
+	}
+	start := time.Now()
+
+	evidence := make([]*Fingerprint, len(lines))
+	parallel(len(lines), func(i int) {
+		img := bandart.Render(bandart.DesignFor(lines[i].brand, lines[i].line), 800)
+		fp, err := Compute(img, Options{Flat: true, OCR: ocr})
+		if err != nil {
+			panic(err)
+		}
+		fp.Label = &Label{Brand: lines[i].brand, Line: lines[i].line}
+		evidence[i] = fp
+	})
+	t.Logf("evidence: %d fingerprints in %v", len(evidence), time.Since(start).Round(time.Millisecond))
+
+	var qs []*query
+	for li := 0; li < len(lines); li += stride {
+		for _, lv := range []bandart.Level{bandart.Mild, bandart.Strong} {
+			for k := range photos {
+				qs = append(qs, &query{line: li, level: lv, photo: k})
+			}
+		}
+	}
+	t0 := time.Now()
+	parallel(len(qs), func(i int) {
+		q := qs[i]
+		band := bandart.Render(bandart.DesignFor(lines[q.line].brand, lines[q.line].line), 800)
+		img, truth := bandart.PhotoWithTruth(band, q.level, int64(q.line*1000+q.photo))
+		var given *box
+		if os.Getenv("VITOLA_BENCH_TRUTH") != "" {
+			tb := truthBox(truth)
+			given = &tb
+		}
+		fp, err := compute(img, Options{OCR: ocr}, given)
+		q.locErr = locError(fp, truth, img.Rect.Dx(), img.Rect.Dy())
+		if err != nil {
+			panic(err)
+		}
+		q.fp = fp
+	})
+	t.Logf("queries: %d photos in %v", len(qs), time.Since(t0).Round(time.Millisecond))
+	for _, lv := range []bandart.Level{bandart.Mild, bandart.Strong} {
+		var n, good int
+		for _, q := range qs {
+			if q.level == lv {
+				n++
+				if q.locErr < 0.1 {
+					good++
+				}
+			}
+		}
+		t.Logf("%v: band located within 10%% of its width (mean corner error): %s", lv, pct(good, n))
+	}
+
+	variants := []bool{false}
+	if ocr != nil {
+		variants = []bool{false, true}
+	}
+	for _, withText := range variants {
+		report(t, lines, evidence, qs, photos, withText)
+	}
+}
+
+// scoresFor compares a query with every evidence fingerprint.
+func scoresFor(q *Fingerprint, evidence []*Fingerprint, withText bool) []float64 {
+	qq := *q
+	if !withText {
+		qq.Typography.Text = ""
+	}
+	ev := evidence
+	out := make([]float64, len(ev))
+	for i, e := range ev {
+		ee := *e
+		if !withText {
+			ee.Typography.Text = ""
+			ee.Label = nil
+		}
+		out[i] = Similarity(&qq, &ee)
+	}
+	return out
+}
+
+type outcome struct {
+	lineTop1, lineTop5, brandTop1, brandTop5 bool
+	top, margin                              float64
+}
+
+func judge(scores []float64, truth int, lines []benchLine) outcome {
+	idx := make([]int, len(scores))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
+	var o outcome
+	o.lineTop1 = idx[0] == truth
+	for _, i := range idx[:5] {
+		o.lineTop5 = o.lineTop5 || i == truth
+	}
+	o.top, o.margin = scores[idx[0]], scores[idx[0]]-scores[idx[1]]
+	// Brands ranked by their best line.
+	var brands []string
+	seen := map[string]bool{}
+	for _, i := range idx {
+		if b := lines[i].brand; !seen[b] {
+			seen[b] = true
+			brands = append(brands, b)
+		}
+	}
+	tb := lines[truth].brand
+	o.brandTop1 = brands[0] == tb
+	for _, b := range brands[:5] {
+		o.brandTop5 = o.brandTop5 || b == tb
+	}
+	return o
+}
+
+// Decision rule: a query is "matched" to its top line when the top score is
+// at least T and leads the second line by at least M.
+func matched(o outcome, T, M float64) bool { return o.top >= T && o.margin >= M }
+
+// calibrate picks (T, M) maximising the matched rate with wrong matches at
+// most 2% of queries.
+func calibrate(os []outcome) (T, M float64) {
+	bestRate := -1.0
+	for t := 0.30; t <= 0.95; t += 0.01 {
+		for m := 0.0; m <= 0.15; m += 0.0025 {
+			var ok, wrong int
+			for _, o := range os {
+				if matched(o, t, m) {
+					if o.lineTop1 {
+						ok++
+					} else {
+						wrong++
+					}
+				}
+			}
+			if float64(wrong) <= 0.02*float64(len(os)) && float64(ok) > bestRate {
+				bestRate, T, M = float64(ok), t, m
+			}
+		}
+	}
+	return T, M
+}
+
+func pct(n, d int) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%5.1f%%", 100*float64(n)/float64(d))
+}
+
+func report(t *testing.T, lines []benchLine, evidence []*Fingerprint, qs []*query, photos int, withText bool) {
+	scores := make([][]float64, len(qs))
+	parallel(len(qs), func(i int) { scores[i] = scoresFor(qs[i].fp, evidence, withText) })
+	outs := make([]outcome, len(qs))
+	for i, q := range qs {
+		outs[i] = judge(scores[i], q.line, lines)
+	}
+	// Calibrate on even photos, evaluate on odd ones (and report all).
+	var calib []outcome
+	for i, q := range qs {
+		if q.photo%2 == 0 {
+			calib = append(calib, outs[i])
+		}
+	}
+	T, M := calibrate(calib)
+	mode := "without OCR"
+	if withText {
+		mode = "with OCR"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n=== %s: %d queries, decision rule top >= %.2f and margin >= %.4f (calibrated on even photos) ===\n", mode, len(qs), T, M)
+	fmt.Fprintf(&b, "%-7s %-6s %7s %7s %7s %7s %8s %8s %8s\n", "level", "images", "line@1", "line@5", "brand@1", "brand@5", "matched", "wrong", "(odd)wrg")
+	for _, lv := range []bandart.Level{bandart.Mild, bandart.Strong} {
+		for _, n := range []int{1, 2, 4, 8} {
+			if n > photos {
+				continue
+			}
+			var c struct{ n, l1, l5, b1, b5, m, w, oddN, oddW int }
+			// Groups of n consecutive photos of one line; scores averaged.
+			byLine := map[int][]int{}
+			var order []int
+			for i, q := range qs {
+				if q.level != lv {
+					continue
+				}
+				if _, ok := byLine[q.line]; !ok {
+					order = append(order, q.line)
+				}
+				byLine[q.line] = append(byLine[q.line], i)
+			}
+			for _, li := range order {
+				idx := byLine[li]
+				for g := 0; g+n <= len(idx); g += n {
+					avg := make([]float64, len(evidence))
+					odd := true
+					for _, i := range idx[g : g+n] {
+						for k, s := range scores[i] {
+							avg[k] += s / float64(n)
+						}
+						odd = odd && qs[i].photo%2 == 1
+					}
+					o := judge(avg, li, lines)
+					c.n++
+					if o.lineTop1 {
+						c.l1++
+					}
+					if o.lineTop5 {
+						c.l5++
+					}
+					if o.brandTop1 {
+						c.b1++
+					}
+					if o.brandTop5 {
+						c.b5++
+					}
+					if matched(o, T, M) {
+						c.m++
+						if !o.lineTop1 {
+							c.w++
+						}
+					}
+					if n == 1 && odd {
+						c.oddN++
+						if matched(o, T, M) && !o.lineTop1 {
+							c.oddW++
+						}
+					}
+				}
+			}
+			fmt.Fprintf(&b, "%-7v %-6d %7s %7s %7s %7s %8s %8s %8s\n", lv, n, pct(c.l1, c.n), pct(c.l5, c.n), pct(c.b1, c.n), pct(c.b5, c.n), pct(c.m, c.n), pct(c.w, c.n), pct(c.oddW, c.oddN))
+		}
+	}
+	t.Log(b.String())
+}

@@ -1,0 +1,159 @@
+package fingerprint
+
+import (
+	"image"
+	"image/color"
+	"math"
+)
+
+// raster is a 3-channel float image, channels interleaved (RGB 0..255 or Lab).
+type raster struct {
+	w, h int
+	p    []float32
+}
+
+func newRaster(w, h int) *raster { return &raster{w: w, h: h, p: make([]float32, w*h*3)} }
+
+func (r *raster) at(x, y int) [3]float64 {
+	i := (y*r.w + x) * 3
+	return [3]float64{float64(r.p[i]), float64(r.p[i+1]), float64(r.p[i+2])}
+}
+
+// bilinear samples at continuous coordinates (pixel centres at +0.5),
+// clamping at the borders.
+func (r *raster) bilinear(x, y float64) [3]float64 {
+	x -= 0.5
+	y -= 0.5
+	x0, y0 := int(math.Floor(x)), int(math.Floor(y))
+	fx, fy := x-float64(x0), y-float64(y0)
+	xa, xb := clampInt(x0, r.w), clampInt(x0+1, r.w)
+	ya, yb := clampInt(y0, r.h), clampInt(y0+1, r.h)
+	ia, ib, ic, id := (ya*r.w+xa)*3, (ya*r.w+xb)*3, (yb*r.w+xa)*3, (yb*r.w+xb)*3
+	var c [3]float64
+	for k := range 3 {
+		top := float64(r.p[ia+k])*(1-fx) + float64(r.p[ib+k])*fx
+		bot := float64(r.p[ic+k])*(1-fx) + float64(r.p[id+k])*fx
+		c[k] = top*(1-fy) + bot*fy
+	}
+	return c
+}
+
+func clampInt(v, n int) int {
+	if v < 0 {
+		return 0
+	}
+	if v >= n {
+		return n - 1
+	}
+	return v
+}
+
+// downscale reads img into an RGB raster whose longer side is at most
+// maxSide, by area averaging (one pass over the source). It returns the
+// raster and the factor from raster to source coordinates.
+func downscale(img image.Image, maxSide int) (*raster, float64) {
+	b := img.Bounds()
+	sw, sh := b.Dx(), b.Dy()
+	scale := 1.0
+	if m := max(sw, sh); m > maxSide {
+		scale = float64(m) / float64(maxSide)
+	}
+	w, h := max(1, int(math.Round(float64(sw)/scale))), max(1, int(math.Round(float64(sh)/scale)))
+	sum := make([]float64, w*h*3)
+	cnt := make([]float64, w*h)
+	xmap := make([]int, sw)
+	for x := range sw {
+		xmap[x] = min(w-1, x*w/sw)
+	}
+	add := func(x, y int, r, g, bl float64) {
+		i := min(h-1, y*h/sh)*w + xmap[x]
+		sum[i*3] += r
+		sum[i*3+1] += g
+		sum[i*3+2] += bl
+		cnt[i]++
+	}
+	switch m := img.(type) {
+	case *image.YCbCr:
+		for y := range sh {
+			for x := range sw {
+				yi := m.YOffset(b.Min.X+x, b.Min.Y+y)
+				ci := m.COffset(b.Min.X+x, b.Min.Y+y)
+				r, g, bl := color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
+				add(x, y, float64(r), float64(g), float64(bl))
+			}
+		}
+	case *image.RGBA:
+		for y := range sh {
+			o := m.PixOffset(b.Min.X, b.Min.Y+y)
+			for x := range sw {
+				add(x, y, float64(m.Pix[o]), float64(m.Pix[o+1]), float64(m.Pix[o+2]))
+				o += 4
+			}
+		}
+	case *image.NRGBA:
+		for y := range sh {
+			o := m.PixOffset(b.Min.X, b.Min.Y+y)
+			for x := range sw {
+				a := float64(m.Pix[o+3]) / 255
+				add(x, y, float64(m.Pix[o])*a, float64(m.Pix[o+1])*a, float64(m.Pix[o+2])*a)
+				o += 4
+			}
+		}
+	case *image.Gray:
+		for y := range sh {
+			o := m.PixOffset(b.Min.X, b.Min.Y+y)
+			for x := range sw {
+				v := float64(m.Pix[o+x])
+				add(x, y, v, v, v)
+			}
+		}
+	default:
+		for y := range sh {
+			for x := range sw {
+				r, g, bl, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
+				add(x, y, float64(r>>8), float64(g>>8), float64(bl>>8))
+			}
+		}
+	}
+	out := newRaster(w, h)
+	for i := range cnt {
+		if cnt[i] > 0 {
+			for k := range 3 {
+				out.p[i*3+k] = float32(sum[i*3+k] / cnt[i])
+			}
+		}
+	}
+	return out, float64(sw) / float64(w)
+}
+
+// toLab converts an RGB raster to CIELAB.
+func toLab(rgb *raster) *raster {
+	out := newRaster(rgb.w, rgb.h)
+	for i := 0; i < len(rgb.p); i += 3 {
+		L, A, B := rgbToLab(math.Round(float64(rgb.p[i])), math.Round(float64(rgb.p[i+1])), math.Round(float64(rgb.p[i+2])))
+		out.p[i], out.p[i+1], out.p[i+2] = float32(L), float32(A), float32(B)
+	}
+	return out
+}
+
+// box3 is a 3x3 box blur.
+func box3(r *raster) *raster {
+	tmp, out := newRaster(r.w, r.h), newRaster(r.w, r.h)
+	for y := range r.h {
+		for x := range r.w {
+			for k := range 3 {
+				a := r.p[(y*r.w+max(0, x-1))*3+k] + r.p[(y*r.w+x)*3+k] + r.p[(y*r.w+min(r.w-1, x+1))*3+k]
+				tmp.p[(y*r.w+x)*3+k] = a / 3
+			}
+		}
+	}
+	for y := range r.h {
+		for x := range r.w {
+			for k := range 3 {
+				a := tmp.p[(max(0, y-1)*r.w+x)*3+k] + tmp.p[(y*r.w+x)*3+k] + tmp.p[(min(r.h-1, y+1)*r.w+x)*3+k]
+				out.p[(y*r.w+x)*3+k] = a / 3
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,259 @@
+package fingerprint
+
+import (
+	"math"
+	"strings"
+	"unicode"
+)
+
+// Scores are per-evidence-kind similarities of a query to an evidence
+// fingerprint, each in [0,1], and their combination.
+type Scores struct {
+	// Total is the weighted combination (what Similarity returns).
+	Total float64 `json:"total"`
+	// Vector is the cosine of the index vectors (clamped at 0).
+	Vector float64 `json:"vector"`
+	// Color compares the dominant colours (share-weighted nearest ΔE).
+	Color float64 `json:"color"`
+	// Layout compares the colour layouts (allowing a small shift along the
+	// band), stripes, medallion and text lines.
+	Layout float64 `json:"layout"`
+	// Hash compares the dHash and pHash (Hamming).
+	Hash float64 `json:"hash"`
+	// Text is the fuzzy match of the query's OCR text to the evidence's text
+	// and label; TextUsed says whether it counted (the query had text and
+	// the evidence something to match it to).
+	Text     float64 `json:"text"`
+	TextUsed bool    `json:"text_used"`
+}
+
+// Weights of the evidence kinds in Scores.Total. Text, when used, adds its
+// weight; the total is divided by the sum of the weights used.
+var (
+	weightVector = 0.30
+	weightColor  = 0.15
+	weightLayout = 0.40
+	weightHash   = 0.15
+	weightText   = 0.60
+)
+
+// Similarity is Compare(query, evidence).Total, in [0,1].
+func Similarity(query, evidence *Fingerprint) float64 { return Compare(query, evidence).Total }
+
+// Compare scores a query fingerprint against an evidence fingerprint.
+func Compare(query, evidence *Fingerprint) Scores {
+	var s Scores
+	s.Vector = math.Max(0, cosine(query.Vector, evidence.Vector))
+	s.Color = colorSimilarity(query.Colors, evidence.Colors)
+	s.Layout = layoutSimilarity(query, evidence)
+	d, ok1 := hashSimilarity(query.Hashes.DHash, evidence.Hashes.DHash)
+	p, ok2 := hashSimilarity(query.Hashes.PHash, evidence.Hashes.PHash)
+	if ok1 && ok2 {
+		s.Hash = (d + p) / 2
+	}
+	num := weightVector*s.Vector + weightColor*s.Color + weightLayout*s.Layout + weightHash*s.Hash
+	den := weightVector + weightColor + weightLayout + weightHash
+	refs := evidenceTexts(evidence)
+	if q := normText(query.Typography.Text); q != "" && len(refs) > 0 {
+		s.Text, s.TextUsed = textSimilarity(q, refs), true
+		num += weightText * s.Text
+		den += weightText
+	}
+	s.Total = num / den
+	return s
+}
+
+func cosine(a, b []float32) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0
+	}
+	var d, na, nb float64
+	for i := range a {
+		d += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return d / math.Sqrt(na*nb)
+}
+
+// labDist is ΔE with lightness weighted down (lighting changes it most).
+func labDist(a, b [3]float64) float64 {
+	dl, da, db := (a[0]-b[0])*0.5, a[1]-b[1], a[2]-b[2]
+	return math.Sqrt(dl*dl + da*da + db*db)
+}
+
+func colorSimilarity(q, e []Color) float64 {
+	if len(q) == 0 || len(e) == 0 {
+		return 0
+	}
+	side := func(x, y []Color) float64 {
+		var s, tot float64
+		for _, c := range x {
+			best := math.Inf(1)
+			for _, o := range y {
+				best = math.Min(best, labDist([3]float64{c.L, c.A, c.B}, [3]float64{o.L, o.A, o.B}))
+			}
+			s += c.Share * math.Exp(-best/15)
+			tot += c.Share
+		}
+		return s / math.Max(tot, 1e-9)
+	}
+	g := 0.0
+	if q[0].Role == "ground" && e[0].Role == "ground" {
+		g = math.Exp(-labDist([3]float64{q[0].L, q[0].A, q[0].B}, [3]float64{e[0].L, e[0].A, e[0].B}) / 15)
+	}
+	return 0.35*side(q, e) + 0.35*side(e, q) + 0.3*g
+}
+
+func layoutSimilarity(q, e *Fingerprint) float64 {
+	a, ok1 := parseColourLayout(q.Hashes.ColorLayout)
+	b, ok2 := parseColourLayout(e.Hashes.ColorLayout)
+	grid := 0.0
+	if ok1 && ok2 {
+		// Normalise lightness per band (lighting), allow shifts of up to two
+		// columns (the band turned on the cigar).
+		na, nb := normL(a), normL(b)
+		for shift := -2; shift <= 2; shift++ {
+			var sum float64
+			var cnt int
+			for y := range colourLayoutH {
+				for x := range colourLayoutW {
+					xe := x + shift
+					if xe < 0 || xe >= colourLayoutW {
+						continue
+					}
+					sum += labDist(na[y*colourLayoutW+x], nb[y*colourLayoutW+xe])
+					cnt++
+				}
+			}
+			penalty := 1 - 0.04*math.Abs(float64(shift))
+			grid = math.Max(grid, penalty*math.Exp(-sum/float64(cnt)/14))
+		}
+	}
+	// Structure: stripes, medallion, text lines.
+	st := 0.0
+	ns, ne := len(q.Layout.Stripes), len(e.Layout.Stripes)
+	st += 0.35 * math.Exp(-math.Abs(float64(ns-ne))/1.5)
+	mq, me := q.Layout.Medallion, e.Layout.Medallion
+	switch {
+	case mq.Present && me.Present:
+		st += 0.35 * math.Exp(-math.Abs(mq.X-me.X)/0.15)
+	case !mq.Present && !me.Present:
+		st += 0.25
+	}
+	lq, le := len(q.Typography.Lines), len(e.Typography.Lines)
+	st += 0.3 * math.Exp(-math.Abs(float64(lq-le)))
+	return 0.75*grid + 0.25*st
+}
+
+func normL(c [][3]float64) [][3]float64 {
+	var m float64
+	for _, v := range c {
+		m += v[0]
+	}
+	m /= float64(len(c))
+	out := make([][3]float64, len(c))
+	for i, v := range c {
+		out[i] = [3]float64{v[0] - m + 50, v[1], v[2]}
+	}
+	return out
+}
+
+// evidenceTexts are the strings a query's OCR text is matched against: the
+// evidence's label (brand and line) and its own OCR text.
+func evidenceTexts(e *Fingerprint) []string {
+	var out []string
+	if e.Label != nil {
+		if s := normText(e.Label.Brand + " " + e.Label.Line); s != "" {
+			out = append(out, s)
+		}
+	}
+	if s := normText(e.Typography.Text); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+var fold = map[rune]rune{
+	'Á': 'A', 'À': 'A', 'Â': 'A', 'Ä': 'A', 'Ã': 'A', 'Å': 'A', 'É': 'E', 'È': 'E', 'Ê': 'E', 'Ë': 'E',
+	'Í': 'I', 'Ì': 'I', 'Î': 'I', 'Ï': 'I', 'Ó': 'O', 'Ò': 'O', 'Ô': 'O', 'Ö': 'O', 'Õ': 'O', 'Ø': 'O',
+	'Ú': 'U', 'Ù': 'U', 'Û': 'U', 'Ü': 'U', 'Ñ': 'N', 'Ç': 'C', 'Ý': 'Y',
+}
+
+// normText upper-cases, folds Latin accents, keeps letters and digits and
+// collapses everything else to single spaces.
+func normText(s string) string {
+	var b strings.Builder
+	space := true
+	for _, r := range strings.ToUpper(s) {
+		if f, ok := fold[r]; ok {
+			r = f
+		}
+		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+			space = false
+		} else if unicode.IsSpace(r) || unicode.IsPunct(r) || !space {
+			if !space {
+				b.WriteByte(' ')
+				space = true
+			}
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// textSimilarity is how well the reference texts' words are found in the
+// query text: for each word of a reference, 1 - (approximate-substring edit
+// distance / word length), weighted by word length; the best reference wins.
+func textSimilarity(query string, refs []string) float64 {
+	q := strings.ReplaceAll(query, " ", "")
+	best := 0.0
+	for _, ref := range refs {
+		var num, den float64
+		for _, word := range strings.Fields(ref) {
+			if len(word) < 2 {
+				continue
+			}
+			d := substringDistance(word, q)
+			sim := math.Max(0, 1-float64(d)/float64(len(word)))
+			if len(word) <= 3 && d > 0 {
+				sim = 0 // short words must match exactly
+			}
+			wt := float64(len(word))
+			num += wt * sim
+			den += wt
+		}
+		if den > 0 {
+			best = math.Max(best, num/den)
+		}
+	}
+	return best
+}
+
+// substringDistance is the least edit distance between pat and any
+// substring of text (Sellers' algorithm).
+func substringDistance(pat, text string) int {
+	p, t := []byte(pat), []byte(text)
+	prev := make([]int, len(p)+1)
+	cur := make([]int, len(p)+1)
+	for i := range prev {
+		prev[i] = i
+	}
+	best := prev[len(p)]
+	for j := 1; j <= len(t); j++ {
+		cur[0] = 0
+		for i := 1; i <= len(p); i++ {
+			c := prev[i-1]
+			if p[i-1] != t[j-1] {
+				c++
+			}
+			cur[i] = min(c, prev[i]+1, cur[i-1]+1)
+		}
+		best = min(best, cur[len(p)])
+		prev, cur = cur, prev
+	}
+	return best
+}
