@@ -52,6 +52,7 @@ generate: compose
 	cd subgraphs/users && $(GO) tool gqlgen generate --config gqlgen.yml
 	cd subgraphs/venues && $(GO) tool gqlgen generate --config gqlgen.yml
 	cd subgraphs/payments && $(GO) tool gqlgen generate --config gqlgen.yml
+	cd subgraphs/matching && $(GO) tool gqlgen generate --config gqlgen.yml
 
 compose: $(WGC)
 	cd schema && $(WGC) router compose -i graph.yaml -o router-config.json

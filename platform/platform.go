@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/vitolahq/vitola/access"
 	accesssql "github.com/vitolahq/vitola/access/sqlstore"
+	"github.com/vitolahq/vitola/idempotency"
 	"github.com/vitolahq/vitola/inproc"
 	"github.com/vitolahq/vitola/kv"
 	"github.com/vitolahq/vitola/kv/memory"
@@ -49,6 +51,9 @@ type Options struct {
 	DemoKeyOut io.Writer
 	Limits     limits.Config
 	Logger     zerolog.Logger
+	// FetchAllow are address ranges the image fetcher may reach although not
+	// public (private deployments, tests).
+	FetchAllow []netip.Prefix
 	// WrapSubgraphTransport, when set, wraps the router's transport to the
 	// subgraphs (tests count the calls through it).
 	WrapSubgraphTransport func(http.RoundTripper) http.RoundTripper
@@ -60,6 +65,8 @@ type Platform struct {
 	API      http.Handler
 	Payments http.Handler
 	Keys     *access.Service
+	// Credits is the payments subgraph's ledger (operators grant credits).
+	Credits payments.Ledger
 	// Subgraphs are the subgraph components' handlers (internal-token check
 	// included), by name.
 	Subgraphs map[string]http.Handler
@@ -118,7 +125,7 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 	prober := EntityProber(&trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: catalogIssuer}, urls)
 	var credits payments.Ledger
 	for _, name := range schema.All {
-		sg, err := OpenSubgraph(ctx, name, o.Store, SubgraphOptions{Demo: o.Demo, Prober: prober, Secret: o.InternalKey, PublicURL: o.PublicURL, Logger: log})
+		sg, err := OpenSubgraph(ctx, name, o.Store, SubgraphOptions{Demo: o.Demo, Prober: prober, Secret: o.InternalKey, PublicURL: o.PublicURL, FetchAllow: o.FetchAllow, Logger: log})
 		if err != nil {
 			return nil, err
 		}
@@ -128,7 +135,7 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 		p.Subgraphs[name] = h
 		checks = append(checks, restshim.Check{Name: name, Check: sg.Store.Ping})
 		if sg.Credits != nil {
-			credits = sg.Credits
+			credits, p.Credits = sg.Credits, sg.Credits
 		}
 	}
 	if o.Demo && o.DemoKeyOut != nil {
@@ -159,9 +166,11 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 		Base: &inproc.Transport{Handlers: map[string]http.Handler{"router.vitola.internal": rt}}, Issuer: shimIssuer}}}
 	p.API = restshim.NewServer(restshim.Deps{
 		GraphQL: rt, Router: routerClient, Keys: keys, Origins: keys, Tokens: tokens, Users: usersClient, PublicURL: o.PublicURL, CookieKey: CookieKey(o.InternalKey), KV: kvs,
-		Catalog:  &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
-		Payments: &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Payments) + "/graphql"},
-		OpenAPI:  schema.OpenAPI, Checks: checks, Logger: log,
+		Catalog:     &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
+		Payments:    &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Payments) + "/graphql"},
+		Matching:    &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Matching) + "/graphql"},
+		Idempotency: idempotency.New(accessStore.Idempotency()),
+		OpenAPI:     schema.OpenAPI, Checks: checks, Logger: log,
 	})
 	p.Payments = restshim.NewPaymentsServer(restshim.Deps{Checks: edgeChecks, Logger: log})
 	return p, nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -56,6 +57,8 @@ func open(t *testing.T, cfg sqldb.Config) *fixture {
 	f := &fixture{cfg: cfg}
 	p, err := platform.Open(context.Background(), platform.Options{
 		Store: cfg, InternalKey: internalKey, Demo: true, PublicURL: publicURL, Logger: zerolog.New(os.Stderr).Level(zerolog.ErrorLevel),
+		// The test's image server is on loopback, which production refuses.
+		FetchAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 		WrapSubgraphTransport: func(rt http.RoundTripper) http.RoundTripper {
 			return countingTransport{base: rt, n: &f.subgraphCalls}
 		},
@@ -165,6 +168,9 @@ func TestPlatform(t *testing.T) {
 			t.Run("PublishableKeys", f.testPublishableKeys)
 			t.Run("RouterInternalDoor", f.testRouterInternalDoor)
 			t.Run("InternalSubgraphsAreUnreachable", f.testInternalSubgraphsUnreachable)
+			t.Run("PaidFingerprint", f.testPaidFingerprint)
+			t.Run("FiftyIdenticalRequestsChargeOnce", f.testConcurrentIdempotency)
+			t.Run("Recognize", f.testRecognize)
 		})
 	}
 }

@@ -5,16 +5,25 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/vitolahq/vitola/follow"
 	"github.com/vitolahq/vitola/schema"
 	"github.com/vitolahq/vitola/sqldb"
 	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	cataloggraph "github.com/vitolahq/vitola/subgraphs/catalog/graph"
 	"github.com/vitolahq/vitola/subgraphs/catalog/search"
 	catalogsql "github.com/vitolahq/vitola/subgraphs/catalog/sqlstore"
+	"github.com/vitolahq/vitola/subgraphs/matching"
+	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
+	matchinggraph "github.com/vitolahq/vitola/subgraphs/matching/graph"
+	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"
+	"github.com/vitolahq/vitola/subgraphs/matching/matcher"
+	"github.com/vitolahq/vitola/subgraphs/matching/recognize"
+	matchingsql "github.com/vitolahq/vitola/subgraphs/matching/sqlstore"
 	"github.com/vitolahq/vitola/subgraphs/payments"
 	paymentsgraph "github.com/vitolahq/vitola/subgraphs/payments/graph"
 	paymentssql "github.com/vitolahq/vitola/subgraphs/payments/sqlstore"
@@ -55,7 +64,10 @@ type SubgraphOptions struct {
 	Secret []byte
 	// PublicURL is the API's public base URL: the OAuth issuer.
 	PublicURL string
-	Logger    zerolog.Logger
+	// FetchAllow are address ranges the image fetcher may reach although they
+	// are not public (private deployments, tests); empty by default.
+	FetchAllow []netip.Prefix
+	Logger     zerolog.Logger
 }
 
 // stopping closes a store after stopping the work that reads it.
@@ -74,7 +86,7 @@ func (s stopping) Close() error {
 func OpenSubgraph(ctx context.Context, name string, cfg sqldb.Config, o SubgraphOptions) (*Subgraph, error) {
 	start := time.Now()
 	open := map[string]func(context.Context, sqldb.Config, SubgraphOptions) (*Subgraph, bool, error){
-		schema.Catalog: openCatalog, schema.Users: openUsers, schema.Venues: openVenues, schema.Payments: openPayments,
+		schema.Catalog: openCatalog, schema.Users: openUsers, schema.Venues: openVenues, schema.Payments: openPayments, schema.Matching: openMatching,
 	}[name]
 	if open == nil {
 		return nil, fmt.Errorf("unknown subgraph %q", name)
@@ -192,4 +204,39 @@ func sweepReservations(ctx context.Context, ledger payments.Ledger, log zerolog.
 			}
 		}
 	}
+}
+
+func openMatching(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subgraph, bool, error) {
+	st, err := matchingsql.Open(ctx, cfg)
+	if err != nil {
+		return nil, false, err
+	}
+	// Recognition serves a snapshot of the evidence that follows the store:
+	// evidence added by any process is recognized within a second.
+	fctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	evidence, err := follow.Start(fctx, follow.Source[recognize.Snapshot]{
+		Name:    "recognition index",
+		Version: st.EvidenceVersion,
+		Build: func(ctx context.Context) (*recognize.Snapshot, error) {
+			all, err := st.AllEvidence(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return recognize.Build(all), nil
+		},
+	}, search.PollInterval, o.Logger)
+	if err != nil {
+		stop()
+		st.Close()
+		return nil, false, err
+	}
+	m := &matcher.Matcher{
+		Fetch:    imagefetch.New(imagefetch.Config{AllowCIDRs: o.FetchAllow}),
+		Sealer:   matching.NewSealer(o.Secret),
+		Evidence: evidence,
+	}
+	if fingerprint.TesseractAvailable() {
+		m.OCR = fingerprint.Tesseract{}
+	}
+	return &Subgraph{GraphQL: matchinggraph.NewHandler(m), Store: stopping{StoreHandle: st, stop: stop}}, false, nil
 }

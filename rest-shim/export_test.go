@@ -11,5 +11,11 @@ var UserOperations = userOperations
 // FeedOperations exposes the operations the shim sends to the router.
 var FeedOperations = []*subgraph.Operation{opVenueFeed, opBrandFeed}
 
+// MatchingOperations exposes the operations the shim sends to matching.
+var MatchingOperations = matchingOperations
+
+// CigarsByID is the catalog entity lookup recognize sends.
+var CigarsByID = opCigarsByID
+
 // PaymentsOperations exposes the operations the shim sends to payments.
 var PaymentsOperations = []*subgraph.Operation{opReserveCredits, opSettleCredits, opReleaseCredits}

@@ -3,6 +3,7 @@ package restshim
 import (
 	"net/http"
 
+	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/apierr"
 	"github.com/vitolahq/vitola/examples"
 	"github.com/vitolahq/vitola/webui"
@@ -23,6 +24,11 @@ func addRoutes(mux *http.ServeMux, d Deps) {
 	mux.Handle("GET /v1/cigars/{id}", key(getOne(d.Catalog, d.Logger, opCigar, "cigar", "id", "id", "cigar_not_found", "cigar")))
 	mux.Handle("GET /v1/products/barcode/{barcode}", key(getOne(d.Catalog, d.Logger, opProductByBarcode, "productByBarcode", "barcode", "code", "product_not_found", "published product")))
 	mux.Handle("GET /v1/me", key(handleMe(d.Tokens, d.Users, d.Logger)))
+	// Image matching: fingerprints are paid (api.ai, Idempotency-Key, credits);
+	// recognizing one against stored evidence is free.
+	ai := func(h http.Handler) http.Handler { return RequireKey(d.Keys, d.Logger, access.EntitlementAI, h) }
+	mux.Handle("POST /v1/ai/cigars/fingerprint", ai(handlePaid(d.Payments, d.Idempotency, fingerprintRoute(d.Matching), d.Logger)))
+	mux.Handle("POST /v1/ai/cigars/fingerprint/recognize", key(handleRecognize(d.Matching, d.Catalog, d.Logger)))
 	// The public feeds: websites call them with publishable keys.
 	feedKey := func(h http.Handler) http.Handler { return requireKey(d.Keys, d.Logger, keyRule{Public: true}, h) }
 	mux.Handle("GET /venues/{id}/sessions", feedKey(handleBusinessSessions(d.Router, opVenueFeed, "venue", d.Logger)))

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/idempotency"
 	"github.com/vitolahq/vitola/kv"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
@@ -34,6 +35,9 @@ type Deps struct {
 	Catalog  *subgraph.Client
 	Users    *subgraph.Client
 	Payments *subgraph.Client
+	Matching *subgraph.Client
+	// Idempotency records paid requests (in the access store).
+	Idempotency *idempotency.Service
 	// Tokens verifies OAuth access tokens.
 	Tokens *access.Tokens
 	// PublicURL is the API's public base URL (the OAuth issuer); CookieKey signs

@@ -22,15 +22,18 @@ const (
 	Venues  = "venues"
 )
 
-// Payments is the internal subgraph of credits (and, later, payments).
-const Payments = "payments"
+// Internal subgraphs: credits (and, later, payments), and image matching.
+const (
+	Payments = "payments"
+	Matching = "matching"
+)
 
 // Subgraphs lists the subgraphs composed into the public graph.
 var Subgraphs = []string{Catalog, Users, Venues}
 
 // Internal lists the subgraphs that only the shim calls: they are never composed
 // into the public graph, so no public query reaches them.
-var Internal = []string{Payments}
+var Internal = []string{Payments, Matching}
 
 // All lists every subgraph, composed or internal.
 var All = append(append([]string{}, Subgraphs...), Internal...)

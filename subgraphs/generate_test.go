@@ -41,7 +41,7 @@ func TestGeneratedCodeIsFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"catalog", "users", "venues", "payments"} {
+	for _, name := range []string{"catalog", "users", "venues", "payments", "matching"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(copyRoot, "subgraphs", name)

@@ -191,7 +191,7 @@ func TestServeDemoAndAdminCommands(t *testing.T) {
 	}
 
 	line, err = admin(t, "migrate", "--data", data)
-	if err != nil || line != "migrated access, catalog, users, venues, payments (sqlite)" {
+	if err != nil || line != "migrated access, catalog, users, venues, payments, matching (sqlite)" {
 		t.Fatalf("migrate: %q, %v", line, err)
 	}
 }

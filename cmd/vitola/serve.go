@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/netip"
 	"net/url"
 	"os"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/idempotency"
 	"github.com/vitolahq/vitola/logging"
 	"github.com/vitolahq/vitola/platform"
 	restshim "github.com/vitolahq/vitola/rest-shim"
@@ -25,6 +27,7 @@ import (
 	"github.com/vitolahq/vitola/router/limits"
 	"github.com/vitolahq/vitola/schema"
 	cataloggraph "github.com/vitolahq/vitola/subgraphs/catalog/graph"
+	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	"github.com/vitolahq/vitola/trust"
 )
@@ -45,9 +48,12 @@ type serveSettings struct {
 	RouterURL    string
 	SubgraphURLs urlMap
 	Demo         bool
-	LogLevel     string
-	LogFormat    string
-	Limits       limits.Config
+	// FetchAllowCIDRs lets the image fetcher reach these non-public ranges.
+	FetchAllowCIDRs string
+	fetchAllow      []netip.Prefix
+	LogLevel        string
+	LogFormat       string
+	Limits          limits.Config
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*serveSettings, error) {
@@ -68,6 +74,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	if s.Component != "" && !slices.Contains(components, s.Component) {
 		return nil, fmt.Errorf("--component %q: want one of %s", s.Component, strings.Join(components, ", "))
 	}
+	allow, err := imagefetch.ParseCIDRs(s.FetchAllowCIDRs)
+	if err != nil {
+		return nil, fmt.Errorf("--fetch-allow-cidrs: %w", err)
+	}
+	s.fetchAllow = allow
 	return s, nil
 }
 
@@ -86,6 +97,7 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&s.RouterURL, "router-url", envOr(getenv, "VITOLA_ROUTER_URL", "http://127.0.0.1:8090/graphql"), "shim: the router's /graphql URL (env VITOLA_ROUTER_URL)")
 	fs.Var(s.SubgraphURLs, "subgraph-url", "router and shim: NAME=URL of a subgraph's /graphql, repeatable or comma-separated (env VITOLA_SUBGRAPH_URLS)")
 	fs.BoolVar(&s.Demo, "demo", envBool(getenv, "VITOLA_DEMO"), "seed demo data and a demo developer key into empty stores (env VITOLA_DEMO)")
+	fs.StringVar(&s.FetchAllowCIDRs, "fetch-allow-cidrs", envOr(getenv, "VITOLA_FETCH_ALLOW_CIDRS", ""), "image fetching: comma-separated address ranges (e.g. 10.0.0.0/8) that may be fetched although not public, for private deployments; empty: public addresses only (env VITOLA_FETCH_ALLOW_CIDRS)")
 	fs.StringVar(&s.LogLevel, "log-level", envOr(getenv, "VITOLA_LOG_LEVEL", "info"), "debug, info, warn or error (env VITOLA_LOG_LEVEL)")
 	fs.StringVar(&s.LogFormat, "log-format", envOr(getenv, "VITOLA_LOG_FORMAT", "auto"), "json, console, or auto: console on a terminal (env VITOLA_LOG_FORMAT)")
 	fs.IntVar(&s.Limits.MaxDepth, "max-depth", envInt(getenv, "VITOLA_MAX_DEPTH", 8), "GraphQL: maximum depth (env VITOLA_MAX_DEPTH)")
@@ -123,7 +135,7 @@ func serveAll(ctx context.Context, s *serveSettings, log zerolog.Logger, stdout 
 	}
 	p, err := platform.Open(ctx, platform.Options{
 		Store: s.store.config(), RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix, InternalKey: key,
-		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Logger: log, PublicURL: *s.PublicURL,
+		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Logger: log, PublicURL: *s.PublicURL, FetchAllow: s.fetchAllow,
 	})
 	if err != nil {
 		return err
@@ -206,8 +218,9 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	catalogURL, okC := s.SubgraphURLs[schema.Catalog]
 	usersURL, okU := s.SubgraphURLs[schema.Users]
 	paymentsURL, okP := s.SubgraphURLs[schema.Payments]
-	if !okC || !okU || !okP {
-		return fmt.Errorf("the shim needs the catalog's, users' and payments subgraphs' URLs: --subgraph-url catalog=http://HOST:PORT/graphql,users=http://HOST:PORT/graphql,payments=http://HOST:PORT/graphql")
+	matchingURL, okM := s.SubgraphURLs[schema.Matching]
+	if !okC || !okU || !okP || !okM {
+		return fmt.Errorf("the shim needs the URLs of the subgraphs it calls: --subgraph-url catalog=http://HOST:PORT/graphql,users=…,payments=…,matching=…")
 	}
 	key, err := internalKey(s.InternalKey, s.store, false)
 	if err != nil {
@@ -219,8 +232,9 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	api := restshim.NewServer(restshim.Deps{
 		GraphQL: proxy, Keys: keys, Origins: keys, Catalog: &subgraph.Client{HTTP: internal, URL: catalogURL},
 		Payments: &subgraph.Client{HTTP: internal, URL: paymentsURL},
-		Router:   &subgraph.Client{HTTP: internal, URL: s.RouterURL},
-		Users:    usersClient, Tokens: access.NewTokens(*s.PublicURL, restshim.FetchJWKS(usersClient)),
+		Matching: &subgraph.Client{HTTP: internal, URL: matchingURL}, Idempotency: idempotency.New(accessStore.Idempotency()),
+		Router: &subgraph.Client{HTTP: internal, URL: s.RouterURL},
+		Users:  usersClient, Tokens: access.NewTokens(*s.PublicURL, restshim.FetchJWKS(usersClient)),
 		PublicURL: *s.PublicURL, CookieKey: platform.CookieKey(key), KV: kvs,
 		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
 	})
@@ -241,7 +255,7 @@ func serveSubgraph(ctx context.Context, s *serveSettings, log zerolog.Logger) er
 		issuer, _ := trust.NewIssuer(key, schema.Catalog)
 		prober = platform.EntityProber(&trust.Transport{Base: newHTTPTransport(), Issuer: issuer}, s.SubgraphURLs)
 	}
-	sg, err := platform.OpenSubgraph(ctx, s.Component, s.store.config(), platform.SubgraphOptions{Demo: s.Demo, Prober: prober, Secret: key, PublicURL: *s.PublicURL, Logger: log})
+	sg, err := platform.OpenSubgraph(ctx, s.Component, s.store.config(), platform.SubgraphOptions{Demo: s.Demo, Prober: prober, Secret: key, PublicURL: *s.PublicURL, FetchAllow: s.fetchAllow, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ const (
 	shimService    = "shim"
 )
 
-var appServices = []string{migrateService, "catalog", "users", "venues", "payments", "router", shimService}
+var appServices = []string{migrateService, "catalog", "users", "venues", "payments", "matching", "router", shimService}
 
 // TestMain lets the topology test re-execute this test binary as the vitola
 // binary: with childEnv set it runs run() with the arguments after "--" and

@@ -1,0 +1,242 @@
+package platform_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
+)
+
+// bandPhotos serves photos of rendered demo bands on loopback: the test's
+// stand-in for a user's image host.
+func bandPhotos(t *testing.T) *httptest.Server {
+	t.Helper()
+	var mu sync.Mutex
+	cache := map[string][]byte{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		b, ok := cache[r.URL.Path]
+		if !ok {
+			seed, _ := strconv.Atoi(r.URL.Query().Get("seed"))
+			band := bandart.Render(bandart.DesignFor("Padrón", "1964 Anniversary Series"), 600)
+			var buf bytes.Buffer
+			png.Encode(&buf, bandart.Photo(band, bandart.Mild, int64(seed)))
+			b = buf.Bytes()
+			cache[r.URL.Path] = b
+		}
+		w.Header().Set("Content-Type", "image/png")
+		w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// aiKey makes a key with api.ai and the given credits.
+func (f *fixture) aiKey(t *testing.T, credits int64) (plain, id string) {
+	t.Helper()
+	k, plain, err := f.p.Keys.CreateKey(context.Background(), "ai", []string{access.EntitlementAI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if credits > 0 {
+		if _, err := f.p.Credits.Grant(context.Background(), k.ID, credits, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return plain, k.ID
+}
+
+func (f *fixture) balance(t *testing.T, keyID string) int64 {
+	t.Helper()
+	a, err := f.p.Credits.Account(context.Background(), keyID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.Balance
+}
+
+type restResponse struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+func (r restResponse) code() string {
+	var e struct{ Error string }
+	json.Unmarshal(r.Body, &e)
+	return e.Error
+}
+
+func (f *fixture) postJSON(t *testing.T, path, key, idem, body string) restResponse {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("x-service-key", key)
+	}
+	if idem != "" {
+		req.Header.Set("Idempotency-Key", idem)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return restResponse{res.StatusCode, res.Header, b}
+}
+
+func (f *fixture) testPaidFingerprint(t *testing.T) {
+	photos := bandPhotos(t)
+	const path = "/v1/ai/cigars/fingerprint"
+	body := fmt.Sprintf(`{"imageUrl": %q}`, photos.URL+"/band.png?seed=1")
+	key, id := f.aiKey(t, 0)
+
+	// Refusals before any work, each naming what to fix.
+	for _, c := range []struct {
+		name, key, idem, body string
+		status                int
+		code                  string
+	}{
+		{"key without api.ai", f.key, "k1", body, 403, "entitlement_required"},
+		{"no Idempotency-Key", key, "", body, 400, "idempotency_key_required"},
+		{"bad Idempotency-Key", key, "has space", body, 400, "idempotency_key_required"},
+		{"no image", key, "k1", `{}`, 400, "invalid_image_urls"},
+		{"nine images", key, "k1", `{"imageUrls": ["a","b","c","d","e","f","g","h","i"]}`, 400, "invalid_image_urls"},
+		{"unknown field", key, "k1", `{"image": "x"}`, 400, "invalid_body"},
+		{"no credits", key, "k1", body, 402, "insufficient_credits"},
+	} {
+		if r := f.postJSON(t, path, c.key, c.idem, c.body); r.Status != c.status || r.code() != c.code {
+			t.Errorf("%s: %d %s, want %d %s", c.name, r.Status, r.Body, c.status, c.code)
+		}
+	}
+	// The refused key is free again: after credits arrive the same key works.
+	f.p.Credits.Grant(context.Background(), id, 10, "test")
+	r := f.postJSON(t, path, key, "k1", body)
+	if r.Status != 200 || r.Header.Get("X-Service-Ai-Credits-Remaining") != "9" {
+		t.Fatalf("paid fingerprint: %d %s %v", r.Status, r.Body, r.Header)
+	}
+	var fp struct {
+		Object, Version, Seal string
+		Views                 []map[string]any
+	}
+	if err := json.Unmarshal(r.Body, &fp); err != nil || fp.Object != "band_fingerprint" || len(fp.Views) != 1 || !strings.HasPrefix(fp.Seal, "hs256.") {
+		t.Fatalf("fingerprint body: %v %s", err, r.Body)
+	}
+	// Deterministic: another request for the same photo describes it alike.
+	again := f.postJSON(t, path, key, "k2", body)
+	if !bytes.Equal(again.Body, r.Body) {
+		t.Error("the same photo gave two different fingerprints")
+	}
+	// The same key and body replay the stored response with no second charge;
+	// another body with that key is refused.
+	replay := f.postJSON(t, path, key, "k1", body)
+	if replay.Status != 200 || !bytes.Equal(replay.Body, r.Body) || replay.Header.Get("X-Service-Ai-Credits-Remaining") != "9" || replay.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay: %d %v", replay.Status, replay.Header)
+	}
+	if other := f.postJSON(t, path, key, "k1", fmt.Sprintf(`{"imageUrls": [%q, %q]}`, photos.URL+"/a.png", photos.URL+"/b.png")); other.Status != 422 || other.code() != "idempotency_key_reused" {
+		t.Fatalf("same key, other body: %d %s", other.Status, other.Body)
+	}
+	if b := f.balance(t, id); b != 8 {
+		t.Fatalf("balance %d after two charged fingerprints of one image, want 8", b)
+	}
+	// Unsafe or unusable images are refused with their reason, for free.
+	for _, c := range []struct{ url, code string }{
+		{"http://169.254.169.254/latest/meta-data/", "image_address_blocked"},
+		{"http://10.0.0.1/band.jpg", "image_address_blocked"},
+		{"ftp://example.com/band.jpg", "invalid_image_url"},
+		{photos.URL + "/missing", ""},
+	} {
+		u := c.url
+		if c.code == "" { // a page that is not an image
+			u = f.srv.URL + "/docs"
+			c.code = "unsupported_image_type"
+		}
+		r := f.postJSON(t, path, key, "refused-"+c.code+strconv.Itoa(len(u)), fmt.Sprintf(`{"imageUrl": %q}`, u))
+		if r.Status/100 != 4 || r.code() != c.code {
+			t.Errorf("%s: %d %s, want 4xx %s", u, r.Status, r.Body, c.code)
+		}
+	}
+	if b := f.balance(t, id); b != 8 {
+		t.Fatalf("balance %d after refused images, want 8 (refusals are free)", b)
+	}
+}
+
+// Fifty identical paid requests at once: one runs and is charged once; every
+// other either replays its response or is told it is still running.
+func (f *fixture) testConcurrentIdempotency(t *testing.T) {
+	photos := bandPhotos(t)
+	key, id := f.aiKey(t, 5)
+	body := fmt.Sprintf(`{"imageUrl": %q}`, photos.URL+"/band.png?seed=2")
+	var wg sync.WaitGroup
+	statuses := make([]int, 50)
+	for i := range statuses {
+		wg.Go(func() { statuses[i] = f.postJSON(t, "/v1/ai/cigars/fingerprint", key, "same-key", body).Status })
+	}
+	wg.Wait()
+	counts := map[int]int{}
+	for _, s := range statuses {
+		counts[s]++
+	}
+	if counts[200] < 1 || counts[200]+counts[409] != 50 {
+		t.Fatalf("statuses %v, want 200s and 409s only", counts)
+	}
+	if b := f.balance(t, id); b != 4 {
+		t.Fatalf("balance %d after 50 identical requests, want 4 (one charge)", b)
+	}
+	a, _ := f.p.Credits.Account(context.Background(), id)
+	entries, _ := f.p.Credits.Entries(context.Background(), a.ID)
+	var sum int64
+	for _, e := range entries {
+		sum += e.Amount
+	}
+	if sum != 4 {
+		t.Fatalf("ledger sums to %d, balance 4", sum)
+	}
+}
+
+func (f *fixture) testRecognize(t *testing.T) {
+	photos := bandPhotos(t)
+	key, _ := f.aiKey(t, 5)
+	r := f.postJSON(t, "/v1/ai/cigars/fingerprint", key, "rec-1", fmt.Sprintf(`{"imageUrl": %q}`, photos.URL+"/band.png?seed=3"))
+	if r.Status != 200 {
+		t.Fatalf("fingerprint: %d %s", r.Status, r.Body)
+	}
+	const path = "/v1/ai/cigars/fingerprint/recognize"
+	ok := f.postJSON(t, path, f.key, "", fmt.Sprintf(`{"fingerprint": %s, "limit": 3}`, r.Body))
+	if ok.Status != 200 || !bytes.Contains(ok.Body, []byte(`"candidates":[`)) {
+		t.Fatalf("recognize: %d %s", ok.Status, ok.Body)
+	}
+	tampered := bytes.Replace(r.Body, []byte(`"ground"`), []byte(`"accent"`), 1)
+	if bytes.Equal(tampered, r.Body) {
+		t.Fatal("the tamper changed nothing")
+	}
+	for name, c := range map[string]struct {
+		body, code string
+		status     int
+	}{
+		"modified":  {fmt.Sprintf(`{"fingerprint": %s}`, tampered), "invalid_fingerprint", 400},
+		"truncated": {fmt.Sprintf(`{"fingerprint": %s}`, r.Body[:len(r.Body)/2]), "invalid_body", 400},
+		"missing":   {`{"limit": 3}`, "invalid_fingerprint", 400},
+		"limit":     {fmt.Sprintf(`{"fingerprint": %s, "limit": 21}`, r.Body), "invalid_limit", 400},
+	} {
+		if got := f.postJSON(t, path, f.key, "", c.body); got.Status != c.status || got.code() != c.code {
+			t.Errorf("%s: %d %s, want %d %s", name, got.Status, got.Body, c.status, c.code)
+		}
+	}
+	if got := f.postJSON(t, path, "", "", `{}`); got.Status != 401 {
+		t.Errorf("recognize without a key: %d", got.Status)
+	}
+}

@@ -1,0 +1,213 @@
+package restshim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vitolahq/vitola/apierr"
+	"github.com/vitolahq/vitola/subgraphs/subgraph"
+)
+
+var (
+	opFingerprint = subgraph.MustParse(`mutation Fingerprint($urls: [String!]!) { fingerprint(imageUrls: $urls) }`)
+	opRecognize   = subgraph.MustParse(`query Recognize($fp: String!, $limit: Int!) {
+  recognize(fingerprint: $fp, limit: $limit) { cigarId score evidenceId scores { vector color layout hash text textUsed } } }`)
+	opCigarsByID = subgraph.MustParse(`query CigarsByID($r: [_Any!]!) {
+  _entities(representations: $r) { ... on Cigar { id name brand { id name } } } }`)
+	matchingOperations = []*subgraph.Operation{opFingerprint, opRecognize}
+)
+
+// Prices of the paid AI routes, in credits (README, /docs).
+const (
+	// PriceFingerprintPerImage is the fingerprint route's price per photo.
+	PriceFingerprintPerImage = 1
+)
+
+// Limits of the AI routes (the spec's).
+const (
+	maxImages             = 8
+	defaultRecognizeLimit = 5
+	maxRecognizeLimit     = 20
+	maxFingerprintBytes   = 256 << 10
+)
+
+// decodeStrict decodes a JSON object body, refusing unknown fields (a misspelt
+// field would otherwise be ignored silently).
+func decodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
+
+// imageURLs reads the spec's image fields: imageUrl (one) or imageUrls (1 to 8).
+func imageURLs(one *string, many []string) ([]string, *routeError) {
+	bad := func(msg string) *routeError { return &routeError{http.StatusBadRequest, "invalid_image_urls", msg} }
+	switch {
+	case one != nil && many != nil:
+		return nil, bad("give imageUrl (one image) or imageUrls (up to 8), not both")
+	case one != nil:
+		many = []string{*one}
+	case len(many) == 0:
+		return nil, bad("imageUrl or imageUrls (1 to 8 image URLs) is required")
+	case len(many) > maxImages:
+		return nil, bad(fmt.Sprintf("imageUrls holds %d URLs: at most %d images per request", len(many), maxImages))
+	}
+	for i, u := range many {
+		if strings.TrimSpace(u) == "" {
+			return nil, bad(fmt.Sprintf("imageUrls[%d] is empty", i))
+		}
+	}
+	return many, nil
+}
+
+// matchingFailure turns the matching subgraph's refusals into REST errors: a
+// malformed image URL is the client's 400; an image that cannot be used (a
+// blocked address, a failed fetch, too large, not an image) is 422 naming why.
+func matchingFailure(err error) error {
+	var gerrs subgraph.Errors
+	if !errors.As(err, &gerrs) {
+		return err
+	}
+	e := gerrs[0]
+	switch e.Code {
+	case "IMAGE_REFUSED":
+		reason, _ := e.Extensions["reason"].(string)
+		status := http.StatusUnprocessableEntity
+		if reason == "invalid_image_url" || reason == "invalid_image_urls" {
+			status = http.StatusBadRequest
+		}
+		return &routeError{status, reason, e.Message}
+	case "NO_BAND":
+		return &routeError{http.StatusUnprocessableEntity, "no_band_found", e.Message}
+	case "FINGERPRINT_INVALID":
+		return &routeError{http.StatusBadRequest, "invalid_fingerprint", e.Message}
+	}
+	return err
+}
+
+// fingerprintRoute is POST /v1/ai/cigars/fingerprint {imageUrl | imageUrls}:
+// the response body is the sealed fingerprint itself, which recognize takes
+// back whole.
+func fingerprintRoute(matching *subgraph.Client) paidRoute {
+	return paidRoute{
+		name: "fingerprint",
+		parse: func(body []byte) (any, int64, *routeError) {
+			var in struct {
+				ImageURL  *string  `json:"imageUrl"`
+				ImageURLs []string `json:"imageUrls"`
+			}
+			if err := decodeStrict(body, &in); err != nil {
+				return nil, 0, &routeError{http.StatusBadRequest, "invalid_body", "the body must be a JSON object with imageUrl or imageUrls: " + err.Error()}
+			}
+			urls, rerr := imageURLs(in.ImageURL, in.ImageURLs)
+			if rerr != nil {
+				return nil, 0, rerr
+			}
+			return urls, int64(len(urls)) * PriceFingerprintPerImage, nil
+		},
+		work: func(ctx context.Context, req any) (any, int64, error) {
+			urls := req.([]string)
+			var out struct{ Fingerprint string }
+			if err := matching.Do(ctx, opFingerprint, map[string]any{"urls": urls}, &out); err != nil {
+				return nil, 0, matchingFailure(err)
+			}
+			return json.RawMessage(out.Fingerprint), int64(len(urls)) * PriceFingerprintPerImage, nil
+		},
+	}
+}
+
+// POST /v1/ai/cigars/fingerprint/recognize {fingerprint, limit}: free.
+func handleRecognize(matching, catalog *subgraph.Client, log zerolog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Fingerprint json.RawMessage `json:"fingerprint"`
+			Limit       *int            `json:"limit"`
+		}
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxFingerprintBytes))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			apierr.Write(w, http.StatusBadRequest, "invalid_body", "the body must be a JSON object with fingerprint (the whole object the fingerprint route returned) and limit: "+err.Error())
+			return
+		}
+		if len(in.Fingerprint) == 0 || string(in.Fingerprint) == "null" {
+			apierr.Write(w, http.StatusBadRequest, "invalid_fingerprint", "fingerprint is required: pass the whole object the fingerprint route returned")
+			return
+		}
+		limit := defaultRecognizeLimit
+		if in.Limit != nil {
+			if *in.Limit < 1 || *in.Limit > maxRecognizeLimit {
+				apierr.Write(w, http.StatusBadRequest, "invalid_limit", fmt.Sprintf("limit must be a whole number from 1 to %d", maxRecognizeLimit))
+				return
+			}
+			limit = *in.Limit
+		}
+		var rec struct {
+			Recognize []struct {
+				CigarID    string          `json:"cigarId"`
+				Score      float64         `json:"score"`
+				EvidenceID string          `json:"evidenceId"`
+				Scores     json.RawMessage `json:"scores"`
+			}
+		}
+		if err := matching.Do(r.Context(), opRecognize, map[string]any{"fp": string(in.Fingerprint), "limit": limit}, &rec); err != nil {
+			var re *routeError
+			if errors.As(matchingFailure(err), &re) {
+				apierr.Write(w, re.Status, re.Code, re.Message)
+				return
+			}
+			subgraphFailure(w, log, "matching", err)
+			return
+		}
+		// Names and brands come from the catalog, which owns cigars.
+		reps := make([]map[string]any, len(rec.Recognize))
+		for i, c := range rec.Recognize {
+			reps[i] = map[string]any{"__typename": "Cigar", "id": c.CigarID}
+		}
+		var cigars struct {
+			Entities []*struct {
+				ID    string `json:"id"`
+				Name  string `json:"name"`
+				Brand struct {
+					ID   string `json:"id"`
+					Name string `json:"name"`
+				} `json:"brand"`
+			} `json:"_entities"`
+		}
+		if len(reps) > 0 {
+			if err := catalog.Do(r.Context(), opCigarsByID, map[string]any{"r": reps}, &cigars); err != nil {
+				subgraphFailure(w, log, "the catalog", err)
+				return
+			}
+		}
+		type candidate struct {
+			ID       string          `json:"id"`
+			Name     string          `json:"name"`
+			Brand    any             `json:"brand"`
+			Score    float64         `json:"score"`
+			Evidence json.RawMessage `json:"evidence"`
+		}
+		out := []candidate{}
+		for i, c := range rec.Recognize {
+			if i >= len(cigars.Entities) || cigars.Entities[i] == nil || cigars.Entities[i].ID == "" {
+				continue // evidence of a cigar the catalog no longer has
+			}
+			e := cigars.Entities[i]
+			ev, _ := json.Marshal(map[string]any{"id": c.EvidenceID, "scores": c.Scores})
+			out = append(out, candidate{ID: e.ID, Name: e.Name, Brand: e.Brand, Score: c.Score, Evidence: ev})
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"candidates": out, "meta": map[string]any{"limit": limit}})
+	})
+}

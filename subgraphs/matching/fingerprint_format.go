@@ -1,0 +1,82 @@
+package matching
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
+)
+
+// The API's fingerprint: one band seen in 1 to 8 photos. It is what the
+// fingerprint route answers, and what recognize takes back whole.
+const (
+	FingerprintObject  = "band_fingerprint"
+	FingerprintVersion = "vitola-fingerprint-1"
+	// MaxViews bounds the photos of one fingerprint (the API's image limit).
+	MaxViews = 8
+)
+
+// Fingerprint is a sealed description of one band: a view per photo, in the
+// order the photos were given.
+type Fingerprint struct {
+	Object  string                     `json:"object"`
+	Version string                     `json:"version"`
+	Views   []*fingerprint.Fingerprint `json:"views"`
+	// Seal covers everything else (see Sealer).
+	Seal string `json:"seal"`
+}
+
+// Errors of OpenFingerprint.
+var (
+	ErrMalformedFingerprint = errors.New("fingerprint is not a band_fingerprint object as the fingerprint route returns it")
+	ErrBadSeal              = errors.New("fingerprint was modified or truncated (its seal does not match): pass back the whole object the fingerprint route returned")
+)
+
+// canonical is the JSON the seal covers: the fingerprint without its seal, as
+// encoding/json writes it (deterministic for structs), whatever formatting the
+// client used.
+func canonical(f *Fingerprint) ([]byte, error) {
+	c := *f
+	c.Seal = ""
+	return json.Marshal(&c)
+}
+
+// SealFingerprint seals f and returns its JSON.
+func (s *Sealer) SealFingerprint(f *Fingerprint) ([]byte, error) {
+	f.Object, f.Version = FingerprintObject, FingerprintVersion
+	body, err := canonical(f)
+	if err != nil {
+		return nil, err
+	}
+	f.Seal = s.Seal(body)
+	return json.Marshal(f)
+}
+
+// OpenFingerprint decodes a fingerprint a client passed back and checks its
+// seal: unknown or missing fields, another version, or any change fails.
+func (s *Sealer) OpenFingerprint(raw []byte) (*Fingerprint, error) {
+	var f Fingerprint
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil || dec.More() {
+		return nil, fmt.Errorf("%w: %v", ErrMalformedFingerprint, err)
+	}
+	if f.Object != FingerprintObject || f.Version != FingerprintVersion || len(f.Views) == 0 || len(f.Views) > MaxViews {
+		return nil, ErrMalformedFingerprint
+	}
+	for _, v := range f.Views {
+		if v == nil {
+			return nil, ErrMalformedFingerprint
+		}
+	}
+	body, err := canonical(&f)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Verify(body, f.Seal) {
+		return nil, ErrBadSeal
+	}
+	return &f, nil
+}

@@ -1,0 +1,67 @@
+// Package matcher is the matching subgraph's work: it fetches photos safely,
+// describes the band in them as a sealed fingerprint, and recognizes
+// fingerprints against the evidence snapshot that follows the store.
+package matcher
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/vitolahq/vitola/follow"
+	"github.com/vitolahq/vitola/subgraphs/matching"
+	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
+	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"
+	"github.com/vitolahq/vitola/subgraphs/matching/recognize"
+)
+
+// Matcher holds the subgraph's dependencies.
+type Matcher struct {
+	Fetch  *imagefetch.Fetcher
+	Sealer *matching.Sealer
+	// OCR reads band text; nil when no OCR is installed (fingerprints then say
+	// "unavailable").
+	OCR      fingerprint.OCR
+	Evidence *follow.Value[recognize.Snapshot]
+}
+
+// ErrNoBand: a photo held nothing that could be described as a band.
+var ErrNoBand = errors.New("no cigar band could be described in the photo: send a sharper, closer photo of the band")
+
+// Fingerprint fetches the photos (1 to 8) and returns the sealed fingerprint's
+// JSON: one view per photo, in order. Views are computed concurrently; each is
+// deterministic, so the fingerprint is too.
+func (m *Matcher) Fingerprint(ctx context.Context, urls []string) ([]byte, error) {
+	imgs, err := m.Fetch.FetchAll(ctx, urls)
+	if err != nil {
+		return nil, err
+	}
+	views := make([]*fingerprint.Fingerprint, len(imgs))
+	errs := make([]error, len(imgs))
+	var wg sync.WaitGroup
+	for i, img := range imgs {
+		wg.Go(func() {
+			views[i], errs[i] = fingerprint.Compute(img.Image, fingerprint.Options{OCR: m.OCR, Context: ctx})
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if errors.Is(err, fingerprint.ErrEmpty) {
+			return nil, ErrNoBand
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return m.Sealer.SealFingerprint(&matching.Fingerprint{Views: views})
+}
+
+// Recognize checks a passed-back fingerprint's seal and ranks the cigars whose
+// evidence matches it.
+func (m *Matcher) Recognize(raw []byte, limit int) ([]recognize.Candidate, error) {
+	fp, err := m.Sealer.OpenFingerprint(raw)
+	if err != nil {
+		return nil, err
+	}
+	return m.Evidence.Get().Recognize(fp.Views, limit)
+}

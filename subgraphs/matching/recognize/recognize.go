@@ -1,0 +1,128 @@
+// Package recognize answers "which catalog cigar wears this band?" from stored
+// evidence: a snapshot of every evidence fingerprint with an index over their
+// vectors. A query's views each shortlist the nearest evidence through the
+// index; the shortlist is then scored in full (colours, layout, hashes, text)
+// and grouped by cigar. No model inference, no credits.
+package recognize
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/vitolahq/vitola/subgraphs/matching"
+	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
+	"github.com/vitolahq/vitola/subgraphs/matching/index"
+)
+
+// Shortlist is how many nearest evidence items each view scores in full.
+const Shortlist = 64
+
+// Limits of a recognition's candidates.
+const (
+	DefaultLimit = 5
+	MaxLimit     = 20
+)
+
+type entry struct {
+	id, cigarID string
+	fp          *fingerprint.Fingerprint
+}
+
+// Snapshot is the evidence at one version; it is immutable and safe for
+// concurrent queries.
+type Snapshot struct {
+	entries []entry
+	ix      *index.Index
+	// Skipped counts evidence whose fingerprint could not be read (a format
+	// from another version): it is left out, not fatal.
+	Skipped int
+}
+
+// Build indexes the evidence.
+func Build(evidence []*matching.Evidence) *Snapshot {
+	s := &Snapshot{}
+	items := make([]index.Item, 0, len(evidence))
+	for _, e := range evidence {
+		var fp fingerprint.Fingerprint
+		if err := json.Unmarshal(e.Fingerprint, &fp); err != nil || fp.Version != fingerprint.Version || len(fp.Vector) == 0 {
+			s.Skipped++
+			continue
+		}
+		items = append(items, index.Item{Ref: len(s.entries), Vec: fp.Vector})
+		s.entries = append(s.entries, entry{id: e.ID, cigarID: e.CigarID, fp: &fp})
+	}
+	s.ix = index.Build(items)
+	return s
+}
+
+// Len is the number of evidence items served.
+func (s *Snapshot) Len() int { return len(s.entries) }
+
+// Candidate is a cigar the band may be, with the evidence that matched best.
+type Candidate struct {
+	CigarID string
+	// Score is the best evidence's score, 0..1 (views averaged).
+	Score float64
+	// EvidenceID is that evidence; Scores its per-kind scores, averaged over
+	// the views.
+	EvidenceID string
+	Scores     fingerprint.Scores
+}
+
+// Recognize returns up to limit candidates for a band seen in views, best first
+// (ties by cigar ID, so answers are stable).
+func (s *Snapshot) Recognize(views []*fingerprint.Fingerprint, limit int) ([]Candidate, error) {
+	if limit < 1 || limit > MaxLimit {
+		return nil, fmt.Errorf("limit must be 1 to %d", MaxLimit)
+	}
+	if len(views) == 0 || len(s.entries) == 0 {
+		return []Candidate{}, nil
+	}
+	// Every view shortlists; each shortlisted evidence is scored against every
+	// view, so that several photos of one band agree or disagree together.
+	seen := map[int]bool{}
+	var shortlist []int
+	for _, v := range views {
+		for _, h := range s.ix.Nearest(v.Vector, Shortlist) {
+			if !seen[h.Ref] {
+				seen[h.Ref] = true
+				shortlist = append(shortlist, h.Ref)
+			}
+		}
+	}
+	best := map[string]Candidate{}
+	for _, ref := range shortlist {
+		e := s.entries[ref]
+		c := Candidate{CigarID: e.cigarID, EvidenceID: e.id, Scores: average(views, e.fp)}
+		c.Score = c.Scores.Total
+		if prev, ok := best[e.cigarID]; !ok || c.Score > prev.Score || (c.Score == prev.Score && c.EvidenceID < prev.EvidenceID) {
+			best[e.cigarID] = c
+		}
+	}
+	out := make([]Candidate, 0, len(best))
+	for _, c := range best {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Score > out[j].Score || (out[i].Score == out[j].Score && out[i].CigarID < out[j].CigarID)
+	})
+	return out[:min(limit, len(out))], nil
+}
+
+// average compares every view with one evidence fingerprint.
+func average(views []*fingerprint.Fingerprint, ev *fingerprint.Fingerprint) fingerprint.Scores {
+	var sum fingerprint.Scores
+	n := float64(len(views))
+	for _, v := range views {
+		s := fingerprint.Compare(v, ev)
+		sum.Total += s.Total / n
+		sum.Vector += s.Vector / n
+		sum.Color += s.Color / n
+		sum.Layout += s.Layout / n
+		sum.Hash += s.Hash / n
+		sum.Text += s.Text / n
+		sum.TextUsed = sum.TextUsed || s.TextUsed
+	}
+	return sum
+}
