@@ -10,15 +10,16 @@ export VITOLA_WGC := $(WGC)
 
 SDK_DEPS  := sdk/node_modules/.vitola-installed
 
-.PHONY: run test build generate compose tools check-tools clean sdk widget browser
+.PHONY: run test build generate compose tools check-tools clean sdk widget browser evidence ocr
 
 run: build
+	@$(MAKE) --no-print-directory ocr || echo "tesseract could not be installed: fingerprints will carry no OCR text (the platform runs without it)"
 	./bin/vitola serve --demo --data $(DATA)
 
 build:
 	$(GO) build -o bin/vitola ./cmd/vitola
 
-test: tools sdk browser
+test: tools sdk browser ocr
 	$(GO) vet ./...
 	cd sdk && npm run --silent typecheck && npm test --silent
 	$(GO) test -count=1 -timeout 15m ./...
@@ -45,6 +46,13 @@ $(SDK_DEPS): sdk/package.json sdk/package-lock.json
 browser:
 	@command -v chromium >/dev/null || apt-get install -y --no-install-recommends chromium
 
+# ocr: fingerprints read a band's text with tesseract's command-line program
+# when it is installed (optional at run time; the tests use it). Pinned to
+# Debian 12's versions, which the fingerprint tests were tuned with.
+TESSERACT_PKGS = tesseract-ocr=5.3.0-2 libtesseract5=5.3.0-2 tesseract-ocr-eng=1:4.1.0-2
+ocr:
+	@command -v tesseract >/dev/null || apt-get install -y --no-install-recommends $(TESSERACT_PKGS)
+
 # generate regenerates every subgraph's gqlgen code from schema/*.graphqls and
 # recomposes the router config. Tests fail when either is stale.
 generate: compose
@@ -53,6 +61,11 @@ generate: compose
 	cd subgraphs/venues && $(GO) tool gqlgen generate --config gqlgen.yml
 	cd subgraphs/payments && $(GO) tool gqlgen generate --config gqlgen.yml
 	cd subgraphs/matching && $(GO) tool gqlgen generate --config gqlgen.yml
+
+# evidence rebuilds the demo band evidence (rendered demo bands, fingerprinted)
+# after the renderer or the fingerprint changes. A test fails while it is stale.
+evidence:
+	$(GO) run ./subgraphs/matching/evidence/gen
 
 compose: $(WGC)
 	cd schema && $(WGC) router compose -i graph.yaml -o router-config.json

@@ -18,6 +18,7 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/catalog/search"
 	catalogsql "github.com/vitolahq/vitola/subgraphs/catalog/sqlstore"
 	"github.com/vitolahq/vitola/subgraphs/matching"
+	"github.com/vitolahq/vitola/subgraphs/matching/evidence"
 	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
 	matchinggraph "github.com/vitolahq/vitola/subgraphs/matching/graph"
 	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"
@@ -211,6 +212,11 @@ func openMatching(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Su
 	if err != nil {
 		return nil, false, err
 	}
+	seeded, err := seedIfEmpty(ctx, o.Demo, st.CountEvidence, func(ctx context.Context) error { return evidence.SeedDemo(ctx, st) })
+	if err != nil {
+		st.Close()
+		return nil, false, err
+	}
 	// Recognition serves a snapshot of the evidence that follows the store:
 	// evidence added by any process is recognized within a second.
 	fctx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -238,5 +244,5 @@ func openMatching(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Su
 	if fingerprint.TesseractAvailable() {
 		m.OCR = fingerprint.Tesseract{}
 	}
-	return &Subgraph{GraphQL: matchinggraph.NewHandler(m), Store: stopping{StoreHandle: st, stop: stop}}, false, nil
+	return &Subgraph{GraphQL: matchinggraph.NewHandler(m), Store: stopping{StoreHandle: st, stop: stop}}, seeded, nil
 }

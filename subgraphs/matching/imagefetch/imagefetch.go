@@ -365,6 +365,20 @@ var codecs = []codec{
 	{"webp", func(b []byte) bool { return len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP" }, webp.DecodeConfig, webp.Decode},
 }
 
+// Decode checks and decodes image bytes from elsewhere (a file an operator
+// adds as evidence) with the same rules as fetched images: JPEG, PNG or WebP,
+// sniffed, within the byte and pixel caps.
+func (f *Fetcher) Decode(data []byte) (*Image, error) {
+	if int64(len(data)) > f.cfg.MaxBytes {
+		return nil, f.tooLarge(int64(len(data)))
+	}
+	img, err := f.decode(data)
+	if err != nil {
+		return nil, err
+	}
+	return img, nil
+}
+
 // decode sniffs the format from the bytes (Content-Type is the server's claim,
 // not a fact), checks the dimensions in the header, and only then decodes.
 func (f *Fetcher) decode(data []byte) (*Image, *Error) {
