@@ -5,6 +5,7 @@
 //	vitola migrate                    bring every store to the newest schema
 //	vitola import KIND FILE           load catalog, venues, events or sessions from JSON Lines
 //	vitola credits add|balance        a developer key's credits
+//	vitola evidence add               reference band images of a catalog cigar
 //
 // Every admin command prints its result alone on the last line of standard
 // output and exits non-zero on any failure.
@@ -42,6 +43,8 @@ Commands:
   migrate   create or upgrade every store's schema, then exit
   import    import catalog|venues|events|sessions FILE: load JSON Lines
             (- for stdin; formats in README); all or nothing
+  evidence  evidence add --cigar CIGAR_ID FILE...: reference photos of a
+            cigar's band for recognition (--flat for scans); all or nothing
   credits   credits add --key KEY --amount N: grant a key credits (paid AI
             routes); credits balance --key KEY
   users     users create --email E --password P|- --display-name N: an account
@@ -67,6 +70,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "import":
 		return runImport(ctx, rest, getenv, stdin, stdout, stderr)
+	case "evidence":
+		return runEvidence(ctx, rest, getenv, stdout, stderr)
 	case "credits":
 		return runCredits(ctx, rest, getenv, stdout, stderr)
 	case "users":

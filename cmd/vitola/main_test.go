@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"image/png"
 	"io"
 	"net"
 	"net/http"
@@ -22,6 +23,9 @@ import (
 
 	"github.com/vitolahq/vitola/platform"
 	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/subgraphs/catalog"
+	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
+	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
 	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 	userssql "github.com/vitolahq/vitola/subgraphs/users/sqlstore"
@@ -665,5 +669,85 @@ func TestCreditsCommands(t *testing.T) {
 	}
 	if line, _ := admin(t, "credits", "balance", "--data", data, "--key", id); line != id+" has 30 credits" {
 		t.Fatalf("balance after refusals: %q", line)
+	}
+}
+
+func TestEvidenceAddIsRecognizedWithinASecond(t *testing.T) {
+	data := t.TempDir()
+	addr := loopbackAddr(t)
+	serveForTest(t, addr, "--demo", "--data", data, "--payments-addr", loopbackAddr(t), "--fetch-allow-cidrs", "127.0.0.1/32")
+	key := strings.TrimSpace(readFile(t, filepath.Join(data, "demo-key.txt")))
+
+	// A band no demo cigar wears, as a flat scan for the evidence and as a
+	// photo on the test's image host for the query.
+	band := bandart.Render(bandart.DesignFor("Evidence Test Cigars", "Quetzal Reserva"), 600)
+	scan := filepath.Join(t.TempDir(), "quetzal-scan.png")
+	var buf bytes.Buffer
+	png.Encode(&buf, band)
+	os.WriteFile(scan, buf.Bytes(), 0o600)
+	buf.Reset()
+	png.Encode(&buf, bandart.Photo(band, bandart.Mild, 7))
+	photo := buf.Bytes()
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(photo) }))
+	defer host.Close()
+
+	post := func(path, idem, body string) (int, []byte) {
+		req, _ := http.NewRequest("POST", "http://"+addr+path, strings.NewReader(body))
+		req.Header.Set("x-service-key", key)
+		req.Header.Set("Content-Type", "application/json")
+		if idem != "" {
+			req.Header.Set("Idempotency-Key", idem)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, b
+	}
+	status, fp := post("/v1/ai/cigars/fingerprint", "evidence-test", `{"imageUrl": "`+host.URL+`/quetzal.png"}`)
+	if status != 200 {
+		t.Fatalf("fingerprint: %d %s", status, fp)
+	}
+	facts, _ := catalogdemo.LoadFacts()
+	line := facts.Lines[5]
+	cigar := catalog.CigarID(line.Brand, line.Name+" "+line.Vitolas[len(line.Vitolas)-1].Name)
+	top := func() string {
+		status, body := post("/v1/ai/cigars/fingerprint/recognize", "", `{"fingerprint": `+string(fp)+`, "limit": 1}`)
+		var out struct{ Candidates []struct{ ID string } }
+		if json.Unmarshal(body, &out); status != 200 || len(out.Candidates) != 1 {
+			t.Fatalf("recognize: %d %s", status, body)
+		}
+		return out.Candidates[0].ID
+	}
+	if top() == cigar {
+		t.Fatal("recognized before its evidence was added")
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"evidence", "add", "--data", data, "--cigar", "cig_0000000000000000", scan}, "no cigar cig_0000000000000000 in the catalog (nothing was added)"},
+		{[]string{"evidence", "add", "--data", data, "--cigar", "Padrón", scan}, "give the catalog cigar's public ID"},
+		{[]string{"evidence", "add", "--data", data, "--cigar", cigar}, "give one or more image FILEs"},
+		{[]string{"evidence", "add", "--data", data, "--cigar", cigar, scan, "main_test.go"}, "main_test.go: image"},
+		{[]string{"evidence", "add", "--data", data, "--cigar", cigar, scan, "no-such.png"}, "no-such.png: no such file"},
+	} {
+		if _, err := admin(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("vitola %v: %v, want %q", c.args[1:], err, c.want)
+		}
+	}
+	line2, err := admin(t, "evidence", "add", "--data", data, "--flat", "--cigar", cigar, scan)
+	if err != nil || !strings.HasPrefix(line2, "added 1 evidence images for "+cigar+" ("+line.Brand+" ") {
+		t.Fatalf("evidence add: %q %v", line2, err)
+	}
+	deadline := time.Now().Add(time.Second)
+	for top() != cigar {
+		if time.Now().After(deadline) {
+			t.Fatal("added evidence not recognized within one second")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
