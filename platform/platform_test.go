@@ -388,7 +388,7 @@ func (f *fixture) testIntrospection(t *testing.T) {
 		t.Fatal("introspection called a subgraph")
 	}
 	raw, _ := json.Marshal(d)
-	for _, hidden := range []string{`"_entities"`, `"_service"`, `"_Any"`, `"_Entity"`, `"_Service"`, `"link__Import"`, `"oauthJWKS"`, `"oauthToken"`, `"searchPage"`, `"CigarDocument"`} {
+	for _, hidden := range []string{`"_entities"`, `"_service"`, `"_Any"`, `"_Entity"`, `"_Service"`, `"link__Import"`, `"oauthJWKS"`, `"oauthToken"`, `"searchPage"`, `"CigarDocument"`, `"catalogNumber"`} {
 		if bytes.Contains(raw, []byte(hidden)) {
 			t.Errorf("introspection shows %s", hidden)
 		}

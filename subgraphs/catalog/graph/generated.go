@@ -67,6 +67,7 @@ type ComplexityRoot struct {
 		Filler   func(childComplexity int) int
 		ID       func(childComplexity int) int
 		Name     func(childComplexity int) int
+		Number   func(childComplexity int) int
 		Origin   func(childComplexity int) int
 		Wrapper  func(childComplexity int) int
 	}
@@ -322,6 +323,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cigar.Name(childComplexity), true
+	case "Cigar.catalogNumber":
+		if e.ComplexityRoot.Cigar.Number == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cigar.Number(childComplexity), true
 	case "Cigar.origin":
 		if e.ComplexityRoot.Cigar.Origin == nil {
 			break
@@ -889,6 +896,8 @@ type Cigar implements Node @key(fields: "id") {
   brand: Brand!
   "Internal: the cigar as the REST routes show it, rendered in one piece."
   document: CigarDocument! @inaccessible
+  "Internal: the cigar's integer catalog number (the identify route's match.cigar_id)."
+  catalogNumber: Int! @inaccessible
 }
 
 "Internal: a REST search page (JSON): {data: [cigar], pagination: {hasNextPage, endCursor}}."
@@ -1116,6 +1125,8 @@ func (ec *executionContext) childFields_Cigar(ctx context.Context, field graphql
 		return ec.fieldContext_Cigar_brand(ctx, field)
 	case "document":
 		return ec.fieldContext_Cigar_document(ctx, field)
+	case "catalogNumber":
+		return ec.fieldContext_Cigar_catalogNumber(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Cigar", field.Name)
 }
@@ -2276,6 +2287,29 @@ func (ec *executionContext) _Cigar_document(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Cigar_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Cigar", field, true, true, errors.New("field of type CigarDocument does not have child fields"))
+}
+
+func (ec *executionContext) _Cigar_catalogNumber(ctx context.Context, field graphql.CollectedField, obj *catalog.Cigar) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cigar_catalogNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Number, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cigar_catalogNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cigar", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _CigarConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CigarConnection) (ret graphql.Marshaler) {
@@ -5529,6 +5563,11 @@ func (ec *executionContext) _Cigar(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "catalogNumber":
+			out.Values[i] = ec._Cigar_catalogNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
