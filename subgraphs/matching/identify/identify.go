@@ -1,0 +1,295 @@
+// Package identify decides which catalog cigar a user's photos (and words)
+// show, from up to three kinds of evidence: the band's image evidence
+// (recognition), text (the band's OCR and the user's prompt, resolved against
+// the catalog), and, when configured, a vision model. It names a match only
+// when the evidence is confident and agrees; otherwise it returns suggestions
+// for the user to confirm, never silently the first.
+package identify
+
+import (
+	"sort"
+	"strings"
+)
+
+// Modes: which answers may be given.
+const (
+	// Auto answers from the catalog, and reports what was read from the band
+	// when the catalog has no candidate at all.
+	Auto = "auto"
+	// OpenWorld may report a cigar that is not in the catalog: when nothing in
+	// the catalog is a match, it reports what was read from the band.
+	OpenWorld = "open_world"
+	// CatalogGuided answers only from the catalog.
+	CatalogGuided = "catalog_guided"
+)
+
+// Profiles: how much evidence is gathered.
+const (
+	// Quick uses the band's image evidence and the prompt.
+	Quick = "quick"
+	// Thorough also reads the band's text (OCR) and resolves it through the
+	// catalog, and asks the vision model when one is configured and the rest
+	// is not conclusive.
+	Thorough = "thorough"
+)
+
+// Statuses of a result.
+const (
+	Matched     = "matched"
+	Suggestions = "suggestions"
+	OpenWorldID = "open_world"
+	NoMatch     = "no_match"
+)
+
+// Evidence kinds behind a candidate.
+const (
+	EvidenceCombined = "combined"
+	EvidenceImage    = "image"
+	EvidenceText     = "text"
+	EvidenceModel    = "model"
+)
+
+// Cigar is a catalog cigar as results show it.
+type Cigar struct {
+	ID     string
+	Number int
+	Brand  string
+	Name   string
+}
+
+// ImageCandidate is a recognition candidate (score 0..1).
+type ImageCandidate struct {
+	CigarID string
+	Score   float64
+}
+
+// TextResult is the catalog's resolution of the text: candidates best first,
+// and whether the first is clearly the one.
+type TextResult struct {
+	Candidates []Cigar
+	Resolved   bool
+}
+
+// Request is the gathered evidence.
+type Request struct {
+	Mode  string
+	Limit int
+	// Image holds recognition candidates (nil when no photos were given).
+	Image []ImageCandidate
+	// Text is the resolution of the prompt and OCR text (nil without text).
+	Text *TextResult
+	// TextRead is the band's OCR text, for open-world answers.
+	TextRead string
+	// Model is the vision model's answer resolved in the catalog (nil when no
+	// model was asked or it named nothing the catalog has).
+	Model *Cigar
+	// Cigars describes every image candidate (the catalog owns them).
+	Cigars map[string]Cigar
+}
+
+// Candidate is a cigar with the confidence the evidence gives it.
+type Candidate struct {
+	Cigar
+	Confidence float64
+	Evidence   string
+}
+
+// OpenWorldReading is what was read from a band the catalog does not know.
+type OpenWorldReading struct {
+	Text string
+}
+
+// Result is the decision.
+type Result struct {
+	Status      string
+	Match       *Candidate
+	Suggestions []Candidate
+	// Pending are candidates only one kind of evidence supports while the
+	// other kind was there and disagreed: they await the user's confirmation.
+	Pending        []Candidate
+	OpenWorld      *OpenWorldReading
+	Source         string
+	CandidateCount int
+	Reason         string
+}
+
+// Thresholds of the decision. An image-only match needs a recognition score of
+// ImageMatchScore and a lead of ImageMatchMargin over the next line (the
+// recognition benchmark calibrates both to keep wrong matches at or below 2%).
+var (
+	ImageMatchScore  = 0.70
+	ImageMatchMargin = 0.08
+	// CombinedMatch is the confidence a cigar both kinds support needs.
+	CombinedMatch = 0.85
+)
+
+// textScore turns a text candidate's rank into a score: a resolved first
+// candidate is certain; others fade with rank.
+func textScore(rank int, resolved bool) float64 {
+	if rank == 0 && resolved {
+		return 1
+	}
+	return max(0.2, 0.6-0.1*float64(rank))
+}
+
+type tally struct {
+	cigar       Cigar
+	image, text float64
+	hasImage    bool
+	hasText     bool
+	model       bool
+}
+
+// Decide weighs the evidence.
+func Decide(r Request) Result {
+	byID := map[string]*tally{}
+	var order []string
+	get := func(c Cigar) *tally {
+		t, ok := byID[c.ID]
+		if !ok {
+			t = &tally{cigar: c}
+			byID[c.ID] = t
+			order = append(order, c.ID)
+		}
+		return t
+	}
+	for _, ic := range r.Image {
+		c, ok := r.Cigars[ic.CigarID]
+		if !ok {
+			continue // evidence of a cigar the catalog no longer has
+		}
+		t := get(c)
+		t.image, t.hasImage = max(t.image, ic.Score), true
+	}
+	if r.Text != nil {
+		for i, c := range r.Text.Candidates {
+			t := get(c)
+			t.text, t.hasText = max(t.text, textScore(i, r.Text.Resolved)), true
+		}
+	}
+	if r.Model != nil {
+		get(*r.Model).model = true
+	}
+	haveImage, haveText := len(r.Image) > 0, r.Text != nil && len(r.Text.Candidates) > 0
+	res := Result{CandidateCount: len(order), Source: source(haveImage, haveText, r.Model != nil)}
+
+	cands := make([]Candidate, 0, len(order))
+	for _, id := range order {
+		t := byID[id]
+		c := Candidate{Cigar: t.cigar}
+		switch {
+		case t.hasImage && t.hasText:
+			c.Confidence, c.Evidence = 1-(1-t.image)*(1-t.text), EvidenceCombined
+		case t.hasImage:
+			c.Confidence, c.Evidence = t.image, EvidenceImage
+		case t.hasText:
+			c.Confidence, c.Evidence = t.text*0.9, EvidenceText
+		}
+		if t.model {
+			// A model's word is one more witness, never the only one.
+			c.Confidence = 1 - (1-c.Confidence)*0.5
+			if c.Evidence == "" {
+				c.Confidence, c.Evidence = 0.5, EvidenceModel
+			}
+		}
+		cands = append(cands, c)
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		return cands[i].Confidence > cands[j].Confidence || (cands[i].Confidence == cands[j].Confidence && cands[i].ID < cands[j].ID)
+	})
+
+	var match *Candidate
+	if len(cands) > 0 {
+		top := cands[0]
+		second := 0.0
+		if len(cands) > 1 {
+			second = cands[1].Confidence
+		}
+		t := byID[top.ID]
+		switch {
+		case t.hasImage && t.hasText && top.Confidence >= CombinedMatch && top.Confidence-second >= 0.05 && imageTop(r.Image) == top.ID:
+			match, res.Reason = &top, "image_and_text_agree"
+		case haveImage && !haveText && imageDecisive(r.Image, r.Cigars) && (r.Model == nil || t.model):
+			match, res.Reason = &top, "image_decisive"
+		case !haveImage && haveText && r.Text.Resolved && top.Evidence == EvidenceText:
+			match, res.Reason = &top, "text_resolved"
+		case haveImage && haveText && imageTop(r.Image) != textTop(r.Text):
+			res.Reason = "image_and_text_disagree"
+		case len(cands) > 0:
+			res.Reason = "not_confident"
+		}
+	}
+	for _, c := range cands {
+		if match != nil && c.ID == match.ID {
+			continue
+		}
+		// With both kinds of evidence present, a candidate only one supports
+		// awaits confirmation.
+		if haveImage && haveText && c.Evidence != EvidenceCombined {
+			res.Pending = append(res.Pending, c)
+		} else {
+			res.Suggestions = append(res.Suggestions, c)
+		}
+	}
+	res.Suggestions = res.Suggestions[:min(len(res.Suggestions), r.Limit)]
+	res.Pending = res.Pending[:min(len(res.Pending), r.Limit)]
+
+	read := strings.TrimSpace(r.TextRead)
+	switch {
+	case match != nil:
+		res.Status, res.Match = Matched, match
+	case read != "" && (r.Mode == OpenWorld || (r.Mode == Auto && len(cands) == 0)):
+		res.Status, res.OpenWorld = OpenWorldID, &OpenWorldReading{Text: read}
+		if len(cands) == 0 {
+			res.Reason = "not_in_catalog"
+		}
+	case len(res.Suggestions) > 0 || len(res.Pending) > 0:
+		res.Status = Suggestions
+	default:
+		res.Status, res.Reason = NoMatch, "no_candidates"
+	}
+	return res
+}
+
+func imageTop(cs []ImageCandidate) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	return cs[0].CigarID
+}
+
+func textTop(t *TextResult) string {
+	if t == nil || len(t.Candidates) == 0 {
+		return ""
+	}
+	return t.Candidates[0].ID
+}
+
+// imageDecisive applies the recognition decision rule: a high score and a
+// clear lead over the best candidate of another line.
+func imageDecisive(cs []ImageCandidate, cigars map[string]Cigar) bool {
+	if len(cs) == 0 || cs[0].Score < ImageMatchScore {
+		return false
+	}
+	for _, c := range cs[1:] {
+		if cigars[c.CigarID].Brand == cigars[cs[0].CigarID].Brand && cigars[c.CigarID].Name == cigars[cs[0].CigarID].Name {
+			continue
+		}
+		return cs[0].Score-c.Score >= ImageMatchMargin
+	}
+	return true
+}
+
+func source(image, text, model bool) string {
+	switch {
+	case image && text, model && (image || text):
+		return EvidenceCombined
+	case image:
+		return EvidenceImage
+	case text:
+		return EvidenceText
+	case model:
+		return EvidenceModel
+	}
+	return "none"
+}

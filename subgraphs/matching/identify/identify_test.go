@@ -1,0 +1,92 @@
+package identify_test
+
+import (
+	"testing"
+
+	"github.com/vitolahq/vitola/subgraphs/matching/identify"
+)
+
+var (
+	exclusivo = identify.Cigar{ID: "cig_a", Number: 1, Brand: "Padrón", Name: "1964 Anniversary Series Exclusivo"}
+	natural   = identify.Cigar{ID: "cig_b", Number: 2, Brand: "Padrón", Name: "1964 Anniversary Series Natural Exclusivo"}
+	short     = identify.Cigar{ID: "cig_c", Number: 3, Brand: "Arturo Fuente", Name: "Hemingway Short Story"}
+	cigars    = map[string]identify.Cigar{"cig_a": exclusivo, "cig_b": natural, "cig_c": short}
+)
+
+func images(scores ...float64) []identify.ImageCandidate {
+	ids := []string{"cig_a", "cig_b", "cig_c"}
+	out := make([]identify.ImageCandidate, len(scores))
+	for i, s := range scores {
+		out[i] = identify.ImageCandidate{CigarID: ids[i], Score: s}
+	}
+	return out
+}
+
+func TestDecide(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		req       identify.Request
+		status    string
+		match     string
+		evidence  string
+		reason    string
+		suggested int
+		pending   int
+		openWorld bool
+	}{
+		{name: "a decisive image", req: identify.Request{Image: images(0.82, 0.6, 0.4)},
+			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 2},
+		{name: "an image too close to call", req: identify.Request{Image: images(0.82, 0.78)},
+			status: identify.Suggestions, reason: "not_confident", suggested: 2},
+		{name: "a weak image", req: identify.Request{Image: images(0.5, 0.3)},
+			status: identify.Suggestions, reason: "not_confident", suggested: 2},
+		{name: "image and text agree", req: identify.Request{Image: images(0.66, 0.6), Text: &identify.TextResult{Candidates: []identify.Cigar{exclusivo, natural}, Resolved: true}},
+			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceCombined, reason: "image_and_text_agree", suggested: 1},
+		{name: "image and text disagree", req: identify.Request{Image: images(0.9, 0.5), Text: &identify.TextResult{Candidates: []identify.Cigar{short}, Resolved: true}},
+			status: identify.Suggestions, reason: "image_and_text_disagree", pending: 3},
+		{name: "text alone, resolved (force)", req: identify.Request{Text: &identify.TextResult{Candidates: []identify.Cigar{short, exclusivo}, Resolved: true}},
+			status: identify.Matched, match: "cig_c", evidence: identify.EvidenceText, reason: "text_resolved", suggested: 1},
+		{name: "text alone, unresolved", req: identify.Request{Text: &identify.TextResult{Candidates: []identify.Cigar{exclusivo, natural}}},
+			status: identify.Suggestions, reason: "not_confident", suggested: 2},
+		{name: "nothing known, open world", req: identify.Request{Mode: identify.OpenWorld, TextRead: "CASA QUETZAL"},
+			status: identify.OpenWorldID, reason: "not_in_catalog", openWorld: true},
+		{name: "nothing known, auto reports what was read", req: identify.Request{Mode: identify.Auto, TextRead: "CASA QUETZAL"},
+			status: identify.OpenWorldID, reason: "not_in_catalog", openWorld: true},
+		{name: "nothing known, catalog only", req: identify.Request{Mode: identify.CatalogGuided, TextRead: "CASA QUETZAL"},
+			status: identify.NoMatch, reason: "no_candidates"},
+		{name: "weak candidates, auto stays in the catalog", req: identify.Request{Mode: identify.Auto, Image: images(0.5), TextRead: "CASA"},
+			status: identify.Suggestions, reason: "not_confident", suggested: 1},
+		{name: "weak candidates, open world reports the reading too", req: identify.Request{Mode: identify.OpenWorld, Image: images(0.5), TextRead: "CASA"},
+			status: identify.OpenWorldID, reason: "not_confident", suggested: 1, openWorld: true},
+		{name: "a decisive image the model contradicts", req: identify.Request{Image: images(0.9, 0.5), Model: &short},
+			status: identify.Suggestions, reason: "not_confident", suggested: 3},
+		{name: "suggestions respect the limit", req: identify.Request{Image: images(0.5, 0.45, 0.4), Limit: 2},
+			status: identify.Suggestions, reason: "not_confident", suggested: 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.req.Cigars = cigars
+			if c.req.Mode == "" {
+				c.req.Mode = identify.Auto
+			}
+			if c.req.Limit == 0 {
+				c.req.Limit = 5
+			}
+			r := identify.Decide(c.req)
+			if r.Status != c.status || r.Reason != c.reason || len(r.Suggestions) != c.suggested || len(r.Pending) != c.pending || (r.OpenWorld != nil) != c.openWorld {
+				t.Fatalf("got %s (%s) with %d suggestions, %d pending, open world %v; want %s (%s), %d, %d, %v",
+					r.Status, r.Reason, len(r.Suggestions), len(r.Pending), r.OpenWorld != nil, c.status, c.reason, c.suggested, c.pending, c.openWorld)
+			}
+			if c.match != "" && (r.Match == nil || r.Match.ID != c.match || r.Match.Evidence != c.evidence) {
+				t.Fatalf("match %+v, want %s by %s", r.Match, c.match, c.evidence)
+			}
+			if c.match == "" && r.Match != nil {
+				t.Fatalf("matched %+v, want no match", r.Match)
+			}
+			for i := 1; i < len(r.Suggestions); i++ {
+				if r.Suggestions[i].Confidence > r.Suggestions[i-1].Confidence {
+					t.Fatal("suggestions not best first")
+				}
+			}
+		})
+	}
+}
