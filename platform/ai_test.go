@@ -9,12 +9,19 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
+	"github.com/rs/zerolog"
 	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/platform"
+	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
 )
 
@@ -238,5 +245,154 @@ func (f *fixture) testRecognize(t *testing.T) {
 	}
 	if got := f.postJSON(t, path, "", "", `{}`); got.Status != 401 {
 		t.Errorf("recognize without a key: %d", got.Status)
+	}
+}
+
+type identified struct {
+	Status string
+	Match  *struct {
+		CigarID    int `json:"cigar_id"`
+		ID, Brand  string
+		Name       string
+		Confidence float64
+		Evidence   string
+	}
+	Suggestions        []map[string]any
+	PendingSuggestions []map[string]any
+	OpenWorld          *struct{ Text string }
+	Metadata           struct {
+		Source            string
+		ImageCount        int    `json:"image_count"`
+		CandidateCount    int    `json:"candidate_count"`
+		ModelFallbackUsed bool   `json:"model_fallback_used"`
+		DecisionReason    string `json:"decision_reason"`
+	}
+}
+
+func (f *fixture) testIdentify(t *testing.T) {
+	photos := bandPhotos(t)
+	key, id := f.aiKey(t, 20)
+	const path = "/v1/ai/cigars/identify"
+	photo := fmt.Sprintf("%q", photos.URL+"/band.png?seed=4")
+	for _, c := range []struct{ name, body, code string }{
+		{"no image and no force", `{"prompt": "padron 1964"}`, "invalid_image_urls"},
+		{"force without a prompt", `{"force": true}`, "invalid_prompt"},
+		{"force not a boolean", `{"force": "yes", "prompt": "x"}`, "invalid_body"},
+		{"long prompt", fmt.Sprintf(`{"imageUrl": %s, "prompt": %q}`, photo, strings.Repeat("a", 2001)), "invalid_prompt"},
+		{"suggestion limit", fmt.Sprintf(`{"imageUrl": %s, "suggestionLimit": 11}`, photo), "invalid_suggestion_limit"},
+		{"research mode", fmt.Sprintf(`{"imageUrl": %s, "researchMode": "web"}`, photo), "invalid_research_mode"},
+		{"research profile", fmt.Sprintf(`{"imageUrl": %s, "researchProfile": "deep"}`, photo), "invalid_research_profile"},
+	} {
+		if r := f.postJSON(t, path, key, "bad-"+strings.ReplaceAll(c.name, " ", "-"), c.body); r.Status != 400 || r.code() != c.code {
+			t.Errorf("%s: %d %s, want 400 %s", c.name, r.Status, r.Body, c.code)
+		}
+	}
+	if b := f.balance(t, id); b != 20 {
+		t.Fatalf("refused requests charged: balance %d", b)
+	}
+
+	// From the prompt alone (force): the catalog resolves it; cigar_id is the
+	// catalog number and id the public ID.
+	r := f.postJSON(t, "/v1/matches", key, "force-1", `{"force": true, "prompt": "padron 1964 anniversary exclusivo"}`)
+	var got identified
+	json.Unmarshal(r.Body, &got)
+	if r.Status != 200 || got.Status != "matched" || got.Match == nil || got.Match.ID != catalog.CigarID("Padrón", "1964 Anniversary Series Exclusivo") ||
+		got.Match.CigarID < 1 || got.Match.Evidence != "text" || got.Metadata.DecisionReason != "text_resolved" || got.Metadata.ImageCount != 0 ||
+		got.Metadata.ModelFallbackUsed || r.Header.Get("X-Service-Ai-Credits-Remaining") != "18" {
+		t.Fatalf("identify from the prompt: %d %s", r.Status, r.Body)
+	}
+
+	// From a photo, quick: image evidence; never more than one match, and
+	// suggestions otherwise.
+	r = f.postJSON(t, path, key, "photo-1", fmt.Sprintf(`{"imageUrl": %s, "suggestionLimit": 2}`, photo))
+	got = identified{}
+	json.Unmarshal(r.Body, &got)
+	if r.Status != 200 || got.Metadata.ImageCount != 1 || got.Metadata.CandidateCount == 0 || got.Metadata.Source != "image" ||
+		(got.Status != "matched" && got.Status != "suggestions") || len(got.Suggestions) > 2 || r.Header.Get("X-Service-Ai-Credits-Remaining") != "16" {
+		t.Fatalf("identify from a photo: %d %s", r.Status, r.Body)
+	}
+	if got.Status == "matched" && got.Match.ID != catalog.CigarID("Padrón", "1964 Anniversary Series Exclusivo") {
+		t.Fatalf("a photo of the 1964 band matched %+v", got.Match)
+	}
+	// Thorough without a configured model: charged the thorough price only.
+	r = f.postJSON(t, path, key, "photo-2", fmt.Sprintf(`{"imageUrl": %s, "researchProfile": "thorough", "prompt": "padron"}`, photo))
+	got = identified{}
+	json.Unmarshal(r.Body, &got)
+	if r.Status != 200 || got.Metadata.ModelFallbackUsed || got.Metadata.Source != "combined" || r.Header.Get("X-Service-Ai-Credits-Remaining") != "11" {
+		t.Fatalf("thorough identify: %d %s %v", r.Status, r.Body, r.Header)
+	}
+}
+
+// The vision model is a vendor outside the platform: a fake one stands in.
+// It is asked only in the thorough profile when the rest is not conclusive, is
+// charged for only when it answered, and is one witness among others.
+func TestIdentifyAsksTheFakeVisionVendor(t *testing.T) {
+	var calls atomic.Int32
+	var auth atomic.Value
+	fail := atomic.Bool{}
+	vendor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		auth.Store(r.Header.Get("Authorization"))
+		var in struct {
+			ImageURLs []string `json:"imageUrls"`
+			Prompt    string
+		}
+		if json.NewDecoder(r.Body).Decode(&in) != nil || len(in.ImageURLs) != 1 || fail.Load() {
+			http.Error(w, "bad", http.StatusInternalServerError)
+			return
+		}
+		w.Write([]byte(`{"brand": "Arturo Fuente", "name": "Hemingway Short Story"}`))
+	}))
+	defer vendor.Close()
+	p, err := platform.Open(context.Background(), platform.Options{
+		Store: sqldb.Config{DataDir: t.TempDir()}, InternalKey: internalKey, Demo: true, PublicURL: publicURL,
+		Logger: zerolog.New(os.Stderr).Level(zerolog.ErrorLevel), FetchAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+		VisionModelURL: vendor.URL, VisionModelKey: "vendor-secret",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	srv := httptest.NewServer(p.API)
+	defer srv.Close()
+	f := &fixture{srv: srv, p: p}
+	key, _ := f.aiKey(t, 30)
+
+	// A band no evidence knows: recognition is not conclusive.
+	band := bandart.Render(bandart.DesignFor("Unknown Maker", "Mystery Line"), 600)
+	var buf bytes.Buffer
+	png.Encode(&buf, bandart.Photo(band, bandart.Mild, 1))
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(buf.Bytes()) }))
+	defer host.Close()
+	body := fmt.Sprintf(`{"imageUrl": %q, "researchProfile": "%%s"}`, host.URL+"/mystery.png")
+
+	r := f.postJSON(t, "/v1/ai/cigars/identify", key, "quick", fmt.Sprintf(body, "quick"))
+	var got identified
+	json.Unmarshal(r.Body, &got)
+	if r.Status != 200 || got.Metadata.ModelFallbackUsed || calls.Load() != 0 || r.Header.Get("X-Service-Ai-Credits-Remaining") != "28" {
+		t.Fatalf("quick must not ask the model: %d %s (%d calls)", r.Status, r.Body, calls.Load())
+	}
+	r = f.postJSON(t, "/v1/ai/cigars/identify", key, "thorough", fmt.Sprintf(body, "thorough"))
+	got = identified{}
+	json.Unmarshal(r.Body, &got)
+	hemingway := catalog.CigarID("Arturo Fuente", "Hemingway Short Story")
+	var named bool
+	for _, s := range append(got.Suggestions, got.PendingSuggestions...) {
+		named = named || (s["id"] == hemingway && s["evidence"] == "model")
+	}
+	if r.Status != 200 || !got.Metadata.ModelFallbackUsed || calls.Load() != 1 || auth.Load() != "Bearer vendor-secret" || got.Status == "matched" || !named ||
+		r.Header.Get("X-Service-Ai-Credits-Remaining") != "18" {
+		t.Fatalf("thorough asks the model (a witness, not a verdict): %d %s %v", r.Status, r.Body, r.Header)
+	}
+	if strings.Contains(string(r.Body), "vendor-secret") {
+		t.Fatal("the vendor's key leaked into a response")
+	}
+	// A vendor that fails costs nothing and counts as not used.
+	fail.Store(true)
+	r = f.postJSON(t, "/v1/ai/cigars/identify", key, "thorough-2", fmt.Sprintf(body, "thorough"))
+	got = identified{}
+	json.Unmarshal(r.Body, &got)
+	if r.Status != 200 || got.Metadata.ModelFallbackUsed || r.Header.Get("X-Service-Ai-Credits-Remaining") != "13" {
+		t.Fatalf("failed vendor: %d %s %v", r.Status, r.Body, r.Header)
 	}
 }

@@ -54,6 +54,9 @@ type Options struct {
 	// FetchAllow are address ranges the image fetcher may reach although not
 	// public (private deployments, tests).
 	FetchAllow []netip.Prefix
+	// VisionModelURL and VisionModelKey configure identify's optional vision
+	// model (empty URL: off).
+	VisionModelURL, VisionModelKey string
 	// WrapSubgraphTransport, when set, wraps the router's transport to the
 	// subgraphs (tests count the calls through it).
 	WrapSubgraphTransport func(http.RoundTripper) http.RoundTripper
@@ -124,8 +127,11 @@ func Open(ctx context.Context, o Options) (p *Platform, err error) {
 	}
 	prober := EntityProber(&trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: catalogIssuer}, urls)
 	var credits payments.Ledger
+	matchingIssuer, _ := trust.NewIssuer(o.InternalKey, schema.Matching)
+	matchingCatalog := &subgraph.Client{URL: urls[schema.Catalog], HTTP: &http.Client{Transport: &trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: matchingIssuer}}}
 	for _, name := range schema.All {
-		sg, err := OpenSubgraph(ctx, name, o.Store, SubgraphOptions{Demo: o.Demo, Prober: prober, Secret: o.InternalKey, PublicURL: o.PublicURL, FetchAllow: o.FetchAllow, Logger: log})
+		sg, err := OpenSubgraph(ctx, name, o.Store, SubgraphOptions{Demo: o.Demo, Prober: prober, Secret: o.InternalKey, PublicURL: o.PublicURL,
+			FetchAllow: o.FetchAllow, Catalog: matchingCatalog, VisionModelURL: o.VisionModelURL, VisionModelKey: o.VisionModelKey, Logger: log})
 		if err != nil {
 			return nil, err
 		}

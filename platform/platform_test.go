@@ -171,6 +171,7 @@ func TestPlatform(t *testing.T) {
 			t.Run("PaidFingerprint", f.testPaidFingerprint)
 			t.Run("FiftyIdenticalRequestsChargeOnce", f.testConcurrentIdempotency)
 			t.Run("Recognize", f.testRecognize)
+			t.Run("Identify", f.testIdentify)
 		})
 	}
 }

@@ -23,11 +23,13 @@ import (
 	matchinggraph "github.com/vitolahq/vitola/subgraphs/matching/graph"
 	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"
 	"github.com/vitolahq/vitola/subgraphs/matching/matcher"
+	"github.com/vitolahq/vitola/subgraphs/matching/model"
 	"github.com/vitolahq/vitola/subgraphs/matching/recognize"
 	matchingsql "github.com/vitolahq/vitola/subgraphs/matching/sqlstore"
 	"github.com/vitolahq/vitola/subgraphs/payments"
 	paymentsgraph "github.com/vitolahq/vitola/subgraphs/payments/graph"
 	paymentssql "github.com/vitolahq/vitola/subgraphs/payments/sqlstore"
+	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
 	usersgraph "github.com/vitolahq/vitola/subgraphs/users/graph"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
@@ -68,7 +70,13 @@ type SubgraphOptions struct {
 	// FetchAllow are address ranges the image fetcher may reach although they
 	// are not public (private deployments, tests); empty by default.
 	FetchAllow []netip.Prefix
-	Logger     zerolog.Logger
+	// Catalog is matching's client to the catalog subgraph (identify resolves
+	// text and names cigars there).
+	Catalog *subgraph.Client
+	// VisionModelURL and VisionModelKey configure identify's optional model
+	// fallback (empty URL: off).
+	VisionModelURL, VisionModelKey string
+	Logger                         zerolog.Logger
 }
 
 // stopping closes a store after stopping the work that reads it.
@@ -240,6 +248,12 @@ func openMatching(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Su
 		Fetch:    imagefetch.New(imagefetch.Config{AllowCIDRs: o.FetchAllow}),
 		Sealer:   matching.NewSealer(o.Secret),
 		Evidence: evidence,
+	}
+	if o.Catalog != nil {
+		m.Catalog = matcher.CatalogClient{Client: o.Catalog}
+	}
+	if o.VisionModelURL != "" {
+		m.Model = model.New(o.VisionModelURL, o.VisionModelKey)
 	}
 	if fingerprint.TesseractAvailable() {
 		m.OCR = fingerprint.Tesseract{}

@@ -21,7 +21,7 @@ var (
   recognize(fingerprint: $fp, limit: $limit) { cigarId score evidenceId scores { vector color layout hash text textUsed } } }`)
 	opCigarsByID = subgraph.MustParse(`query CigarsByID($r: [_Any!]!) {
   _entities(representations: $r) { ... on Cigar { id name brand { id name } } } }`)
-	matchingOperations = []*subgraph.Operation{opFingerprint, opRecognize}
+	matchingOperations = []*subgraph.Operation{opFingerprint, opRecognize, opIdentify}
 )
 
 // Prices of the paid AI routes, in credits (README, /docs).

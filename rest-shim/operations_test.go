@@ -13,6 +13,7 @@ import (
 	"github.com/vitolahq/vitola/schema"
 	cataloggraph "github.com/vitolahq/vitola/subgraphs/catalog/graph"
 	matchinggraph "github.com/vitolahq/vitola/subgraphs/matching/graph"
+	"github.com/vitolahq/vitola/subgraphs/matching/matcher"
 	paymentsgraph "github.com/vitolahq/vitola/subgraphs/payments/graph"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	usersgraph "github.com/vitolahq/vitola/subgraphs/users/graph"
@@ -25,7 +26,7 @@ func TestOperationsAreValid(t *testing.T) {
 	check(t, usersgraph.NewExecutableSchema(usersgraph.Config{Resolvers: &usersgraph.Resolver{}}).Schema(), restshim.UserOperations)
 	check(t, paymentsgraph.NewExecutableSchema(paymentsgraph.Config{Resolvers: &paymentsgraph.Resolver{}}).Schema(), restshim.PaymentsOperations)
 	check(t, matchinggraph.NewExecutableSchema(matchinggraph.Config{Resolvers: &matchinggraph.Resolver{}}).Schema(), restshim.MatchingOperations)
-	check(t, cataloggraph.NewExecutableSchema(cataloggraph.Config{Resolvers: &cataloggraph.Resolver{}}).Schema(), []*subgraph.Operation{restshim.CigarsByID})
+	check(t, cataloggraph.NewExecutableSchema(cataloggraph.Config{Resolvers: &cataloggraph.Resolver{}}).Schema(), append([]*subgraph.Operation{restshim.CigarsByID}, matcher.CatalogOperations...))
 	// The feeds go through the router: checked against the public graph.
 	composed, err := router.LoadComposed(schema.RouterConfig, nil)
 	if err != nil {

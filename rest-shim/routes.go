@@ -29,6 +29,11 @@ func addRoutes(mux *http.ServeMux, d Deps) {
 	ai := func(h http.Handler) http.Handler { return RequireKey(d.Keys, d.Logger, access.EntitlementAI, h) }
 	mux.Handle("POST /v1/ai/cigars/fingerprint", ai(handlePaid(d.Payments, d.Idempotency, fingerprintRoute(d.Matching), d.Logger)))
 	mux.Handle("POST /v1/ai/cigars/fingerprint/recognize", key(handleRecognize(d.Matching, d.Catalog, d.Logger)))
+	identify := ai(handlePaid(d.Payments, d.Idempotency, identifyRoute(d.Matching), d.Logger))
+	mux.Handle("POST /v1/ai/cigars/identify", identify)
+	// The spec lists /v1/matches both as reserved (501) and as an alias of
+	// identify; it is the alias here (README).
+	mux.Handle("POST /v1/matches", identify)
 	// The public feeds: websites call them with publishable keys.
 	feedKey := func(h http.Handler) http.Handler { return requireKey(d.Keys, d.Logger, keyRule{Public: true}, h) }
 	mux.Handle("GET /venues/{id}/sessions", feedKey(handleBusinessSessions(d.Router, opVenueFeed, "venue", d.Logger)))

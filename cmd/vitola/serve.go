@@ -51,6 +51,8 @@ type serveSettings struct {
 	// FetchAllowCIDRs lets the image fetcher reach these non-public ranges.
 	FetchAllowCIDRs string
 	fetchAllow      []netip.Prefix
+	VisionModelURL  string
+	VisionModelKey  string
 	LogLevel        string
 	LogFormat       string
 	Limits          limits.Config
@@ -97,6 +99,8 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&s.RouterURL, "router-url", envOr(getenv, "VITOLA_ROUTER_URL", "http://127.0.0.1:8090/graphql"), "shim: the router's /graphql URL (env VITOLA_ROUTER_URL)")
 	fs.Var(s.SubgraphURLs, "subgraph-url", "router and shim: NAME=URL of a subgraph's /graphql, repeatable or comma-separated (env VITOLA_SUBGRAPH_URLS)")
 	fs.BoolVar(&s.Demo, "demo", envBool(getenv, "VITOLA_DEMO"), "seed demo data and a demo developer key into empty stores (env VITOLA_DEMO)")
+	fs.StringVar(&s.VisionModelURL, "vision-model-url", envOr(getenv, "VITOLA_VISION_MODEL_URL", ""), "identify: a vision-model vendor's endpoint (POST {imageUrls, prompt} → {brand, name}), asked in the thorough profile when the rest is not conclusive; empty: off (env VITOLA_VISION_MODEL_URL)")
+	secretVar(fs, &s.VisionModelKey, "vision-model-key", "VITOLA_VISION_MODEL_KEY", getenv, "identify: the vision-model vendor's API key, sent as a bearer token (env VITOLA_VISION_MODEL_KEY)")
 	fs.StringVar(&s.FetchAllowCIDRs, "fetch-allow-cidrs", envOr(getenv, "VITOLA_FETCH_ALLOW_CIDRS", ""), "image fetching: comma-separated address ranges (e.g. 10.0.0.0/8) that may be fetched although not public, for private deployments; empty: public addresses only (env VITOLA_FETCH_ALLOW_CIDRS)")
 	fs.StringVar(&s.LogLevel, "log-level", envOr(getenv, "VITOLA_LOG_LEVEL", "info"), "debug, info, warn or error (env VITOLA_LOG_LEVEL)")
 	fs.StringVar(&s.LogFormat, "log-format", envOr(getenv, "VITOLA_LOG_FORMAT", "auto"), "json, console, or auto: console on a terminal (env VITOLA_LOG_FORMAT)")
@@ -136,6 +140,7 @@ func serveAll(ctx context.Context, s *serveSettings, log zerolog.Logger, stdout 
 	p, err := platform.Open(ctx, platform.Options{
 		Store: s.store.config(), RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix, InternalKey: key,
 		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Logger: log, PublicURL: *s.PublicURL, FetchAllow: s.fetchAllow,
+		VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey,
 	})
 	if err != nil {
 		return err
@@ -255,7 +260,13 @@ func serveSubgraph(ctx context.Context, s *serveSettings, log zerolog.Logger) er
 		issuer, _ := trust.NewIssuer(key, schema.Catalog)
 		prober = platform.EntityProber(&trust.Transport{Base: newHTTPTransport(), Issuer: issuer}, s.SubgraphURLs)
 	}
-	sg, err := platform.OpenSubgraph(ctx, s.Component, s.store.config(), platform.SubgraphOptions{Demo: s.Demo, Prober: prober, Secret: key, PublicURL: *s.PublicURL, FetchAllow: s.fetchAllow, Logger: log})
+	var catalogClient *subgraph.Client
+	if u, ok := s.SubgraphURLs[schema.Catalog]; ok && s.Component == schema.Matching {
+		issuer, _ := trust.NewIssuer(key, schema.Matching)
+		catalogClient = &subgraph.Client{URL: u, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer}}}
+	}
+	sg, err := platform.OpenSubgraph(ctx, s.Component, s.store.config(), platform.SubgraphOptions{Demo: s.Demo, Prober: prober, Secret: key, PublicURL: *s.PublicURL,
+		FetchAllow: s.fetchAllow, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Logger: log})
 	if err != nil {
 		return err
 	}

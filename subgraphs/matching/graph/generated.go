@@ -16,6 +16,9 @@ import (
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
+	"github.com/vitolahq/vitola/subgraphs/matching/graph/model"
+	"github.com/vitolahq/vitola/subgraphs/matching/identify"
+	"github.com/vitolahq/vitola/subgraphs/matching/matcher"
 	"github.com/vitolahq/vitola/subgraphs/matching/recognize"
 )
 
@@ -29,6 +32,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Identification() IdentificationResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 }
@@ -46,8 +50,36 @@ type ComplexityRoot struct {
 		Vector   func(childComplexity int) int
 	}
 
+	Identification struct {
+		CandidateCount     func(childComplexity int) int
+		Cost               func(childComplexity int) int
+		ImageCount         func(childComplexity int) int
+		Match              func(childComplexity int) int
+		ModelUsed          func(childComplexity int) int
+		OpenWorld          func(childComplexity int) int
+		PendingSuggestions func(childComplexity int) int
+		Reason             func(childComplexity int) int
+		Source             func(childComplexity int) int
+		Status             func(childComplexity int) int
+		Suggestions        func(childComplexity int) int
+	}
+
+	IdentifiedCigar struct {
+		Brand      func(childComplexity int) int
+		Confidence func(childComplexity int) int
+		Evidence   func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Number     func(childComplexity int) int
+	}
+
 	Mutation struct {
 		Fingerprint func(childComplexity int, imageUrls []string) int
+		Identify    func(childComplexity int, input model.IdentifyInput) int
+	}
+
+	OpenWorldReading struct {
+		Text func(childComplexity int) int
 	}
 
 	Query struct {
@@ -67,8 +99,14 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type IdentificationResolver interface {
+	Match(ctx context.Context, obj *matcher.Identification) (*identify.Candidate, error)
+	Suggestions(ctx context.Context, obj *matcher.Identification) ([]*identify.Candidate, error)
+	PendingSuggestions(ctx context.Context, obj *matcher.Identification) ([]*identify.Candidate, error)
+}
 type MutationResolver interface {
 	Fingerprint(ctx context.Context, imageUrls []string) (string, error)
+	Identify(ctx context.Context, input model.IdentifyInput) (*matcher.Identification, error)
 }
 type QueryResolver interface {
 	Recognize(ctx context.Context, fingerprint string, limit int) ([]*recognize.Candidate, error)
@@ -130,6 +168,110 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EvidenceScores.Vector(childComplexity), true
 
+	case "Identification.candidateCount":
+		if e.ComplexityRoot.Identification.CandidateCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Identification.CandidateCount(childComplexity), true
+	case "Identification.cost":
+		if e.ComplexityRoot.Identification.Cost == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Identification.Cost(childComplexity), true
+	case "Identification.imageCount":
+		if e.ComplexityRoot.Identification.ImageCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Identification.ImageCount(childComplexity), true
+	case "Identification.match":
+		if e.ComplexityRoot.Identification.Match == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Identification.Match(childComplexity), true
+	case "Identification.modelFallbackUsed":
+		if e.ComplexityRoot.Identification.ModelUsed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Identification.ModelUsed(childComplexity), true
+	case "Identification.openWorld":
+		if e.ComplexityRoot.Identification.OpenWorld == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Identification.OpenWorld(childComplexity), true
+	case "Identification.pendingSuggestions":
+		if e.ComplexityRoot.Identification.PendingSuggestions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Identification.PendingSuggestions(childComplexity), true
+	case "Identification.decisionReason":
+		if e.ComplexityRoot.Identification.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Identification.Reason(childComplexity), true
+	case "Identification.source":
+		if e.ComplexityRoot.Identification.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Identification.Source(childComplexity), true
+	case "Identification.status":
+		if e.ComplexityRoot.Identification.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Identification.Status(childComplexity), true
+	case "Identification.suggestions":
+		if e.ComplexityRoot.Identification.Suggestions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Identification.Suggestions(childComplexity), true
+
+	case "IdentifiedCigar.brand":
+		if e.ComplexityRoot.IdentifiedCigar.Brand == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IdentifiedCigar.Brand(childComplexity), true
+	case "IdentifiedCigar.confidence":
+		if e.ComplexityRoot.IdentifiedCigar.Confidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IdentifiedCigar.Confidence(childComplexity), true
+	case "IdentifiedCigar.evidence":
+		if e.ComplexityRoot.IdentifiedCigar.Evidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IdentifiedCigar.Evidence(childComplexity), true
+	case "IdentifiedCigar.id":
+		if e.ComplexityRoot.IdentifiedCigar.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IdentifiedCigar.ID(childComplexity), true
+	case "IdentifiedCigar.name":
+		if e.ComplexityRoot.IdentifiedCigar.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IdentifiedCigar.Name(childComplexity), true
+	case "IdentifiedCigar.cigarId":
+		if e.ComplexityRoot.IdentifiedCigar.Number == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IdentifiedCigar.Number(childComplexity), true
+
 	case "Mutation.fingerprint":
 		if e.ComplexityRoot.Mutation.Fingerprint == nil {
 			break
@@ -141,6 +283,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Fingerprint(childComplexity, args["imageUrls"].([]string)), true
+	case "Mutation.identify":
+		if e.ComplexityRoot.Mutation.Identify == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_identify_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Identify(childComplexity, args["input"].(model.IdentifyInput)), true
+
+	case "OpenWorldReading.text":
+		if e.ComplexityRoot.OpenWorldReading.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenWorldReading.Text(childComplexity), true
 
 	case "Query.evidenceCount":
 		if e.ComplexityRoot.Query.EvidenceCount == nil {
@@ -193,7 +353,9 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
-	inputUnmarshalMap := graphql.BuildUnmarshalerMap()
+	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputIdentifyInput,
+	)
 	first := true
 
 	switch opCtx.Operation.Operation {
@@ -289,6 +451,57 @@ type Mutation {
   image_address_blocked), NO_BAND (no band could be described).
   """
   fingerprint(imageUrls: [String!]!): String!
+  """
+  Names the cigar in photos (or, with no photos, in the prompt alone) from the
+  band's image evidence, its text resolved in the catalog, the prompt, and the
+  vision model when configured (thorough only). Errors: IMAGE_REFUSED, NO_BAND.
+  """
+  identify(input: IdentifyInput!): Identification!
+}
+
+input IdentifyInput {
+  "0 to 8 photos (0 only when the caller forced a prompt-only identification)."
+  imageUrls: [String!]!
+  prompt: String
+  "Suggestions (and pending suggestions) at most: 1 to 10."
+  suggestionLimit: Int! = 3
+  "auto, open_world or catalog_guided."
+  researchMode: String! = "auto"
+  "quick or thorough."
+  researchProfile: String! = "quick"
+}
+
+type Identification {
+  "matched, suggestions, open_world or no_match."
+  status: String!
+  match: IdentifiedCigar
+  suggestions: [IdentifiedCigar!]!
+  "Candidates only one kind of evidence supports, awaiting the user's confirmation."
+  pendingSuggestions: [IdentifiedCigar!]!
+  "What was read from a band the catalog does not know (open_world)."
+  openWorld: OpenWorldReading
+  source: String!
+  imageCount: Int!
+  candidateCount: Int!
+  modelFallbackUsed: Boolean!
+  decisionReason: String!
+  "Credits the work cost (at most the held price)."
+  cost: Int!
+}
+
+type IdentifiedCigar {
+  id: ID!
+  "The catalog number."
+  cigarId: Int!
+  brand: String!
+  name: String!
+  confidence: Float!
+  "combined, image, text or model."
+  evidence: String!
+}
+
+type OpenWorldReading {
+  text: String!
 }
 
 "A candidate cigar and the evidence that matched it."
@@ -336,6 +549,60 @@ func (ec *executionContext) childFields_EvidenceScores(ctx context.Context, fiel
 		return ec.fieldContext_EvidenceScores_textUsed(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EvidenceScores", field.Name)
+}
+
+func (ec *executionContext) childFields_Identification(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_Identification_status(ctx, field)
+	case "match":
+		return ec.fieldContext_Identification_match(ctx, field)
+	case "suggestions":
+		return ec.fieldContext_Identification_suggestions(ctx, field)
+	case "pendingSuggestions":
+		return ec.fieldContext_Identification_pendingSuggestions(ctx, field)
+	case "openWorld":
+		return ec.fieldContext_Identification_openWorld(ctx, field)
+	case "source":
+		return ec.fieldContext_Identification_source(ctx, field)
+	case "imageCount":
+		return ec.fieldContext_Identification_imageCount(ctx, field)
+	case "candidateCount":
+		return ec.fieldContext_Identification_candidateCount(ctx, field)
+	case "modelFallbackUsed":
+		return ec.fieldContext_Identification_modelFallbackUsed(ctx, field)
+	case "decisionReason":
+		return ec.fieldContext_Identification_decisionReason(ctx, field)
+	case "cost":
+		return ec.fieldContext_Identification_cost(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Identification", field.Name)
+}
+
+func (ec *executionContext) childFields_IdentifiedCigar(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_IdentifiedCigar_id(ctx, field)
+	case "cigarId":
+		return ec.fieldContext_IdentifiedCigar_cigarId(ctx, field)
+	case "brand":
+		return ec.fieldContext_IdentifiedCigar_brand(ctx, field)
+	case "name":
+		return ec.fieldContext_IdentifiedCigar_name(ctx, field)
+	case "confidence":
+		return ec.fieldContext_IdentifiedCigar_confidence(ctx, field)
+	case "evidence":
+		return ec.fieldContext_IdentifiedCigar_evidence(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IdentifiedCigar", field.Name)
+}
+
+func (ec *executionContext) childFields_OpenWorldReading(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "text":
+		return ec.fieldContext_OpenWorldReading_text(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OpenWorldReading", field.Name)
 }
 
 func (ec *executionContext) childFields_Recognition(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -479,6 +746,20 @@ func (ec *executionContext) field_Mutation_fingerprint_args(ctx context.Context,
 		return nil, err
 	}
 	args["imageUrls"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_identify_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.IdentifyInput, error) {
+			return ec.unmarshalNIdentifyInput2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋgraphᚋmodelᚐIdentifyInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -716,6 +997,433 @@ func (ec *executionContext) fieldContext_EvidenceScores_textUsed(_ context.Conte
 	return graphql.NewScalarFieldContext("EvidenceScores", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Identification_status(ctx context.Context, field graphql.CollectedField, obj *matcher.Identification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Identification_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Identification_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Identification", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Identification_match(ctx context.Context, field graphql.CollectedField, obj *matcher.Identification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Identification_match(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Identification().Match(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *identify.Candidate) graphql.Marshaler {
+			return ec.marshalOIdentifiedCigar2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋidentifyᚐCandidate(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Identification_match(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Identification",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IdentifiedCigar(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Identification_suggestions(ctx context.Context, field graphql.CollectedField, obj *matcher.Identification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Identification_suggestions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Identification().Suggestions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*identify.Candidate) graphql.Marshaler {
+			return ec.marshalNIdentifiedCigar2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋidentifyᚐCandidateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Identification_suggestions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Identification",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IdentifiedCigar(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Identification_pendingSuggestions(ctx context.Context, field graphql.CollectedField, obj *matcher.Identification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Identification_pendingSuggestions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Identification().PendingSuggestions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*identify.Candidate) graphql.Marshaler {
+			return ec.marshalNIdentifiedCigar2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋidentifyᚐCandidateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Identification_pendingSuggestions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Identification",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IdentifiedCigar(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Identification_openWorld(ctx context.Context, field graphql.CollectedField, obj *matcher.Identification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Identification_openWorld(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenWorld, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *identify.OpenWorldReading) graphql.Marshaler {
+			return ec.marshalOOpenWorldReading2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋidentifyᚐOpenWorldReading(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Identification_openWorld(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Identification",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenWorldReading(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Identification_source(ctx context.Context, field graphql.CollectedField, obj *matcher.Identification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Identification_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Identification_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Identification", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Identification_imageCount(ctx context.Context, field graphql.CollectedField, obj *matcher.Identification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Identification_imageCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImageCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Identification_imageCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Identification", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Identification_candidateCount(ctx context.Context, field graphql.CollectedField, obj *matcher.Identification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Identification_candidateCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CandidateCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Identification_candidateCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Identification", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Identification_modelFallbackUsed(ctx context.Context, field graphql.CollectedField, obj *matcher.Identification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Identification_modelFallbackUsed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ModelUsed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Identification_modelFallbackUsed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Identification", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Identification_decisionReason(ctx context.Context, field graphql.CollectedField, obj *matcher.Identification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Identification_decisionReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Identification_decisionReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Identification", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Identification_cost(ctx context.Context, field graphql.CollectedField, obj *matcher.Identification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Identification_cost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cost, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Identification_cost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Identification", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IdentifiedCigar_id(ctx context.Context, field graphql.CollectedField, obj *identify.Candidate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IdentifiedCigar_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IdentifiedCigar_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IdentifiedCigar", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IdentifiedCigar_cigarId(ctx context.Context, field graphql.CollectedField, obj *identify.Candidate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IdentifiedCigar_cigarId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Number, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IdentifiedCigar_cigarId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IdentifiedCigar", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IdentifiedCigar_brand(ctx context.Context, field graphql.CollectedField, obj *identify.Candidate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IdentifiedCigar_brand(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Brand, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IdentifiedCigar_brand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IdentifiedCigar", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IdentifiedCigar_name(ctx context.Context, field graphql.CollectedField, obj *identify.Candidate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IdentifiedCigar_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IdentifiedCigar_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IdentifiedCigar", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IdentifiedCigar_confidence(ctx context.Context, field graphql.CollectedField, obj *identify.Candidate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IdentifiedCigar_confidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Confidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IdentifiedCigar_confidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IdentifiedCigar", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IdentifiedCigar_evidence(ctx context.Context, field graphql.CollectedField, obj *identify.Candidate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IdentifiedCigar_evidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Evidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IdentifiedCigar_evidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IdentifiedCigar", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Mutation_fingerprint(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -758,6 +1466,73 @@ func (ec *executionContext) fieldContext_Mutation_fingerprint(ctx context.Contex
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_identify(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_identify(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Identify(ctx, fc.Args["input"].(model.IdentifyInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *matcher.Identification) graphql.Marshaler {
+			return ec.marshalNIdentification2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋmatcherᚐIdentification(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_identify(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Identification(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_identify_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenWorldReading_text(ctx context.Context, field graphql.CollectedField, obj *identify.OpenWorldReading) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenWorldReading_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenWorldReading_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenWorldReading", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Query_recognize(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -2063,6 +2838,74 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputIdentifyInput(ctx context.Context, obj any) (model.IdentifyInput, error) {
+	var it model.IdentifyInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["suggestionLimit"]; !present {
+		asMap["suggestionLimit"] = 3
+	}
+	if _, present := asMap["researchMode"]; !present {
+		asMap["researchMode"] = "auto"
+	}
+	if _, present := asMap["researchProfile"]; !present {
+		asMap["researchProfile"] = "quick"
+	}
+
+	fieldsInOrder := [...]string{"imageUrls", "prompt", "suggestionLimit", "researchMode", "researchProfile"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "imageUrls":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("imageUrls"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ImageUrls = data
+		case "prompt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prompt"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Prompt = data
+		case "suggestionLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("suggestionLimit"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SuggestionLimit = data
+		case "researchMode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("researchMode"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ResearchMode = data
+		case "researchProfile":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("researchProfile"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ResearchProfile = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -2134,6 +2977,256 @@ func (ec *executionContext) _EvidenceScores(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var identificationImplementors = []string{"Identification"}
+
+func (ec *executionContext) _Identification(ctx context.Context, sel ast.SelectionSet, obj *matcher.Identification) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, identificationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Identification")
+		case "status":
+			out.Values[i] = ec._Identification_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "match":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Identification_match(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "suggestions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Identification_suggestions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "pendingSuggestions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Identification_pendingSuggestions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "openWorld":
+			out.Values[i] = ec._Identification_openWorld(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "source":
+			out.Values[i] = ec._Identification_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "imageCount":
+			out.Values[i] = ec._Identification_imageCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "candidateCount":
+			out.Values[i] = ec._Identification_candidateCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "modelFallbackUsed":
+			out.Values[i] = ec._Identification_modelFallbackUsed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "decisionReason":
+			out.Values[i] = ec._Identification_decisionReason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cost":
+			out.Values[i] = ec._Identification_cost(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var identifiedCigarImplementors = []string{"IdentifiedCigar"}
+
+func (ec *executionContext) _IdentifiedCigar(ctx context.Context, sel ast.SelectionSet, obj *identify.Candidate) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, identifiedCigarImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IdentifiedCigar")
+		case "id":
+			out.Values[i] = ec._IdentifiedCigar_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cigarId":
+			out.Values[i] = ec._IdentifiedCigar_cigarId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "brand":
+			out.Values[i] = ec._IdentifiedCigar_brand(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._IdentifiedCigar_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confidence":
+			out.Values[i] = ec._IdentifiedCigar_confidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "evidence":
+			out.Values[i] = ec._IdentifiedCigar_evidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -2158,6 +3251,51 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_fingerprint(ctx, field)
 			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "identify":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_identify(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var openWorldReadingImplementors = []string{"OpenWorldReading"}
+
+func (ec *executionContext) _OpenWorldReading(ctx context.Context, sel ast.SelectionSet, obj *identify.OpenWorldReading) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, openWorldReadingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OpenWorldReading")
+		case "text":
+			out.Values[i] = ec._OpenWorldReading_text(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2778,6 +3916,47 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) marshalNIdentification2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋmatcherᚐIdentification(ctx context.Context, sel ast.SelectionSet, v *matcher.Identification) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Identification(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIdentifiedCigar2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋidentifyᚐCandidateᚄ(ctx context.Context, sel ast.SelectionSet, v []*identify.Candidate) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIdentifiedCigar2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋidentifyᚐCandidate(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIdentifiedCigar2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋidentifyᚐCandidate(ctx context.Context, sel ast.SelectionSet, v *identify.Candidate) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IdentifiedCigar(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNIdentifyInput2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋgraphᚋmodelᚐIdentifyInput(ctx context.Context, v any) (model.IdentifyInput, error) {
+	res, err := ec.unmarshalInputIdentifyInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -2786,6 +3965,22 @@ func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, 
 func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalInt(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
+	res, err := graphql.UnmarshalInt64(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalInt64(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -3033,6 +4228,20 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOIdentifiedCigar2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋidentifyᚐCandidate(ctx context.Context, sel ast.SelectionSet, v *identify.Candidate) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._IdentifiedCigar(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOOpenWorldReading2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋidentifyᚐOpenWorldReading(ctx context.Context, sel ast.SelectionSet, v *identify.OpenWorldReading) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OpenWorldReading(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -9,8 +9,26 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/vitolahq/vitola/subgraphs/matching/graph/model"
+	"github.com/vitolahq/vitola/subgraphs/matching/identify"
+	"github.com/vitolahq/vitola/subgraphs/matching/matcher"
 	"github.com/vitolahq/vitola/subgraphs/matching/recognize"
 )
+
+// Match is the resolver for the match field.
+func (r *identificationResolver) Match(ctx context.Context, obj *matcher.Identification) (*identify.Candidate, error) {
+	return obj.Match, nil
+}
+
+// Suggestions is the resolver for the suggestions field.
+func (r *identificationResolver) Suggestions(ctx context.Context, obj *matcher.Identification) ([]*identify.Candidate, error) {
+	return pointers(obj.Suggestions), nil
+}
+
+// PendingSuggestions is the resolver for the pendingSuggestions field.
+func (r *identificationResolver) PendingSuggestions(ctx context.Context, obj *matcher.Identification) ([]*identify.Candidate, error) {
+	return pointers(obj.Pending), nil
+}
 
 // Fingerprint is the resolver for the fingerprint field.
 func (r *mutationResolver) Fingerprint(ctx context.Context, imageUrls []string) (string, error) {
@@ -22,6 +40,25 @@ func (r *mutationResolver) Fingerprint(ctx context.Context, imageUrls []string) 
 		return "", matchError(ctx, err)
 	}
 	return string(raw), nil
+}
+
+// Identify is the resolver for the identify field.
+func (r *mutationResolver) Identify(ctx context.Context, input model.IdentifyInput) (*matcher.Identification, error) {
+	if err := shimOnly(ctx); err != nil {
+		return nil, err
+	}
+	in := matcher.IdentifyInput{ImageURLs: input.ImageUrls, Limit: input.SuggestionLimit, Mode: input.ResearchMode, Profile: input.ResearchProfile}
+	if input.Prompt != nil {
+		in.Prompt = *input.Prompt
+	}
+	if err := checkIdentify(in); err != nil {
+		return nil, fail(ctx, CodeBadInput, err.Error(), nil)
+	}
+	out, err := r.Matcher.Identify(ctx, in)
+	if err != nil {
+		return nil, matchError(ctx, err)
+	}
+	return out, nil
 }
 
 // Recognize is the resolver for the recognize field.
@@ -36,11 +73,7 @@ func (r *queryResolver) Recognize(ctx context.Context, fingerprint string, limit
 	if err != nil {
 		return nil, matchError(ctx, err)
 	}
-	out := make([]*recognize.Candidate, len(cands))
-	for i := range cands {
-		out[i] = &cands[i]
-	}
-	return out, nil
+	return pointers(cands), nil
 }
 
 // EvidenceCount is the resolver for the evidenceCount field.
@@ -51,6 +84,9 @@ func (r *queryResolver) EvidenceCount(ctx context.Context) (int, error) {
 	return r.Matcher.Evidence.Get().Len(), nil
 }
 
+// Identification returns IdentificationResolver implementation.
+func (r *Resolver) Identification() IdentificationResolver { return &identificationResolver{r} }
+
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
@@ -58,6 +94,7 @@ func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
 type (
-	mutationResolver struct{ *Resolver }
-	queryResolver    struct{ *Resolver }
+	identificationResolver struct{ *Resolver }
+	mutationResolver       struct{ *Resolver }
+	queryResolver          struct{ *Resolver }
 )

@@ -5,12 +5,16 @@ package graph
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/vitolahq/vitola/subgraphs/matching"
+	"github.com/vitolahq/vitola/subgraphs/matching/identify"
 	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"
 	"github.com/vitolahq/vitola/subgraphs/matching/matcher"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
@@ -65,4 +69,32 @@ func matchError(ctx context.Context, err error) error {
 		return fail(ctx, CodeFingerprintInvalid, err.Error(), nil)
 	}
 	return err
+}
+
+func pointers[T any](xs []T) []*T {
+	out := make([]*T, len(xs))
+	for i := range xs {
+		out[i] = &xs[i]
+	}
+	return out
+}
+
+// checkIdentify applies identify's input rules (the shim checks them first,
+// with REST errors; these hold for any caller).
+func checkIdentify(in matcher.IdentifyInput) error {
+	switch {
+	case len(in.ImageURLs) > matching.MaxViews:
+		return fmt.Errorf("at most %d images", matching.MaxViews)
+	case len(in.ImageURLs) == 0 && strings.TrimSpace(in.Prompt) == "":
+		return errors.New("without images, a prompt is required")
+	case utf8.RuneCountInString(in.Prompt) > identify.MaxPrompt:
+		return fmt.Errorf("prompt is longer than %d characters", identify.MaxPrompt)
+	case in.Limit < 1 || in.Limit > identify.MaxSuggestions:
+		return fmt.Errorf("suggestionLimit must be 1 to %d", identify.MaxSuggestions)
+	case in.Mode != identify.Auto && in.Mode != identify.OpenWorld && in.Mode != identify.CatalogGuided:
+		return fmt.Errorf("researchMode %q: want auto, open_world or catalog_guided", in.Mode)
+	case in.Profile != identify.Quick && in.Profile != identify.Thorough:
+		return fmt.Errorf("researchProfile %q: want quick or thorough", in.Profile)
+	}
+	return nil
 }

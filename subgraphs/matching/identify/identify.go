@@ -33,6 +33,12 @@ const (
 	Thorough = "thorough"
 )
 
+// Input limits (the spec's).
+const (
+	MaxPrompt      = 2000
+	MaxSuggestions = 10
+)
+
 // Statuses of a result.
 const (
 	Matched     = "matched"

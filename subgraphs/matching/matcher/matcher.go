@@ -6,7 +6,6 @@ package matcher
 import (
 	"context"
 	"errors"
-	"sync"
 
 	"github.com/vitolahq/vitola/follow"
 	"github.com/vitolahq/vitola/subgraphs/matching"
@@ -23,6 +22,10 @@ type Matcher struct {
 	// "unavailable").
 	OCR      fingerprint.OCR
 	Evidence *follow.Value[recognize.Snapshot]
+	// Catalog resolves text and describes cigars for identify.
+	Catalog Catalog
+	// Model is the optional vision-model fallback (nil: off).
+	Model Model
 }
 
 // ErrNoBand: a photo held nothing that could be described as a band.
@@ -32,26 +35,9 @@ var ErrNoBand = errors.New("no cigar band could be described in the photo: send 
 // JSON: one view per photo, in order. Views are computed concurrently; each is
 // deterministic, so the fingerprint is too.
 func (m *Matcher) Fingerprint(ctx context.Context, urls []string) ([]byte, error) {
-	imgs, err := m.Fetch.FetchAll(ctx, urls)
+	views, err := m.views(ctx, urls, true)
 	if err != nil {
 		return nil, err
-	}
-	views := make([]*fingerprint.Fingerprint, len(imgs))
-	errs := make([]error, len(imgs))
-	var wg sync.WaitGroup
-	for i, img := range imgs {
-		wg.Go(func() {
-			views[i], errs[i] = fingerprint.Compute(img.Image, fingerprint.Options{OCR: m.OCR, Context: ctx})
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if errors.Is(err, fingerprint.ErrEmpty) {
-			return nil, ErrNoBand
-		}
-		if err != nil {
-			return nil, err
-		}
 	}
 	return m.Sealer.SealFingerprint(&matching.Fingerprint{Views: views})
 }

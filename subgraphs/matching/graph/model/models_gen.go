@@ -2,6 +2,18 @@
 
 package model
 
+type IdentifyInput struct {
+	// 0 to 8 photos (0 only when the caller forced a prompt-only identification).
+	ImageUrls []string `json:"imageUrls"`
+	Prompt    *string  `json:"prompt,omitempty"`
+	// Suggestions (and pending suggestions) at most: 1 to 10.
+	SuggestionLimit int `json:"suggestionLimit"`
+	// auto, open_world or catalog_guided.
+	ResearchMode string `json:"researchMode"`
+	// quick or thorough.
+	ResearchProfile string `json:"researchProfile"`
+}
+
 type Mutation struct {
 }
 

@@ -1,0 +1,164 @@
+package restshim
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/vitolahq/vitola/subgraphs/matching/identify"
+	"github.com/vitolahq/vitola/subgraphs/matching/matcher"
+	"github.com/vitolahq/vitola/subgraphs/subgraph"
+)
+
+var opIdentify = subgraph.MustParse(`mutation Identify($input: IdentifyInput!) {
+  identify(input: $input) {
+    status match { ...idc } suggestions { ...idc } pendingSuggestions { ...idc } openWorld { text }
+    source imageCount candidateCount modelFallbackUsed decisionReason cost } }
+fragment idc on IdentifiedCigar { id cigarId brand name confidence evidence }`)
+
+// identifyRequest is the identify route's body, as the spec names its fields.
+type identifyRequest struct {
+	ImageURL        *string  `json:"imageUrl"`
+	ImageURLs       []string `json:"imageUrls"`
+	Prompt          *string  `json:"prompt"`
+	SuggestionLimit *int     `json:"suggestionLimit"`
+	ResearchMode    *string  `json:"researchMode"`
+	ResearchProfile *string  `json:"researchProfile"`
+	// Force identifies from the prompt alone when no image is given.
+	Force *bool `json:"force"`
+}
+
+// matchedCigar is a candidate in the spec's match result shape: cigar_id is the
+// catalog number; id is the public ID.
+type matchedCigar struct {
+	CigarID    int     `json:"cigar_id"`
+	ID         string  `json:"id"`
+	Brand      string  `json:"brand"`
+	Name       string  `json:"name"`
+	Confidence float64 `json:"confidence"`
+	Evidence   string  `json:"evidence"`
+}
+
+type identifyResult struct {
+	Status             string                 `json:"status"`
+	Match              *matchedCigar          `json:"match,omitempty"`
+	Suggestions        []matchedCigar         `json:"suggestions"`
+	PendingSuggestions []matchedCigar         `json:"pendingSuggestions"`
+	OpenWorld          *struct{ Text string } `json:"openWorld,omitempty"`
+	Metadata           struct {
+		Source            string `json:"source"`
+		ImageCount        int    `json:"image_count"`
+		CandidateCount    int    `json:"candidate_count"`
+		ModelFallbackUsed bool   `json:"model_fallback_used"`
+		DecisionReason    string `json:"decision_reason"`
+	} `json:"metadata"`
+}
+
+// identifyRoute is POST /v1/ai/cigars/identify (and its alias POST /v1/matches).
+func identifyRoute(matching *subgraph.Client) paidRoute {
+	return paidRoute{
+		name: "identify",
+		parse: func(body []byte) (any, int64, *routeError) {
+			var in identifyRequest
+			if err := decodeStrict(body, &in); err != nil {
+				return nil, 0, &routeError{http.StatusBadRequest, "invalid_body", "the body must be a JSON object with imageUrl or imageUrls and optionally prompt, suggestionLimit, researchMode, researchProfile and force (a boolean): " + err.Error()}
+			}
+			bad := func(code, msg string) (any, int64, *routeError) {
+				return nil, 0, &routeError{http.StatusBadRequest, code, msg}
+			}
+			vars := map[string]any{"imageUrls": []string{}, "suggestionLimit": 3, "researchMode": identify.Auto, "researchProfile": identify.Quick}
+			force := in.Force != nil && *in.Force
+			if !force || in.ImageURL != nil || in.ImageURLs != nil {
+				urls, rerr := imageURLs(in.ImageURL, in.ImageURLs)
+				if rerr != nil {
+					rerr.Message += " (or set force: true to identify from the prompt alone)"
+					return nil, 0, rerr
+				}
+				vars["imageUrls"] = urls
+			}
+			if in.Prompt != nil {
+				if utf8.RuneCountInString(*in.Prompt) > identify.MaxPrompt {
+					return bad("invalid_prompt", fmt.Sprintf("prompt is longer than %d characters", identify.MaxPrompt))
+				}
+				vars["prompt"] = *in.Prompt
+			}
+			if force && len(vars["imageUrls"].([]string)) == 0 && (in.Prompt == nil || *in.Prompt == "") {
+				return bad("invalid_prompt", "with force and no image, give a prompt that names the cigar")
+			}
+			if in.SuggestionLimit != nil {
+				if *in.SuggestionLimit < 1 || *in.SuggestionLimit > identify.MaxSuggestions {
+					return bad("invalid_suggestion_limit", fmt.Sprintf("suggestionLimit must be a whole number from 1 to %d", identify.MaxSuggestions))
+				}
+				vars["suggestionLimit"] = *in.SuggestionLimit
+			}
+			if in.ResearchMode != nil {
+				if m := *in.ResearchMode; m != identify.Auto && m != identify.OpenWorld && m != identify.CatalogGuided {
+					return bad("invalid_research_mode", "researchMode must be auto, open_world or catalog_guided")
+				}
+				vars["researchMode"] = *in.ResearchMode
+			}
+			price := int64(matcher.PriceQuick)
+			if in.ResearchProfile != nil {
+				if p := *in.ResearchProfile; p != identify.Quick && p != identify.Thorough {
+					return bad("invalid_research_profile", "researchProfile must be quick or thorough")
+				}
+				vars["researchProfile"] = *in.ResearchProfile
+				if *in.ResearchProfile == identify.Thorough {
+					price = matcher.PriceThorough + matcher.PriceModel // the most it can cost
+				}
+			}
+			return vars, price, nil
+		},
+		work: func(ctx context.Context, req any) (any, int64, error) {
+			var out struct {
+				Identify struct {
+					Status                          string
+					Match                           *identifiedCigar
+					Suggestions, PendingSuggestions []identifiedCigar
+					OpenWorld                       *struct{ Text string }
+					Source                          string
+					ImageCount, CandidateCount      int
+					ModelFallbackUsed               bool
+					DecisionReason                  string
+					Cost                            int64
+				}
+			}
+			if err := matching.Do(ctx, opIdentify, map[string]any{"input": req}, &out); err != nil {
+				return nil, 0, matchingFailure(err)
+			}
+			id := out.Identify
+			res := identifyResult{Status: id.Status, Suggestions: convert(id.Suggestions), PendingSuggestions: convert(id.PendingSuggestions), OpenWorld: id.OpenWorld}
+			if id.Match != nil {
+				m := id.Match.spec()
+				res.Match = &m
+			}
+			res.Metadata.Source, res.Metadata.ImageCount, res.Metadata.CandidateCount = id.Source, id.ImageCount, id.CandidateCount
+			res.Metadata.ModelFallbackUsed, res.Metadata.DecisionReason = id.ModelFallbackUsed, id.DecisionReason
+			return res, id.Cost, nil
+		},
+	}
+}
+
+type identifiedCigar struct {
+	ID         string
+	CigarID    int
+	Brand      string
+	Name       string
+	Confidence float64
+	Evidence   string
+}
+
+func (c identifiedCigar) spec() matchedCigar {
+	return matchedCigar{CigarID: c.CigarID, ID: c.ID, Brand: c.Brand, Name: c.Name, Confidence: round3(c.Confidence), Evidence: c.Evidence}
+}
+
+func convert(cs []identifiedCigar) []matchedCigar {
+	out := make([]matchedCigar, len(cs))
+	for i, c := range cs {
+		out[i] = c.spec()
+	}
+	return out
+}
+
+func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }

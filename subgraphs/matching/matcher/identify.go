@@ -1,0 +1,174 @@
+package matcher
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
+	"github.com/vitolahq/vitola/subgraphs/matching/identify"
+)
+
+// Prices of identify, in credits (README, /docs): the held price is the most a
+// request can cost; the charge is what it used.
+const (
+	PriceQuick    = 2
+	PriceThorough = 5
+	// PriceModel is added when the vision model was asked.
+	PriceModel = 5
+)
+
+// MaxPrice is what an identify request holds before it works.
+func (m *Matcher) MaxPrice(profile string) int64 {
+	if profile == identify.Thorough {
+		if m.Model != nil {
+			return PriceThorough + PriceModel
+		}
+		return PriceThorough
+	}
+	return PriceQuick
+}
+
+// Catalog is what identify asks the catalog subgraph, which owns cigars.
+type Catalog interface {
+	// Resolve ranks catalog cigars for imperfect text.
+	Resolve(ctx context.Context, text string, limit int) (*identify.TextResult, error)
+	// Cigars describes cigars by public ID (unknown IDs are left out).
+	Cigars(ctx context.Context, ids []string) (map[string]identify.Cigar, error)
+}
+
+// Model is a vision model that names the cigar in photos: a vendor outside the
+// platform, off unless configured.
+type Model interface {
+	Identify(ctx context.Context, imageURLs []string, prompt string) (brand, name string, err error)
+}
+
+// IdentifyInput is an identify request, validated by the caller.
+type IdentifyInput struct {
+	ImageURLs []string
+	Prompt    string
+	Limit     int
+	Mode      string
+	Profile   string
+}
+
+// Identification is identify's answer and what it cost.
+type Identification struct {
+	identify.Result
+	ImageCount int
+	ModelUsed  bool
+	Cost       int64
+}
+
+// recognitionDepth is how many image candidates identify weighs.
+const recognitionDepth = 10
+
+// maxResolveText is the catalog's resolve limit, in characters.
+const maxResolveText = 200
+
+// Identify gathers the evidence the profile asks for and decides.
+func (m *Matcher) Identify(ctx context.Context, in IdentifyInput) (*Identification, error) {
+	if m.Catalog == nil {
+		return nil, errors.New("identify needs the catalog: start matching with --subgraph-url catalog=http://HOST:PORT/graphql")
+	}
+	out := &Identification{ImageCount: len(in.ImageURLs), Cost: PriceQuick}
+	if in.Profile == identify.Thorough {
+		out.Cost = PriceThorough
+	}
+	req := identify.Request{Mode: in.Mode, Limit: in.Limit}
+	var read []string
+	if len(in.ImageURLs) > 0 {
+		views, err := m.views(ctx, in.ImageURLs, in.Profile == identify.Thorough)
+		if err != nil {
+			return nil, err
+		}
+		cands, err := m.Evidence.Get().Recognize(views, recognitionDepth)
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]string, len(cands))
+		for i, c := range cands {
+			req.Image = append(req.Image, identify.ImageCandidate{CigarID: c.CigarID, Score: c.Score})
+			ids[i] = c.CigarID
+		}
+		if req.Cigars, err = m.Catalog.Cigars(ctx, ids); err != nil {
+			return nil, err
+		}
+		for _, v := range views {
+			if t := strings.TrimSpace(v.Typography.Text); t != "" {
+				read = append(read, t)
+			}
+		}
+	}
+	req.TextRead = strings.Join(read, " / ")
+	if text := clip(strings.TrimSpace(in.Prompt+" "+strings.Join(read, " ")), maxResolveText); utf8.RuneCountInString(text) >= 2 {
+		res, err := m.Catalog.Resolve(ctx, text, 5)
+		if err != nil {
+			return nil, err
+		}
+		req.Text = res
+	}
+	out.Result = identify.Decide(req)
+	// The model is asked only when the rest is not conclusive, and only in the
+	// thorough profile: it is the slowest and dearest witness.
+	if out.Status != identify.Matched && in.Profile == identify.Thorough && m.Model != nil && len(in.ImageURLs) > 0 {
+		// A vendor that fails is not charged for, and not counted as used.
+		brand, name, err := m.Model.Identify(ctx, in.ImageURLs, in.Prompt)
+		if err == nil {
+			out.ModelUsed, out.Cost = true, out.Cost+PriceModel
+		}
+		if err == nil && strings.TrimSpace(brand+name) != "" {
+			if res, err := m.Catalog.Resolve(ctx, clip(brand+" "+name, maxResolveText), 1); err == nil && res.Resolved && len(res.Candidates) > 0 {
+				req.Model = &res.Candidates[0]
+				if req.Cigars == nil {
+					req.Cigars = map[string]identify.Cigar{}
+				}
+				out.Result = identify.Decide(req)
+			}
+		}
+	}
+	return out, nil
+}
+
+// views fetches and describes the photos, concurrently; OCR runs only when
+// asked (the thorough profile).
+func (m *Matcher) views(ctx context.Context, urls []string, ocr bool) ([]*fingerprint.Fingerprint, error) {
+	imgs, err := m.Fetch.FetchAll(ctx, urls)
+	if err != nil {
+		return nil, err
+	}
+	opts := fingerprint.Options{Context: ctx}
+	if ocr {
+		opts.OCR = m.OCR
+	}
+	views := make([]*fingerprint.Fingerprint, len(imgs))
+	errs := make([]error, len(imgs))
+	var wg sync.WaitGroup
+	for i, img := range imgs {
+		wg.Go(func() { views[i], errs[i] = fingerprint.Compute(img.Image, opts) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if errors.Is(err, fingerprint.ErrEmpty) {
+			return nil, ErrNoBand
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return views, nil
+}
+
+// clip cuts text to at most n characters, at a word boundary when it can.
+func clip(text string, n int) string {
+	if utf8.RuneCountInString(text) <= n {
+		return text
+	}
+	r := []rune(text)[:n]
+	if i := strings.LastIndexByte(string(r), ' '); i > 0 {
+		return string(r)[:i]
+	}
+	return string(r)
+}

@@ -1,0 +1,54 @@
+// Package model asks a vision-model vendor over HTTP which cigar photos show:
+// identify's optional fallback, off unless VITOLA_VISION_MODEL_URL is set. The
+// vendor receives the image URLs and the prompt, and answers the brand and
+// name it sees; the platform resolves them in its own catalog.
+package model
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// HTTP is a vendor endpoint: POST {imageUrls, prompt} → {brand, name}, with
+// the key as a bearer token.
+type HTTP struct {
+	URL    string
+	Key    string
+	Client *http.Client
+}
+
+// New returns a vendor client with a 30-second bound per call.
+func New(url, key string) *HTTP {
+	return &HTTP{URL: url, Key: key, Client: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// Identify asks the vendor. Errors never include the key.
+func (h *HTTP) Identify(ctx context.Context, imageURLs []string, prompt string) (string, string, error) {
+	body, _ := json.Marshal(map[string]any{"imageUrls": imageURLs, "prompt": prompt})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
+	if err != nil {
+		return "", "", fmt.Errorf("vision model: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if h.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+h.Key)
+	}
+	res, err := h.Client.Do(req)
+	if err != nil {
+		return "", "", fmt.Errorf("vision model: %w", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return "", "", fmt.Errorf("vision model answered %d", res.StatusCode)
+	}
+	var out struct{ Brand, Name string }
+	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&out); err != nil {
+		return "", "", fmt.Errorf("vision model: %w", err)
+	}
+	return out.Brand, out.Name, nil
+}
