@@ -751,3 +751,49 @@ func TestEvidenceAddIsRecognizedWithinASecond(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A paid request's stored response outlives the process: after a restart the
+// same key and body replay it, header included, with no second charge.
+func TestPaidReplaySurvivesARestart(t *testing.T) {
+	data := t.TempDir()
+	addr, paymentsAddr := loopbackAddr(t), loopbackAddr(t)
+	args := []string{"--demo", "--data", data, "--payments-addr", paymentsAddr, "--fetch-allow-cidrs", "127.0.0.1/32"}
+	var buf bytes.Buffer
+	png.Encode(&buf, bandart.Photo(bandart.Render(bandart.DesignFor("Padrón", "1964 Anniversary Series"), 600), bandart.Mild, 3))
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(buf.Bytes()) }))
+	defer host.Close()
+	send := func(t *testing.T) (int, http.Header, []byte) {
+		key := strings.TrimSpace(readFile(t, filepath.Join(data, "demo-key.txt")))
+		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/ai/cigars/fingerprint", strings.NewReader(`{"imageUrl": "`+host.URL+`/band.png"}`))
+		req.Header.Set("x-service-key", key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "restart-test-1")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, res.Header, b
+	}
+	var firstBody []byte
+	t.Run("first run", func(t *testing.T) {
+		serveForTest(t, addr, args...)
+		status, h, b := send(t)
+		if status != 200 || h.Get("X-Service-Ai-Credits-Remaining") != "99" {
+			t.Fatalf("first request: %d %v %s", status, h, b)
+		}
+		firstBody = b
+	})
+	t.Run("after a restart", func(t *testing.T) {
+		serveForTest(t, addr, args...)
+		status, h, b := send(t)
+		if status != 200 || !bytes.Equal(b, firstBody) || h.Get("X-Service-Ai-Credits-Remaining") != "99" || h.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay after a restart: %d %v", status, h)
+		}
+	})
+	key := strings.TrimSpace(readFile(t, filepath.Join(data, "demo-key.txt")))
+	if line, err := admin(t, "credits", "balance", "--data", data, "--key", key); err != nil || !strings.HasSuffix(line, " has 99 credits") {
+		t.Fatalf("charged again after the restart: %q %v", line, err)
+	}
+}
