@@ -228,6 +228,7 @@ func openMatching(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Su
 	// Recognition serves a snapshot of the evidence that follows the store:
 	// evidence added by any process is recognized within a second.
 	fctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var builder recognize.Builder
 	evidence, err := follow.Start(fctx, follow.Source[recognize.Snapshot]{
 		Name:    "recognition index",
 		Version: st.EvidenceVersion,
@@ -236,7 +237,7 @@ func openMatching(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Su
 			if err != nil {
 				return nil, err
 			}
-			return recognize.Build(all), nil
+			return builder.Build(all), nil
 		},
 	}, search.PollInterval, o.Logger)
 	if err != nil {

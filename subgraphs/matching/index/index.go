@@ -43,7 +43,7 @@ func Build(items []Item) *Index {
 		return ix
 	}
 	k := int(math.Sqrt(float64(n)))
-	ix.centroids = kmeans(items, k, 8)
+	ix.centroids = kmeans(sample(items, trainingSize), k, 6)
 	ix.lists = make([][]int32, k)
 	for i, it := range items {
 		c := nearestCentroid(ix.centroids, it.Vec)
@@ -121,6 +121,23 @@ func nearestCentroids(cs [][]float32, v []float32, n int) []int {
 		return scores[order[a]] > scores[order[b]] || (scores[order[a]] == scores[order[b]] && order[a] < order[b])
 	})
 	return order[:min(n, len(order))]
+}
+
+// trainingSize bounds the items k-means learns centroids from: every item is
+// still assigned to its nearest centroid, but a rebuild stays fast as evidence
+// grows.
+const trainingSize = 2048
+
+// sample picks up to n evenly spaced items (deterministic).
+func sample(items []Item, n int) []Item {
+	if len(items) <= n {
+		return items
+	}
+	out := make([]Item, n)
+	for i := range out {
+		out[i] = items[i*len(items)/n]
+	}
+	return out
 }
 
 // kmeans clusters by cosine (spherical k-means), seeded with evenly spaced items

@@ -40,18 +40,34 @@ type Snapshot struct {
 }
 
 // Build indexes the evidence.
-func Build(evidence []*matching.Evidence) *Snapshot {
+func Build(evidence []*matching.Evidence) *Snapshot { return new(Builder).Build(evidence) }
+
+// Builder builds snapshots one after another, decoding each evidence item's
+// fingerprint once: evidence never changes once stored, so a rebuild after an
+// addition decodes only what was added.
+type Builder struct {
+	decoded map[string]*fingerprint.Fingerprint
+}
+
+// Build indexes the evidence. Builds must not run concurrently.
+func (b *Builder) Build(evidence []*matching.Evidence) *Snapshot {
+	next := make(map[string]*fingerprint.Fingerprint, len(evidence))
 	s := &Snapshot{}
 	items := make([]index.Item, 0, len(evidence))
 	for _, e := range evidence {
-		var fp fingerprint.Fingerprint
-		if err := json.Unmarshal(e.Fingerprint, &fp); err != nil || fp.Version != fingerprint.Version || len(fp.Vector) == 0 {
-			s.Skipped++
-			continue
+		fp, ok := b.decoded[e.ID]
+		if !ok {
+			fp = new(fingerprint.Fingerprint)
+			if err := json.Unmarshal(e.Fingerprint, fp); err != nil || fp.Version != fingerprint.Version || len(fp.Vector) == 0 {
+				s.Skipped++
+				continue
+			}
 		}
+		next[e.ID] = fp
 		items = append(items, index.Item{Ref: len(s.entries), Vec: fp.Vector})
-		s.entries = append(s.entries, entry{id: e.ID, cigarID: e.CigarID, fp: &fp})
+		s.entries = append(s.entries, entry{id: e.ID, cigarID: e.CigarID, fp: fp})
 	}
+	b.decoded = next
 	s.ix = index.Build(items)
 	return s
 }
