@@ -57,10 +57,10 @@ type TextLayout int
 
 // Text layouts.
 const (
-	TextBrandOverLine  TextLayout = iota // brand large, line small below
-	TextLineOverBrand                    // line small above, brand large below
-	TextLineOnRibbon                     // brand large, line on a coloured ribbon below
-	TextLineOnSides                      // brand large in the middle, line small on both side panels
+	TextBrandOverLine TextLayout = iota // brand large, line small below
+	TextLineOverBrand                   // line small above, brand large below
+	TextLineOnRibbon                    // brand large, line on a coloured ribbon below
+	TextLineOnSides                     // brand large in the middle, line small on both side panels
 )
 
 // Ornament is a small repeated decoration.

@@ -156,6 +156,13 @@ func paramsFor(level Level, r *rand.Rand) photoParams {
 	return p
 }
 
+// StudioPhoto is the band of a brand's line, rendered 800 px wide and
+// photographed in studio conditions (Studio, seed 1): the picture to build
+// evidence from.
+func StudioPhoto(brand, line string) *image.RGBA {
+	return Photo(Render(DesignFor(brand, line), 800), Studio, 1)
+}
+
 // Truth is where the band is in a synthetic photo.
 type Truth struct {
 	// Corners of the band's visible part (cigar silhouette to silhouette),

@@ -32,7 +32,7 @@ func locateCigar(lab *raster) (box, float64) {
 			}
 			// Di Zenzo: the dominant direction of the colour gradient.
 			mag := math.Sqrt(0.5 * (gx2 + gy2 + math.Sqrt((gx2-gy2)*(gx2-gy2)+4*gxy*gxy)))
-			if mag < 10 {
+			if mag < 6 {
 				continue
 			}
 			edges = append(edges, edge{x, y, 0.5 * math.Atan2(2*gxy, gx2-gy2)})
@@ -71,7 +71,7 @@ func locateCigar(lab *raster) (box, float64) {
 	for t := range nTheta {
 		for r := 1; r < nRho-1; r++ {
 			v := acc[t*nRho+r]
-			if v < int32(h/4) {
+			if v < int32(h/6) {
 				continue
 			}
 			isMax := true
@@ -101,40 +101,140 @@ func locateCigar(lab *raster) (box, float64) {
 	if len(peaks) > 30 {
 		peaks = peaks[:30]
 	}
-	// The silhouette: the pair of near-parallel lines, far enough apart,
-	// with the most votes.
-	bestScore := 0.0
-	var p1, p2 peak
-	for i := range peaks {
-		for j := i + 1; j < len(peaks); j++ {
-			a, b := peaks[i], peaks[j]
-			if abs(a.t-b.t) > 6 {
-				continue
+	// Hypotheses: each strong line is one silhouette edge; the cigar lies
+	// on one side of it, up to a parallel line (the other edge) or, when the
+	// other edge is out of frame or not found, to 0.9 of the width.
+	best, bestQ := box{}, 0.0
+	for i := range min(len(peaks), 20) {
+		a := peaks[i]
+		for _, side := range []float64{-1, 1} {
+			var other *peak
+			for j := range peaks {
+				b := peaks[j]
+				if j == i || abs(a.t-b.t) > 4 {
+					continue
+				}
+				sep := float64(b.r-a.r) * side
+				if sep < 0.18*float64(w) || sep > 0.95*float64(w) {
+					continue
+				}
+				if other == nil || b.votes > other.votes {
+					other = &peaks[j]
+				}
 			}
-			sep := math.Abs(float64(a.r - b.r))
-			if sep < 0.18*float64(w) || sep > 0.95*float64(w) {
-				continue
+			ra := float64(a.r - diag)
+			theta := float64(a.t-40) * math.Pi / 180
+			var rb float64
+			penalty := 0.8
+			if other != nil {
+				rb = float64(other.r - diag)
+				theta = (float64(a.t-40)*float64(a.votes) + float64(other.t-40)*float64(other.votes)) / float64(a.votes+other.votes) * math.Pi / 180
+				penalty = 1
+				// The wrapper must reach the partner line; if it stops well
+				// short, the partner is something else (clutter).
+				sep := math.Abs(rb - ra)
+				if ext := wrapperExtent(sm, theta, ra, side, sep); ext < 0.8*sep {
+					rb = ra + side*ext
+					other = nil
+					penalty = 0.8
+				}
+			} else {
+				rb = ra + side*wrapperExtent(sm, theta, ra, side, 0.9*float64(w))
 			}
-			score := float64(min(a.votes, b.votes))*2 + float64(max(a.votes, b.votes))*0.5
-			if score > bestScore {
-				bestScore, p1, p2 = score, a, b
+			bx, q := bandAlong(sm, theta, math.Min(ra, rb), math.Max(ra, rb))
+			q *= penalty
+			if debugCigar != nil {
+				debugCigar(a.t-40, a.r-diag, int(a.votes), side, other != nil, bx, q)
+			}
+			if q > bestQ {
+				best, bestQ = bx, q
+				// Refine the width where the band meets the lines (perspective).
+				if other != nil {
+					var us [2]float64
+					c, s := math.Cos(bx.angle), math.Sin(bx.angle)
+					for k, p := range []peak{a, *other} {
+						ti := float64(p.t-40) * math.Pi / 180
+						nx, ny := math.Cos(ti), math.Sin(ti)
+						us[k] = (float64(p.r-diag) - (bx.cx*nx + bx.cy*ny)) / (c*nx + s*ny)
+					}
+					if us[0] > us[1] {
+						us[0], us[1] = us[1], us[0]
+					}
+					if us[1]-us[0] > bx.halfW {
+						best.cx, best.cy = bx.point((us[0]+us[1])/2, 0)
+						best.halfW = (us[1] - us[0]) / 2
+					}
+				}
 			}
 		}
 	}
-	if bestScore == 0 {
-		return box{}, 0
+	if bestQ > 0 {
+		best.angle = refineAngle(sm, best)
 	}
-	if p1.r > p2.r {
-		p1, p2 = p2, p1
+	best.conf = bestQ
+	return best, bestQ
+}
+
+// refineAngle re-estimates the band's axis from its own long edges,
+// stripes and text baselines: the angle within ±10° of the box's whose
+// projection profile of across-axis gradient is sharpest.
+func refineAngle(sm *raster, b box) float64 {
+	w, h := sm.w, sm.h
+	type px struct{ x, y, gx, gy float64 }
+	var pts []px
+	c, s := math.Cos(b.angle), math.Sin(b.angle)
+	r := math.Hypot(b.halfW, b.halfH*1.5)
+	for y := max(1, int(b.cy-r)); y < min(h-1, int(b.cy+r)+1); y++ {
+		for x := max(1, int(b.cx-r)); x < min(w-1, int(b.cx+r)+1); x++ {
+			dx, dy := float64(x)+0.5-b.cx, float64(y)+0.5-b.cy
+			u, v := dx*c+dy*s, -dx*s+dy*c
+			if math.Abs(u) > b.halfW*0.9 || math.Abs(v) > b.halfH*1.5 {
+				continue
+			}
+			gx := float64(sm.p[(y*w+x+1)*3] - sm.p[(y*w+x-1)*3])
+			gy := float64(sm.p[((y+1)*w+x)*3] - sm.p[((y-1)*w+x)*3])
+			if gx*gx+gy*gy < 25 {
+				continue
+			}
+			pts = append(pts, px{dx, dy, gx, gy})
+		}
 	}
-	// Cigar axis: the mean normal angle; the lines x*cos + y*sin = rho.
-	theta := float64(p1.t+p2.t-80) / 2 * math.Pi / 180
+	if len(pts) < 20 {
+		return b.angle
+	}
+	nb := int(3*b.halfH*1.5) + 4
+	bestA, bestS := b.angle, -1.0
+	for d := -10; d <= 10; d++ {
+		a := b.angle + float64(d)*math.Pi/180
+		ca, sa := math.Cos(a), math.Sin(a)
+		prof := make([]float64, nb)
+		for _, p := range pts {
+			v := -p.x*sa + p.y*ca
+			k := int(v + float64(nb)/2)
+			if k < 0 || k >= nb {
+				continue
+			}
+			prof[k] += math.Abs(-p.gx*sa + p.gy*ca)
+		}
+		var sc float64
+		for _, v := range prof {
+			sc += v * v
+		}
+		if sc > bestS {
+			bestS, bestA = sc, a
+		}
+	}
+	return bestA
+}
+
+// bandAlong looks for the band along a cigar whose cross-section is the
+// strip r0 <= x*cos(theta) + y*sin(theta) <= r1: the run of positions along
+// the cigar where the cross-section's colour or texture departs from the
+// wrapper's (the median).
+func bandAlong(sm *raster, theta, r0, r1 float64) (box, float64) {
+	w, h := sm.w, sm.h
 	c, s := math.Cos(theta), math.Sin(theta)
-	r1, r2 := float64(p1.r-diag), float64(p2.r-diag)
-	// Walk along the axis: position t on the axis direction (-s, c).
-	mid := (r1 + r2) / 2
-	half := (r2 - r1) / 2
-	// Range of t over the image.
+	mid, half := (r0+r1)/2, (r1-r0)/2
 	tMin, tMax := math.Inf(1), math.Inf(-1)
 	for _, p := range [][2]float64{{0, 0}, {float64(w), 0}, {0, float64(h)}, {float64(w), float64(h)}} {
 		t := -p[0]*s + p[1]*c
@@ -145,18 +245,22 @@ func locateCigar(lab *raster) (box, float64) {
 	rowTex := make([]float64, nT)
 	valid := make([]bool, nT)
 	const samples = 48
+	// Where the strip is inside the image, along q, for the band's extent.
+	qIn0, qIn1 := make([]float64, nT), make([]float64, nT)
 	for i := range nT {
 		t := tMin + float64(i) + 0.5
 		var sum [3]float64
 		var tex float64
 		cnt := 0
 		var prev [3]float64
+		qIn0[i], qIn1[i] = math.Inf(1), math.Inf(-1)
 		for k := range samples {
 			q := mid + half*0.85*(2*(float64(k)+0.5)/samples-1)
 			x, y := q*c-t*s, q*s+t*c
 			if x < 0 || y < 0 || x >= float64(w) || y >= float64(h) {
 				continue
 			}
+			qIn0[i], qIn1[i] = math.Min(qIn0[i], q), math.Max(qIn1[i], q)
 			p := sm.bilinear(x, y)
 			for j := range 3 {
 				sum[j] += p[j]
@@ -167,13 +271,12 @@ func locateCigar(lab *raster) (box, float64) {
 			prev = p
 			cnt++
 		}
-		if cnt >= samples/2 {
+		if cnt >= 10 {
 			valid[i] = true
 			rowCol[i] = [3]float64{sum[0] / float64(cnt), sum[1] / float64(cnt), sum[2] / float64(cnt)}
 			rowTex[i] = tex / float64(cnt)
 		}
 	}
-	// The wrapper's colour and texture: medians over the rows.
 	var ls, as, bs, ts []float64
 	for i := range nT {
 		if valid[i] {
@@ -192,6 +295,27 @@ func locateCigar(lab *raster) (box, float64) {
 	}
 	wrap := [3]float64{med(ls), med(as), med(bs)}
 	texMed := med(ts)
+	// The wrapper's colour drifts along the cigar (light gradients): compare
+	// each row with a running median of the rows around it.
+	win := max(20, int(1.5*half))
+	local := make([][3]float64, nT)
+	buf := make([][]float64, 3)
+	for i := range nT {
+		if !valid[i] {
+			continue
+		}
+		for k := range buf {
+			buf[k] = buf[k][:0]
+		}
+		for j := max(0, i-win); j < min(nT, i+win+1); j += 4 {
+			if valid[j] {
+				for k := range 3 {
+					buf[k] = append(buf[k], rowCol[j][k])
+				}
+			}
+		}
+		local[i] = [3]float64{med(buf[0]), med(buf[1]), med(buf[2])}
+	}
 	diff := make([]float64, nT)
 	band := make([]bool, nT)
 	quiet := 0
@@ -199,22 +323,21 @@ func locateCigar(lab *raster) (box, float64) {
 		if !valid[i] {
 			continue
 		}
-		d := deltaE76(rowCol[i], wrap)/10 + math.Max(0, rowTex[i]-texMed-1.5)/2
+		tex := math.Max(0, rowTex[i]-texMed-1.5) / 2
+		d := deltaE76(rowCol[i], wrap)/10 + tex
 		diff[i] = d
 		band[i] = d > 1
-		if d < 0.6 {
+		if deltaE76(rowCol[i], local[i])/10+tex < 0.6 {
 			quiet++
 		}
 	}
-	// Close small gaps, then take the run with the most difference.
 	for i := 1; i < nT-1; i++ {
 		if !band[i] && valid[i] {
-			lo, hi := max(0, i-3), min(nT, i+4)
 			l, r := false, false
-			for k := lo; k < i; k++ {
+			for k := max(0, i-3); k < i; k++ {
 				l = l || band[k]
 			}
-			for k := i + 1; k < hi; k++ {
+			for k := i + 1; k < min(nT, i+4); k++ {
 				r = r || band[k]
 			}
 			if l && r {
@@ -240,28 +363,26 @@ func locateCigar(lab *raster) (box, float64) {
 		return box{}, 0
 	}
 	tc := tMin + float64(b0+b1)/2
-	// Half-width at the band (the lines may converge: perspective).
-	bx := box{
-		cx:    mid*c - tc*s,
-		cy:    mid*s + tc*c,
-		angle: theta,
-		halfW: half,
-		halfH: float64(b1-b0) / 2,
+	bx := box{cx: mid*c - tc*s, cy: mid*s + tc*c, angle: theta, halfW: half, halfH: float64(b1-b0) / 2}
+	// Coverage: a band spans the cigar's whole width; clutter rarely does.
+	// The fraction of samples across the strip, in the band's rows, that
+	// are not wrapper-coloured.
+	var covN, covIn int
+	for i := b0; i < b1; i++ {
+		t := tMin + float64(i) + 0.5
+		for k := range samples {
+			q := mid + half*0.85*(2*(float64(k)+0.5)/samples-1)
+			x, y := q*c-t*s, q*s+t*c
+			if x < 0 || y < 0 || x >= float64(w) || y >= float64(h) {
+				continue
+			}
+			covN++
+			if labDist(sm.bilinear(x, y), wrap) > 12 {
+				covIn++
+			}
+		}
 	}
-	// Where the band's axis meets each silhouette line (they may converge:
-	// perspective).
-	var us [2]float64
-	for i, p := range []peak{p1, p2} {
-		ti := float64(p.t-40) * math.Pi / 180
-		nx, ny := math.Cos(ti), math.Sin(ti)
-		den := c*nx + s*ny
-		us[i] = (float64(p.r-diag) - (bx.cx*nx + bx.cy*ny)) / den
-	}
-	if us[1]-us[0] > 0.5*half {
-		bx.cx, bx.cy = bx.point((us[0]+us[1])/2, 0)
-		bx.halfW = (us[1] - us[0]) / 2
-	}
-	// Quality: the wrapper is quiet outside the band, the band is distinct.
+	coverage := float64(covIn) / math.Max(1, float64(covN))
 	quietFrac := float64(quiet) / float64(len(ls))
 	contrast := math.Min(1, bestMass/float64(b1-b0)/2)
 	aspect := bx.halfW / bx.halfH
@@ -269,13 +390,98 @@ func locateCigar(lab *raster) (box, float64) {
 	if aspect < 1.5 || aspect > 9 {
 		shape = 0.3
 	}
-	bx.conf = quietFrac * contrast * shape
-	return bx, bx.conf
+	return bx, quietFrac * contrast * shape * wrapperPrior(wrap) * coverage
 }
+
+// wrapperPrior is 1 for the browns cigar wrappers come in (claro to oscuro,
+// under a fair range of lighting), less for other colours.
+func wrapperPrior(c [3]float64) float64 {
+	L, a, b := c[0], c[1], c[2]
+	hue := math.Atan2(b, a) * 180 / math.Pi
+	chroma := math.Hypot(a, b)
+	switch {
+	case L > 8 && L < 80 && hue > 20 && hue < 95 && chroma > 4 && chroma < 50:
+		return 1
+	case L > 5 && L < 85 && chroma < 8: // dark or washed out: possible
+		return 0.7
+	default:
+		return 0.4
+	}
+}
+
+// debugCigar, when set (tests), sees every hypothesis.
+var debugCigar func(theta, rho, votes int, side float64, paired bool, b box, q float64)
 
 func abs(x int) int {
 	if x < 0 {
 		return -x
 	}
 	return x
+}
+
+// wrapperExtent estimates how far the cigar reaches from one silhouette line
+// (x*cos(theta) + y*sin(theta) = r, cigar on the given side) when the other
+// silhouette was not found: the wrapper's colour (median near the line)
+// holds along most of the cigar's length until the background begins. It
+// returns a distance in pixels, at most maxD.
+func wrapperExtent(sm *raster, theta, r, side, maxD float64) float64 {
+	w, h := sm.w, sm.h
+	c, s := math.Cos(theta), math.Sin(theta)
+	tMin, tMax := math.Inf(1), math.Inf(-1)
+	for _, p := range [][2]float64{{0, 0}, {float64(w), 0}, {0, float64(h)}, {float64(w), float64(h)}} {
+		t := -p[0]*s + p[1]*c
+		tMin, tMax = math.Min(tMin, t), math.Max(tMax, t)
+	}
+	const steps = 40
+	const tStep = 3.0
+	at := func(q, t float64) ([3]float64, bool) {
+		x, y := q*c-t*s, q*s+t*c
+		if x < 0 || y < 0 || x >= float64(w) || y >= float64(h) {
+			return [3]float64{}, false
+		}
+		return sm.bilinear(x, y), true
+	}
+	// Wrapper colour: median near the line.
+	var ls, as, bs []float64
+	for k := 1; k <= 4; k++ {
+		q := r + side*float64(k)*maxD/steps
+		for t := tMin; t < tMax; t += tStep {
+			if p, ok := at(q, t); ok {
+				ls, as, bs = append(ls, p[0]), append(as, p[1]), append(bs, p[2])
+			}
+		}
+	}
+	if len(ls) < 10 {
+		return maxD
+	}
+	med := func(v []float64) float64 {
+		sort.Float64s(v)
+		return v[len(v)/2]
+	}
+	wrap := [3]float64{med(ls), med(as), med(bs)}
+	low := 0
+	for k := 1; k <= steps; k++ {
+		q := r + side*float64(k)*maxD/steps
+		n, in := 0, 0
+		for t := tMin; t < tMax; t += tStep {
+			if p, ok := at(q, t); ok {
+				n++
+				if labDist(p, wrap) < 18 {
+					in++
+				}
+			}
+		}
+		if n == 0 {
+			return float64(k) * maxD / steps // the frame's edge
+		}
+		if float64(in) < 0.35*float64(n) {
+			low++
+			if low == 3 {
+				return float64(k-3) * maxD / steps
+			}
+		} else {
+			low = 0
+		}
+	}
+	return maxD
 }

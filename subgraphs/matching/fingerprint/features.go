@@ -66,7 +66,7 @@ func palette(lab *raster) *pal {
 		c := [3]float64{bn.sum[0] / float64(bn.n), bn.sum[1] / float64(bn.n), bn.sum[2] / float64(bn.n)}
 		far := true
 		for _, o := range centres {
-			if deltaE76(c, o) < 15 {
+			if labDist(c, o) < 12 {
 				far = false
 			}
 		}
@@ -85,7 +85,7 @@ func palette(lab *raster) *pal {
 			c := px(i)
 			best, bd := 0, math.Inf(1)
 			for k, o := range centres {
-				if d := deltaE76(c, o); d < bd {
+				if d := labDist(c, o); d < bd {
 					best, bd = k, d
 				}
 			}
@@ -113,12 +113,42 @@ func palette(lab *raster) *pal {
 			p.ground = k
 		}
 	}
-	bestD := 0.0
-	for k, c := range centres {
-		if k == p.ground || p.shares[k] < 0.02 {
+	// Text: thin strokes (much edge for its area) contrasting with the
+	// ground, outside stripe rows (rows mostly of one non-ground colour).
+	w, h := lab.w, lab.h
+	perim := make([]float64, len(centres))
+	area := make([]float64, len(centres))
+	for y := range h {
+		rowCount := make([]int, len(centres))
+		for x := range w {
+			rowCount[assign[y*w+x]]++
+		}
+		stripe := false
+		for k, c := range rowCount {
+			if k != p.ground && c > w*7/10 {
+				stripe = true
+			}
+		}
+		if stripe {
 			continue
 		}
-		if d := deltaE76(c, centres[p.ground]); d > bestD {
+		for x := range w {
+			a := assign[y*w+x]
+			area[a]++
+			if (x > 0 && assign[y*w+x-1] != a) || (x+1 < w && assign[y*w+x+1] != a) ||
+				(y > 0 && assign[(y-1)*w+x] != a) || (y+1 < h && assign[(y+1)*w+x] != a) {
+				perim[a]++
+			}
+		}
+	}
+	bestD := 0.0
+	for k, c := range centres {
+		if k == p.ground || p.shares[k] < 0.015 || area[k] == 0 {
+			continue
+		}
+		contrast := math.Min(1, deltaE76(c, centres[p.ground])/40)
+		thin := perim[k] / area[k]
+		if d := contrast * thin; d > bestD {
 			p.text, bestD = k, d
 		}
 	}

@@ -13,6 +13,34 @@
 //
 // The JSON is deterministic: the same image and options give byte-identical
 // JSON (single-threaded, no map iteration, floats rounded).
+//
+// # Format (version "vitola-band-1")
+//
+//	version     "vitola-band-1"
+//	band        where: box [x0,y0,x1,y1] and corners (0..1 of the image),
+//	            angle (degrees, clockwise), confidence (0..1), flat
+//	colors      up to 5 CIELAB colours {role, l, a, b, share}, largest first;
+//	            roles ground, text, gilt, accent
+//	layout      stripes [{y, height, l, a, b}], medallion {present, x, width,
+//	            shape}, border none|single|double, end_panels
+//	typography  ocr ok|empty|unavailable|error, text, lines [{y, height, x0,
+//	            x1}], stroke_density, char_height, glyphs
+//	hashes      dhash, phash (64-bit, 16 hex digits), color_layout (16x4
+//	            cells of Lab, 384 hex digits)
+//	vector      VectorLen floats, L2-normalised (cosine = dot product)
+//	label       {brand, line} on evidence only
+//	seal        empty from Compute; the platform's seal over the rest
+//
+// Band coordinates in layout and typography are of the normalised band: x
+// 0..1 along it (the visible half of the band, unrolled), y 0..1 down.
+//
+// # Recognition
+//
+// Evidence: one fingerprint per line (all vitolas of a line wear the same
+// band), from a clean photo of the band (NewEvidence). Index the Vector for
+// a nearest-neighbour shortlist, re-rank the shortlist with Compare, and
+// accept the best line when Matched(best, second). Several photos of one
+// band: average the scores (CompareMany).
 package fingerprint
 
 import (
@@ -20,6 +48,7 @@ import (
 	"errors"
 	"image"
 	"math"
+	"sort"
 )
 
 // Version is the format version written in every fingerprint.
@@ -234,7 +263,7 @@ func compute(img image.Image, opts Options, given *box) (*Fingerprint, error) {
 		}
 		bb := b
 		bb.cx, bb.cy, bb.halfW, bb.halfH = b.cx*bigScale, b.cy*bigScale, b.halfW*bigScale, b.halfH*bigScale
-		text, err := opts.OCR.Read(ctx, ocrImage(rectify(big, bb, opts.Flat, 4*NormWidth, 4*NormHeight)))
+		text, err := opts.OCR.Read(ctx, ocrImage(rectify(big, bb, opts.Flat, 3*NormWidth, 3*NormHeight), pal))
 		switch {
 		case err != nil:
 			fp.Typography.OCR = "error"
@@ -244,6 +273,19 @@ func compute(img image.Image, opts Options, given *box) (*Fingerprint, error) {
 			fp.Typography.OCR, fp.Typography.Text = "ok", text
 		}
 	}
+	return fp, nil
+}
+
+// NewEvidence computes the fingerprint of a known band and labels it. img
+// should be a clean photo of the band on a cigar (e.g. bandart.StudioPhoto),
+// or, with opts.Flat, a flat rendering or scan. With an OCR in opts, the
+// evidence also carries what OCR reads on it.
+func NewEvidence(img image.Image, label Label, opts Options) (*Fingerprint, error) {
+	fp, err := Compute(img, opts)
+	if err != nil {
+		return nil, err
+	}
+	fp.Label = &label
 	return fp, nil
 }
 
@@ -312,39 +354,37 @@ func rectify(rgb *raster, b box, flat bool, w, h int) *raster {
 	return out
 }
 
-// ocrImage turns a rectified band into a grey image with dark text on a
-// light ground, stretched to full contrast, as tesseract prefers.
-func ocrImage(rgb *raster) *image.Gray {
-	g := image.NewGray(image.Rect(0, 0, rgb.w, rgb.h))
-	vals := make([]float64, rgb.w*rgb.h)
-	var sum float64
+// ocrImage turns a rectified band into grey for OCR: dark text on a light
+// ground (inverted when the palette's text colour is lighter than its
+// ground), contrast stretched between the 2nd and 98th percentiles, with a
+// white margin.
+func ocrImage(rgb *raster, p *pal) *image.Gray {
+	const pad = 16
+	w, h := rgb.w, rgb.h
+	g := image.NewGray(image.Rect(0, 0, w+2*pad, h+2*pad))
+	for i := range g.Pix {
+		g.Pix[i] = 255
+	}
+	vals := make([]float64, w*h)
 	for i := range vals {
-		v := 0.299*float64(rgb.p[i*3]) + 0.587*float64(rgb.p[i*3+1]) + 0.114*float64(rgb.p[i*3+2])
-		vals[i] = v
-		sum += v
+		vals[i] = 0.299*float64(rgb.p[i*3]) + 0.587*float64(rgb.p[i*3+1]) + 0.114*float64(rgb.p[i*3+2])
 	}
-	// The ground is the majority: if it is dark, invert.
-	mean := sum / float64(len(vals))
-	var above int
-	for _, v := range vals {
-		if v > mean {
-			above++
-		}
+	invert := false
+	if p.text >= 0 {
+		invert = p.centres[p.text][0] > p.centres[p.ground][0]
 	}
-	invert := above < len(vals)/2
-	lo, hi := 255.0, 0.0
-	for _, v := range vals {
-		lo, hi = math.Min(lo, v), math.Max(hi, v)
-	}
+	sorted := append([]float64(nil), vals...)
+	sort.Float64s(sorted)
+	lo, hi := sorted[len(sorted)/50], sorted[len(sorted)-1-len(sorted)/50]
 	if hi-lo < 1 {
 		hi = lo + 1
 	}
 	for i, v := range vals {
-		x := (v - lo) / (hi - lo) * 255
+		x := clampF((v-lo)/(hi-lo), 0, 1) * 255
 		if invert {
 			x = 255 - x
 		}
-		g.Pix[i] = uint8(clampF(x, 0, 255))
+		g.Pix[(i/w+pad)*g.Stride+i%w+pad] = uint8(x)
 	}
 	return g
 }

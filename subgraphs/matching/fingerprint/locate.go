@@ -29,10 +29,10 @@ type segmentation struct {
 }
 
 type segStats struct {
-	area                    int
-	sx, sy, sxx, syy, sxy   float64
-	minX, minY, maxX, maxY  int
-	meanL, meanA, meanB     float64
+	area                   int
+	sx, sy, sxx, syy, sxy  float64
+	minX, minY, maxX, maxY int
+	meanL, meanA, meanB    float64
 }
 
 func find(parent []int32, i int32) int32 {
@@ -201,7 +201,7 @@ func locate(lab *raster) box {
 // Tuning knobs (tests change them).
 var (
 	locateMode   = 0 // 0 both, 1 cigar only, 2 segments only
-	cigarQuality = 0.3
+	cigarQuality = 0.1
 )
 
 // locateSegments finds the band by its ground colour region.
@@ -212,10 +212,10 @@ func locateSegments(lab *raster) box {
 	seg := segment(smooth, 6, 16)
 
 	type cand struct {
-		l                int
-		score            float64
-		cx, cy, angle    float64
-		u0, u1, v0, v1   float64
+		l              int
+		score          float64
+		cx, cy, angle  float64
+		u0, u1, v0, v1 float64
 	}
 	var cands []cand
 	for l, st := range seg.stats {

@@ -30,12 +30,50 @@ type Scores struct {
 // Weights of the evidence kinds in Scores.Total. Text, when used, adds its
 // weight; the total is divided by the sum of the weights used.
 var (
-	weightVector = 0.30
-	weightColor  = 0.15
-	weightLayout = 0.40
-	weightHash   = 0.15
-	weightText   = 0.60
+	weightVector = 0.65
+	weightColor  = 0.05
+	weightLayout = 0.25
+	weightHash   = 0.05
+	weightText   = 0.15
 )
+
+// The decision rule: a query is matched to its best line when that line's
+// Total is at least MatchThreshold and leads the second-best line (another
+// line, not another vitola of the same line) by at least MatchMargin.
+// Calibrated on the synthetic benchmark (TestAccuracy: 224 lines, 8 mild
+// and 8 strong photos each) so that wrong matches stay under 2% of single
+// photos at both levels, with and without OCR text.
+var (
+	MatchThreshold = 0.62
+	MatchMargin    = 0.05
+)
+
+// Matched applies the decision rule to the best and second-best lines'
+// totals.
+func Matched(best, second float64) bool {
+	return best >= MatchThreshold && best-second >= MatchMargin
+}
+
+// CompareMany scores several photos of one band against an evidence
+// fingerprint: every score is the mean over the queries.
+func CompareMany(queries []*Fingerprint, evidence *Fingerprint) Scores {
+	var s Scores
+	if len(queries) == 0 {
+		return s
+	}
+	n := float64(len(queries))
+	for _, q := range queries {
+		c := Compare(q, evidence)
+		s.Total += c.Total / n
+		s.Vector += c.Vector / n
+		s.Color += c.Color / n
+		s.Layout += c.Layout / n
+		s.Hash += c.Hash / n
+		s.Text += c.Text / n
+		s.TextUsed = s.TextUsed || c.TextUsed
+	}
+	return s
+}
 
 // Similarity is Compare(query, evidence).Total, in [0,1].
 func Similarity(query, evidence *Fingerprint) float64 { return Compare(query, evidence).Total }

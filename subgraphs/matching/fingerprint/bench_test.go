@@ -1,0 +1,66 @@
+package fingerprint
+
+import (
+	"bytes"
+	"image"
+	"image/jpeg"
+	"testing"
+
+	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
+)
+
+// onePhoto is a one-megapixel (1155x866) JPEG of a strong synthetic photo.
+func onePhoto(b *testing.B) []byte {
+	b.Helper()
+	src := photoOf("Arturo Fuente", "Hemingway", bandart.Strong, 2)
+	const w, h = 1155, 866
+	big := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			o := src.PixOffset(x*src.Rect.Dx()/w, y*src.Rect.Dy()/h)
+			copy(big.Pix[big.PixOffset(x, y):big.PixOffset(x, y)+4], src.Pix[o:o+4])
+		}
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, big, &jpeg.Options{Quality: 85}); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkCompute: Compute on a decoded 1-MP JPEG (no OCR). Compare with
+// BenchmarkBaselineDownscale (reading the decoded image into the working
+// raster, the first step of Compute) and BenchmarkBaselineDecode.
+func BenchmarkCompute(b *testing.B) {
+	img, err := jpeg.Decode(bytes.NewReader(onePhoto(b)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Compute(img, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBaselineDownscale(b *testing.B) {
+	img, err := jpeg.Decode(bytes.NewReader(onePhoto(b)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		downscale(img, workSide)
+	}
+}
+
+func BenchmarkBaselineDecode(b *testing.B) {
+	data := onePhoto(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := jpeg.Decode(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

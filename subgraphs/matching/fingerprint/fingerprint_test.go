@@ -1,0 +1,216 @@
+package fingerprint
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image"
+	"image/jpeg"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
+)
+
+func photoOf(brand, line string, level bandart.Level, seed int64) *image.RGBA {
+	return bandart.Photo(bandart.Render(bandart.DesignFor(brand, line), 800), level, seed)
+}
+
+func evidenceFor(brand, line string) (*Fingerprint, error) {
+	return NewEvidence(bandart.StudioPhoto(brand, line), Label{Brand: brand, Line: line}, Options{})
+}
+
+func TestLab(t *testing.T) {
+	for _, c := range []struct {
+		r, g, b float64
+		L, A, B float64
+	}{
+		{255, 255, 255, 100, 0, 0},
+		{0, 0, 0, 0, 0, 0},
+		{255, 0, 0, 53.24, 80.09, 67.20},
+		{0, 0, 255, 32.30, 79.19, -107.86},
+		{128, 128, 128, 53.59, 0, 0},
+	} {
+		L, A, B := rgbToLab(c.r, c.g, c.b)
+		if math.Abs(L-c.L) > 0.05 || math.Abs(A-c.A) > 0.05 || math.Abs(B-c.B) > 0.05 {
+			t.Errorf("rgbToLab(%v,%v,%v) = %.2f %.2f %.2f, want %.2f %.2f %.2f", c.r, c.g, c.b, L, A, B, c.L, c.A, c.B)
+		}
+		r, g, b := labToRGB(L, A, B)
+		if math.Abs(r-c.r) > 0.5 || math.Abs(g-c.g) > 0.5 || math.Abs(b-c.b) > 0.5 {
+			t.Errorf("round trip of %v,%v,%v gave %.1f,%.1f,%.1f", c.r, c.g, c.b, r, g, b)
+		}
+	}
+}
+
+func TestDCTAndHashes(t *testing.T) {
+	// A constant block has only a DC term.
+	in := make([]float64, 32*32)
+	for i := range in {
+		in[i] = 7
+	}
+	c := dct2(in)
+	if math.Abs(c[0]-7*32*32) > 1e-6 {
+		t.Fatalf("DC = %v", c[0])
+	}
+	for i := 1; i < 64; i++ {
+		if math.Abs(c[i]) > 1e-6 {
+			t.Fatalf("AC[%d] = %v", i, c[i])
+		}
+	}
+	if s, ok := hashSimilarity("ffffffffffffffff", "ffffffffffffffff"); !ok || s != 1 {
+		t.Fatal("identical hashes")
+	}
+	if s, _ := hashSimilarity("ffffffff00000000", "00000000ffffffff"); s != 0 {
+		t.Fatalf("opposite hashes: %v", s)
+	}
+	if _, ok := hashSimilarity("zz", "00"); ok {
+		t.Fatal("bad hex accepted")
+	}
+}
+
+func TestText(t *testing.T) {
+	if got := normText("  Padrón  1964 — Añejo!"); got != "PADRON 1964 ANEJO" {
+		t.Fatalf("normText = %q", got)
+	}
+	if d := substringDistance("FUENTE", "XXARTUROPUENTEHEMNG"); d != 1 {
+		t.Fatalf("substringDistance = %d", d)
+	}
+	hi := textSimilarity("A PUENTE HEMNG", []string{"ARTURO FUENTE HEMINGWAY"})
+	lo := textSimilarity("A PUENTE HEMNG", []string{"OLIVA SERIE V"})
+	if hi <= lo || hi < 0.4 {
+		t.Fatalf("text similarity: right %v, wrong %v", hi, lo)
+	}
+}
+
+func TestComputeDeterministicJSON(t *testing.T) {
+	img := photoOf("Padrón", "1964 Anniversary Series", bandart.Mild, 3)
+	a, err := Compute(img, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Compute(img, Options{})
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if !bytes.Equal(ja, jb) {
+		t.Fatal("same image, different JSON")
+	}
+	if a.Version != Version || a.Seal != "" || a.Label != nil {
+		t.Fatalf("header: %+v", a)
+	}
+	if a.Typography.OCR != "unavailable" || a.Typography.Text != "" {
+		t.Fatalf("OCR without an OCR: %+v", a.Typography)
+	}
+	if len(a.Vector) != VectorLen {
+		t.Fatalf("vector length %d", len(a.Vector))
+	}
+	var n float64
+	for _, v := range a.Vector {
+		n += float64(v) * float64(v)
+	}
+	if math.Abs(n-1) > 0.01 {
+		t.Fatalf("vector norm² %v", n)
+	}
+	if len(a.Hashes.DHash) != 16 || len(a.Hashes.PHash) != 16 || len(a.Hashes.ColorLayout) != 384 {
+		t.Fatalf("hashes %+v", a.Hashes)
+	}
+	if len(a.Colors) == 0 || a.Colors[0].Role != "ground" {
+		t.Fatalf("colours %+v", a.Colors)
+	}
+	// The same photo as a decoded JPEG (YCbCr) works too.
+	var buf bytes.Buffer
+	_ = jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90})
+	dec, _ := jpeg.Decode(&buf)
+	if _, err := Compute(dec, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compute(image.NewRGBA(image.Rect(0, 0, 3, 3)), Options{}); err == nil {
+		t.Fatal("tiny image accepted")
+	}
+}
+
+func TestLocateFindsBand(t *testing.T) {
+	band := bandart.Render(bandart.DesignFor("Arturo Fuente", "Hemingway"), 800)
+	img, truth := bandart.PhotoWithTruth(band, bandart.Mild, 1)
+	fp, err := Compute(img, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := locError(fp, truth, img.Rect.Dx(), img.Rect.Dy()); e > 0.1 {
+		t.Fatalf("band found %v off (corners %v, truth %v)", e, fp.Band.Corners, truth.Corners)
+	}
+}
+
+// TestRecognisesSmallCatalogue: a mild photo matches its own band among a
+// few others.
+func TestRecognisesSmallCatalogue(t *testing.T) {
+	pairs := [][2]string{{"Oliva", "Serie V"}, {"Oliva", "Serie G"}, {"Arturo Fuente", "Hemingway"}, {"Padrón", "1964 Anniversary Series"}, {"Cohiba", "Behike"}, {"Ashton", "VSG"}}
+	var ev []*Fingerprint
+	for _, p := range pairs {
+		fp, err := evidenceFor(p[0], p[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev = append(ev, fp)
+	}
+	for i, p := range pairs {
+		q, _ := Compute(photoOf(p[0], p[1], bandart.Mild, int64(i)), Options{})
+		best, bi := -1.0, -1
+		for k, e := range ev {
+			if s := Similarity(q, e); s > best {
+				best, bi = s, k
+			}
+		}
+		if bi != i {
+			t.Errorf("%v: matched %v", p, pairs[bi])
+		}
+	}
+}
+
+type fakeOCR struct{ text string }
+
+func (f fakeOCR) Read(context.Context, image.Image) (string, error) { return f.text, nil }
+
+func TestTextEvidence(t *testing.T) {
+	e1, _ := evidenceFor("Arturo Fuente", "Hemingway")
+	e2, _ := evidenceFor("Arturo Fuente", "Don Carlos")
+	q, _ := Compute(photoOf("Arturo Fuente", "Hemingway", bandart.Mild, 5), Options{OCR: fakeOCR{"ARTURO PUENTE HEMNGWAY"}})
+	if q.Typography.OCR != "ok" {
+		t.Fatalf("ocr status %q", q.Typography.OCR)
+	}
+	s1, s2 := Compare(q, e1), Compare(q, e2)
+	if !s1.TextUsed || s1.Text <= s2.Text {
+		t.Fatalf("text scores %+v vs %+v", s1, s2)
+	}
+}
+
+func TestTesseract(t *testing.T) {
+	if testing.Short() || !TesseractAvailable() {
+		t.Skip("tesseract not installed, or -short")
+	}
+	band := bandart.Render(bandart.DesignFor("Padrón", "1964 Anniversary Series"), 800)
+	fp, err := Compute(band, Options{Flat: true, OCR: Tesseract{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fp.Typography.OCR != "ok" || textSimilarity(normText(fp.Typography.Text), []string{"PADRON 1964 ANNIVERSARY SERIES"}) < 0.7 {
+		t.Fatalf("tesseract read %q (%s)", fp.Typography.Text, fp.Typography.OCR)
+	}
+}
+
+// TestExample writes testdata/example.json (a documented example of the
+// format) when VITOLA_FP_UPDATE=1.
+func TestExample(t *testing.T) {
+	if os.Getenv("VITOLA_FP_UPDATE") == "" {
+		t.Skip("set VITOLA_FP_UPDATE=1 to rewrite testdata/example.json")
+	}
+	fp, err := Compute(photoOf("Padrón", "1964 Anniversary Series", bandart.Mild, 3), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.MarshalIndent(fp, "", "  ")
+	if err := os.WriteFile(filepath.Join("testdata", "example.json"), append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
