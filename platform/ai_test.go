@@ -223,7 +223,23 @@ func (f *fixture) testRecognize(t *testing.T) {
 	}
 	const path = "/v1/ai/cigars/fingerprint/recognize"
 	ok := f.postJSON(t, path, f.key, "", fmt.Sprintf(`{"fingerprint": %s, "limit": 3}`, r.Body))
-	if ok.Status != 200 || !bytes.Contains(ok.Body, []byte(`"candidates":[`)) {
+	var got struct {
+		Candidates []struct {
+			ID, Name string
+			Brand    struct{ Name string }
+			Score    float64
+			Evidence struct {
+				ID     string
+				Scores map[string]any
+			}
+		}
+	}
+	json.Unmarshal(ok.Body, &got)
+	// The photo is of the demo Padrón 1964 Anniversary Series band, whose demo
+	// evidence names the line's first vitola.
+	if ok.Status != 200 || len(got.Candidates) != 3 || got.Candidates[0].ID != catalog.CigarID("Padrón", "1964 Anniversary Series Exclusivo") ||
+		got.Candidates[0].Brand.Name != "Padrón" || got.Candidates[0].Evidence.ID == "" || got.Candidates[0].Evidence.Scores["layout"] == nil ||
+		got.Candidates[0].Score <= got.Candidates[1].Score {
 		t.Fatalf("recognize: %d %s", ok.Status, ok.Body)
 	}
 	tampered := bytes.Replace(r.Body, []byte(`"ground"`), []byte(`"accent"`), 1)

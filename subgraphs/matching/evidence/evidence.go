@@ -28,11 +28,10 @@ import (
 // Describe makes the evidence fingerprint of a known band: flat is for scans
 // and renders that show the band alone, upright, filling the frame.
 func Describe(img image.Image, label fingerprint.Label, flat bool, ocr fingerprint.OCR) (json.RawMessage, error) {
-	fp, err := fingerprint.Compute(img, fingerprint.Options{Flat: flat, OCR: ocr})
+	fp, err := fingerprint.NewEvidence(img, label, fingerprint.Options{Flat: flat, OCR: ocr})
 	if err != nil {
 		return nil, err
 	}
-	fp.Label = &label
 	return json.Marshal(fp)
 }
 
@@ -45,13 +44,13 @@ type DemoRecord struct {
 	Fingerprint json.RawMessage `json:"fingerprint"`
 }
 
-// RenderWidth is the width demo bands are rendered at.
-const RenderWidth = 600
-
-// DemoLine renders and describes one demo line's band.
+// DemoLine describes one demo line's band from a studio photo of its
+// rendering: evidence taken from a photo of a band on a cigar matches photos
+// from users better than a flat rendering does (the recognition benchmark
+// measures both).
 func DemoLine(l catalogdemo.Line) (DemoRecord, error) {
-	band := bandart.Render(bandart.DesignFor(l.Brand, l.Name), RenderWidth)
-	fp, err := Describe(band, fingerprint.Label{Brand: l.Brand, Line: l.Name}, true, nil)
+	photo := bandart.StudioPhoto(l.Brand, l.Name)
+	fp, err := Describe(photo, fingerprint.Label{Brand: l.Brand, Line: l.Name}, false, nil)
 	if err != nil {
 		return DemoRecord{}, fmt.Errorf("%s %s: %w", l.Brand, l.Name, err)
 	}

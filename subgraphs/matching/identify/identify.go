@@ -9,6 +9,8 @@ package identify
 import (
 	"sort"
 	"strings"
+
+	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
 )
 
 // Modes: which answers may be given.
@@ -119,15 +121,10 @@ type Result struct {
 	Reason         string
 }
 
-// Thresholds of the decision. An image-only match needs a recognition score of
-// ImageMatchScore and a lead of ImageMatchMargin over the next line (the
-// recognition benchmark calibrates both to keep wrong matches at or below 2%).
-var (
-	ImageMatchScore  = 0.70
-	ImageMatchMargin = 0.08
-	// CombinedMatch is the confidence a cigar both kinds support needs.
-	CombinedMatch = 0.85
-)
+// CombinedMatch is the confidence a cigar both kinds of evidence support
+// needs. An image-only match follows fingerprint.Matched, the rule the
+// recognition benchmark calibrates.
+var CombinedMatch = 0.85
 
 // textScore turns a text candidate's rank into a score: a resolved first
 // candidate is certain; others fade with rank.
@@ -159,12 +156,17 @@ func Decide(r Request) Result {
 		}
 		return t
 	}
+	// Evidence of a cigar the catalog no longer has is dropped before
+	// anything is decided, so it can neither win nor stand as a runner-up.
+	known := make([]ImageCandidate, 0, len(r.Image))
 	for _, ic := range r.Image {
-		c, ok := r.Cigars[ic.CigarID]
-		if !ok {
-			continue // evidence of a cigar the catalog no longer has
+		if _, ok := r.Cigars[ic.CigarID]; ok {
+			known = append(known, ic)
 		}
-		t := get(c)
+	}
+	r.Image = known
+	for _, ic := range r.Image {
+		t := get(r.Cigars[ic.CigarID])
 		t.image, t.hasImage = max(t.image, ic.Score), true
 	}
 	if r.Text != nil {
@@ -215,7 +217,7 @@ func Decide(r Request) Result {
 		switch {
 		case t.hasImage && t.hasText && top.Confidence >= CombinedMatch && top.Confidence-second >= 0.05 && imageTop(r.Image) == top.ID:
 			match, res.Reason = &top, "image_and_text_agree"
-		case haveImage && !haveText && imageDecisive(r.Image, r.Cigars) && (r.Model == nil || t.model):
+		case haveImage && !haveText && imageTop(r.Image) == top.ID && imageDecisive(r.Image, r.Cigars) && (r.Model == nil || t.model):
 			match, res.Reason = &top, "image_decisive"
 		case !haveImage && haveText && r.Text.Resolved && top.Evidence == EvidenceText:
 			match, res.Reason = &top, "text_resolved"
@@ -274,16 +276,18 @@ func textTop(t *TextResult) string {
 // imageDecisive applies the recognition decision rule: a high score and a
 // clear lead over the best candidate of another line.
 func imageDecisive(cs []ImageCandidate, cigars map[string]Cigar) bool {
-	if len(cs) == 0 || cs[0].Score < ImageMatchScore {
+	if len(cs) == 0 {
 		return false
 	}
+	second := 0.0
 	for _, c := range cs[1:] {
 		if cigars[c.CigarID].Brand == cigars[cs[0].CigarID].Brand && cigars[c.CigarID].Name == cigars[cs[0].CigarID].Name {
 			continue
 		}
-		return cs[0].Score-c.Score >= ImageMatchMargin
+		second = c.Score
+		break
 	}
-	return true
+	return fingerprint.Matched(cs[0].Score, second)
 }
 
 func source(image, text, model bool) string {

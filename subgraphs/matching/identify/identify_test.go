@@ -60,6 +60,12 @@ func TestDecide(t *testing.T) {
 			status: identify.OpenWorldID, reason: "not_confident", suggested: 1, openWorld: true},
 		{name: "a decisive image the model contradicts", req: identify.Request{Image: images(0.9, 0.5), Model: &short},
 			status: identify.Suggestions, reason: "not_confident", suggested: 3},
+		{name: "evidence of a cigar the catalog dropped cannot win",
+			req:    identify.Request{Image: []identify.ImageCandidate{{CigarID: "cig_gone", Score: 0.95}, {CigarID: "cig_a", Score: 0.82}, {CigarID: "cig_c", Score: 0.4}}},
+			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 1},
+		{name: "evidence of a cigar the catalog dropped is no runner-up",
+			req:    identify.Request{Image: []identify.ImageCandidate{{CigarID: "cig_a", Score: 0.82}, {CigarID: "cig_gone", Score: 0.81}, {CigarID: "cig_c", Score: 0.4}}},
+			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 1},
 		{name: "suggestions respect the limit", req: identify.Request{Image: images(0.5, 0.45, 0.4), Limit: 2},
 			status: identify.Suggestions, reason: "not_confident", suggested: 2},
 	} {

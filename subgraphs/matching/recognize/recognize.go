@@ -110,7 +110,7 @@ func (s *Snapshot) Recognize(views []*fingerprint.Fingerprint, limit int) ([]Can
 	best := map[string]Candidate{}
 	for _, ref := range shortlist {
 		e := s.entries[ref]
-		c := Candidate{CigarID: e.cigarID, EvidenceID: e.id, Scores: average(views, e.fp)}
+		c := Candidate{CigarID: e.cigarID, EvidenceID: e.id, Scores: fingerprint.CompareMany(views, e.fp)}
 		c.Score = c.Scores.Total
 		if prev, ok := best[e.cigarID]; !ok || c.Score > prev.Score || (c.Score == prev.Score && c.EvidenceID < prev.EvidenceID) {
 			best[e.cigarID] = c
@@ -124,21 +124,4 @@ func (s *Snapshot) Recognize(views []*fingerprint.Fingerprint, limit int) ([]Can
 		return out[i].Score > out[j].Score || (out[i].Score == out[j].Score && out[i].CigarID < out[j].CigarID)
 	})
 	return out[:min(limit, len(out))], nil
-}
-
-// average compares every view with one evidence fingerprint.
-func average(views []*fingerprint.Fingerprint, ev *fingerprint.Fingerprint) fingerprint.Scores {
-	var sum fingerprint.Scores
-	n := float64(len(views))
-	for _, v := range views {
-		s := fingerprint.Compare(v, ev)
-		sum.Total += s.Total / n
-		sum.Vector += s.Vector / n
-		sum.Color += s.Color / n
-		sum.Layout += s.Layout / n
-		sum.Hash += s.Hash / n
-		sum.Text += s.Text / n
-		sum.TextUsed = sum.TextUsed || s.TextUsed
-	}
-	return sum
 }
