@@ -10,11 +10,15 @@
 //   - the same key after a success: Replay of the stored response, kept for at
 //     least Retention (24 hours) in SQL, so a restart changes nothing;
 //   - a failed request releases its key (its credits are released too), so the
-//     client may retry it with the same key.
+//     client may retry it with the same key;
+//   - only the request that claimed a key finishes or releases it: each claim
+//     carries a random token, so a request that outlived its lease cannot
+//     overwrite or free the claim of the request that took the key over.
 package idempotency
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -40,10 +44,11 @@ func ValidKey(k string) bool {
 	return true
 }
 
-// RequestHash identifies a request's content: its method, its path and its body.
-func RequestHash(method, path string, body []byte) string {
+// RequestHash identifies a request's content: its method, the route it calls
+// (a name or path; aliases of one route should pass the same) and its body.
+func RequestHash(method, route string, body []byte) string {
 	h := sha256.New()
-	h.Write([]byte(method + " " + path + "\n"))
+	h.Write([]byte(method + " " + route + "\n"))
 	h.Write(body)
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -59,6 +64,8 @@ type Response struct {
 type Record struct {
 	Scope, Key  string
 	RequestHash string
+	// Token names the claim that holds the key in flight.
+	Token string
 	Done        bool
 	// LockedUntil ends an in-flight claim (a crashed request frees its key then);
 	// ExpiresAt ends a stored response.
@@ -72,10 +79,12 @@ type Store interface {
 	// then it returns that record. A record that has expired or whose claim has
 	// lapsed is replaced. Exactly one of many concurrent claims wins.
 	Claim(ctx context.Context, r Record, now time.Time) (existing *Record, err error)
-	// Finish stores the response of a claimed key until expiresAt.
-	Finish(ctx context.Context, scope, key string, resp Response, expiresAt time.Time) error
-	// Release forgets a claimed key that did not finish.
-	Release(ctx context.Context, scope, key string) error
+	// Finish stores the response of the claim c until expiresAt; it returns
+	// ErrClaimLost when c no longer holds the key.
+	Finish(ctx context.Context, c Claim, resp Response, expiresAt time.Time) error
+	// Release forgets the claim c of a request that did not finish; a key that
+	// c no longer holds is left alone.
+	Release(ctx context.Context, c Claim) error
 	// Purge removes records that expired before t.
 	Purge(ctx context.Context, before time.Time) (int, error)
 }
@@ -100,6 +109,20 @@ const (
 	DefaultLease     = 2 * time.Minute
 )
 
+// Claim is a running request's hold on its key.
+type Claim struct{ Scope, Key, Token string }
+
+// Decision is what Begin decided: on Proceed the request holds Claim; on
+// Replay, Response is the stored response.
+type Decision struct {
+	Outcome  Outcome
+	Response *Response
+	Claim    Claim
+}
+
+// ErrClaimLost: the claim lapsed and another request took the key over.
+var ErrClaimLost = errors.New("the idempotency claim lapsed and another request took the key over")
+
 // Service applies the rules over a Store.
 type Service struct {
 	Store     Store
@@ -119,36 +142,53 @@ func New(store Store) *Service {
 var ErrInvalid = errors.New("an Idempotency-Key header is required: 1 to 200 letters, digits, '.', '_', ':' or '-' (a UUID works)")
 
 // Begin decides what to do with a request keyed by (scope, key) whose content
-// hashes to hash. On Replay it returns the stored response.
-func (s *Service) Begin(ctx context.Context, scope, key, hash string) (Outcome, *Response, error) {
+// hashes to hash.
+func (s *Service) Begin(ctx context.Context, scope, key, hash string) (Decision, error) {
 	if !ValidKey(key) {
-		return 0, nil, ErrInvalid
+		return Decision{}, ErrInvalid
 	}
 	now := s.Now()
 	s.purgeNow(ctx, now)
-	existing, err := s.Store.Claim(ctx, Record{Scope: scope, Key: key, RequestHash: hash, LockedUntil: now.Add(s.Lease), ExpiresAt: now.Add(s.Lease)}, now)
+	c := Claim{Scope: scope, Key: key, Token: rand.Text()}
+	existing, err := s.Store.Claim(ctx, Record{Scope: scope, Key: key, RequestHash: hash, Token: c.Token, LockedUntil: now.Add(s.Lease), ExpiresAt: now.Add(s.Lease)}, now)
 	switch {
 	case err != nil:
-		return 0, nil, err
+		return Decision{}, err
 	case existing == nil:
-		return Proceed, nil, nil
+		return Decision{Outcome: Proceed, Claim: c}, nil
 	case existing.RequestHash != hash:
-		return Mismatch, nil, nil
+		return Decision{Outcome: Mismatch}, nil
 	case !existing.Done:
-		return InFlight, nil, nil
+		return Decision{Outcome: InFlight}, nil
 	default:
-		return Replay, existing.Response, nil
+		return Decision{Outcome: Replay, Response: existing.Response}, nil
 	}
 }
 
-// Finish stores a claimed request's response for Retention.
-func (s *Service) Finish(ctx context.Context, scope, key string, resp Response) error {
-	return s.Store.Finish(ctx, scope, key, resp, s.Now().Add(s.Retention))
+// retryDelays space the retries of Finish: a response that was paid for must
+// not be lost to one failed write.
+var retryDelays = []time.Duration{0, 100 * time.Millisecond, 500 * time.Millisecond}
+
+// Finish stores a claimed request's response for Retention, retrying a failed
+// write twice.
+func (s *Service) Finish(ctx context.Context, c Claim, resp Response) error {
+	var err error
+	for _, d := range retryDelays {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		}
+		if err = s.Store.Finish(ctx, c, resp, s.Now().Add(s.Retention)); err == nil || errors.Is(err, ErrClaimLost) {
+			return err
+		}
+	}
+	return err
 }
 
 // Release frees a claimed key whose request failed, so it may be retried.
-func (s *Service) Release(ctx context.Context, scope, key string) error {
-	return s.Store.Release(ctx, scope, key)
+func (s *Service) Release(ctx context.Context, c Claim) error {
+	return s.Store.Release(ctx, c)
 }
 
 // purgeNow removes expired records at most once an hour per process; the

@@ -17,7 +17,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
+
 	"github.com/rs/zerolog"
+
 	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/platform"
 	"github.com/vitolahq/vitola/sqldb"
@@ -48,6 +51,17 @@ func bandPhotos(t *testing.T) *httptest.Server {
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// mysteryBand serves a photo of a band no evidence knows and returns its URL.
+func mysteryBand(t *testing.T) string {
+	t.Helper()
+	band := bandart.Render(bandart.DesignFor("Unknown Maker", "Mystery Line"), 600)
+	var buf bytes.Buffer
+	png.Encode(&buf, bandart.Photo(band, bandart.Mild, 1))
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(buf.Bytes()) }))
+	t.Cleanup(host.Close)
+	return host.URL + "/mystery.png"
 }
 
 // aiKey makes a key with api.ai and the given credits.
@@ -337,6 +351,35 @@ func (f *fixture) testIdentify(t *testing.T) {
 	if r.Status != 200 || got.Metadata.ModelFallbackUsed || got.Metadata.Source != "combined" || r.Header.Get("X-Service-Ai-Credits-Remaining") != "11" {
 		t.Fatalf("thorough identify: %d %s %v", r.Status, r.Body, r.Header)
 	}
+
+	// /v1/matches is identify: the same key and body replay across the two.
+	first := f.postJSON(t, "/v1/matches", key, "force-1", `{"force": true, "prompt": "padron 1964 anniversary exclusivo"}`)
+	again := f.postJSON(t, path, key, "force-1", `{"force": true, "prompt": "padron 1964 anniversary exclusivo"}`)
+	if again.Status != 200 || again.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(again.Body, first.Body) || f.balance(t, id) != 11 {
+		t.Fatalf("identify replaying /v1/matches: %d %s %v", again.Status, again.Body, again.Header)
+	}
+
+	// Without a vision model, thorough holds (and needs) its own price only.
+	five, _ := f.aiKey(t, 5)
+	if r := f.postJSON(t, path, five, "thorough-5", fmt.Sprintf(`{"imageUrl": %s, "researchProfile": "thorough"}`, photo)); r.Status != 200 || r.Header.Get("X-Service-Ai-Credits-Remaining") != "0" {
+		t.Fatalf("thorough with 5 credits: %d %s", r.Status, r.Body)
+	}
+
+	// open_world reports what was read from a band the catalog does not know
+	// (the band's text comes from OCR, which thorough runs).
+	if !fingerprint.TesseractAvailable() {
+		t.Log("tesseract not installed (make ocr): the open_world reading is not checked")
+		return
+	}
+	r = f.postJSON(t, path, key, "open-world", fmt.Sprintf(`{"imageUrl": %q, "researchProfile": "thorough", "researchMode": "open_world"}`, mysteryBand(t)))
+	var open struct {
+		Status    string
+		OpenWorld map[string]string `json:"openWorld"`
+	}
+	json.Unmarshal(r.Body, &open)
+	if r.Status != 200 || open.Status != "open_world" || !strings.Contains(strings.ToUpper(open.OpenWorld["text"]), "MYSTERY") {
+		t.Fatalf("open world: %d %s", r.Status, r.Body)
+	}
 }
 
 // The vision model is a vendor outside the platform: a fake one stands in.
@@ -374,13 +417,7 @@ func TestIdentifyAsksTheFakeVisionVendor(t *testing.T) {
 	f := &fixture{srv: srv, p: p}
 	key, _ := f.aiKey(t, 30)
 
-	// A band no evidence knows: recognition is not conclusive.
-	band := bandart.Render(bandart.DesignFor("Unknown Maker", "Mystery Line"), 600)
-	var buf bytes.Buffer
-	png.Encode(&buf, bandart.Photo(band, bandart.Mild, 1))
-	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(buf.Bytes()) }))
-	defer host.Close()
-	body := fmt.Sprintf(`{"imageUrl": %q, "researchProfile": "%%s"}`, host.URL+"/mystery.png")
+	body := fmt.Sprintf(`{"imageUrl": %q, "researchProfile": "%%s"}`, mysteryBand(t))
 
 	r := f.postJSON(t, "/v1/ai/cigars/identify", key, "quick", fmt.Sprintf(body, "quick"))
 	var got identified

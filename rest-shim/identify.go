@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/vitolahq/vitola/subgraphs/matching/identify"
-	"github.com/vitolahq/vitola/subgraphs/matching/matcher"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
 
@@ -16,6 +15,8 @@ var opIdentify = subgraph.MustParse(`mutation Identify($input: IdentifyInput!) {
     status match { ...idc } suggestions { ...idc } pendingSuggestions { ...idc } openWorld { text }
     source imageCount candidateCount modelFallbackUsed decisionReason cost } }
 fragment idc on IdentifiedCigar { id cigarId brand name confidence evidence }`)
+
+var opIdentifyMaxPrice = subgraph.MustParse(`query IdentifyMaxPrice($profile: String!) { identifyMaxPrice(profile: $profile) }`)
 
 // identifyRequest is the identify route's body, as the spec names its fields.
 type identifyRequest struct {
@@ -41,11 +42,11 @@ type matchedCigar struct {
 }
 
 type identifyResult struct {
-	Status             string                 `json:"status"`
-	Match              *matchedCigar          `json:"match,omitempty"`
-	Suggestions        []matchedCigar         `json:"suggestions"`
-	PendingSuggestions []matchedCigar         `json:"pendingSuggestions"`
-	OpenWorld          *struct{ Text string } `json:"openWorld,omitempty"`
+	Status             string            `json:"status"`
+	Match              *matchedCigar     `json:"match,omitempty"`
+	Suggestions        []matchedCigar    `json:"suggestions"`
+	PendingSuggestions []matchedCigar    `json:"pendingSuggestions"`
+	OpenWorld          *openWorldReading `json:"openWorld,omitempty"`
 	Metadata           struct {
 		Source            string `json:"source"`
 		ImageCount        int    `json:"image_count"`
@@ -55,16 +56,21 @@ type identifyResult struct {
 	} `json:"metadata"`
 }
 
+// openWorldReading is what was read from a band the catalog does not know.
+type openWorldReading struct {
+	Text string `json:"text"`
+}
+
 // identifyRoute is POST /v1/ai/cigars/identify (and its alias POST /v1/matches).
 func identifyRoute(matching *subgraph.Client) paidRoute {
 	return paidRoute{
 		name: "identify",
-		parse: func(body []byte) (any, int64, *routeError) {
+		parse: func(ctx context.Context, body []byte) (any, int64, error) {
 			var in identifyRequest
 			if err := decodeStrict(body, &in); err != nil {
 				return nil, 0, &routeError{http.StatusBadRequest, "invalid_body", "the body must be a JSON object with imageUrl or imageUrls and optionally prompt, suggestionLimit, researchMode, researchProfile and force (a boolean): " + err.Error()}
 			}
-			bad := func(code, msg string) (any, int64, *routeError) {
+			bad := func(code, msg string) (any, int64, error) {
 				return nil, 0, &routeError{http.StatusBadRequest, code, msg}
 			}
 			vars := map[string]any{"imageUrls": []string{}, "suggestionLimit": 3, "researchMode": identify.Auto, "researchProfile": identify.Quick}
@@ -98,17 +104,19 @@ func identifyRoute(matching *subgraph.Client) paidRoute {
 				}
 				vars["researchMode"] = *in.ResearchMode
 			}
-			price := int64(matcher.PriceQuick)
 			if in.ResearchProfile != nil {
 				if p := *in.ResearchProfile; p != identify.Quick && p != identify.Thorough {
 					return bad("invalid_research_profile", "researchProfile must be quick or thorough")
 				}
 				vars["researchProfile"] = *in.ResearchProfile
-				if *in.ResearchProfile == identify.Thorough {
-					price = matcher.PriceThorough + matcher.PriceModel // the most it can cost
-				}
 			}
-			return vars, price, nil
+			// Matching knows whether a vision model is configured, and so the
+			// most a request can cost.
+			var price struct{ IdentifyMaxPrice int64 }
+			if err := matching.Do(ctx, opIdentifyMaxPrice, map[string]any{"profile": vars["researchProfile"]}, &price); err != nil {
+				return nil, 0, err
+			}
+			return vars, price.IdentifyMaxPrice, nil
 		},
 		work: func(ctx context.Context, req any) (any, int64, error) {
 			var out struct {
@@ -116,7 +124,7 @@ func identifyRoute(matching *subgraph.Client) paidRoute {
 					Status                          string
 					Match                           *identifiedCigar
 					Suggestions, PendingSuggestions []identifiedCigar
-					OpenWorld                       *struct{ Text string }
+					OpenWorld                       *openWorldReading
 					Source                          string
 					ImageCount, CandidateCount      int
 					ModelFallbackUsed               bool

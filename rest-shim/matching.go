@@ -21,7 +21,7 @@ var (
   recognize(fingerprint: $fp, limit: $limit) { cigarId score evidenceId scores { vector color layout hash text textUsed } } }`)
 	opCigarsByID = subgraph.MustParse(`query CigarsByID($r: [_Any!]!) {
   _entities(representations: $r) { ... on Cigar { id name brand { id name } } } }`)
-	matchingOperations = []*subgraph.Operation{opFingerprint, opRecognize, opIdentify}
+	matchingOperations = []*subgraph.Operation{opFingerprint, opRecognize, opIdentify, opIdentifyMaxPrice}
 )
 
 // Prices of the paid AI routes, in credits (README, /docs).
@@ -104,7 +104,7 @@ func matchingFailure(err error) error {
 func fingerprintRoute(matching *subgraph.Client) paidRoute {
 	return paidRoute{
 		name: "fingerprint",
-		parse: func(body []byte) (any, int64, *routeError) {
+		parse: func(_ context.Context, body []byte) (any, int64, error) {
 			var in struct {
 				ImageURL  *string  `json:"imageUrl"`
 				ImageURLs []string `json:"imageUrls"`

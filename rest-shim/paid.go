@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -31,17 +32,31 @@ var (
 	opReleaseCredits = subgraph.MustParse(`mutation ReleaseCredits($id: ID!) { releaseCredits(reservationId: $id) { balance } }`)
 )
 
-// holdSeconds is how long a paid request's hold lives if the request dies before
-// settling: longer than any request runs, shorter than the idempotency lease, so
-// a retry after a crash finds its credits back.
-const holdSeconds = 110
+// Time budget of a paid request. The work has paidDeadline (a thorough
+// identify: fetches of 15 s, fingerprints, a vision model of 30 s); settling
+// then has a few short tries; the hold outlives both, so it is never
+// released by its expiry under a request still running; and the
+// idempotency lease (2 minutes) outlives the hold, so a retry after a crash
+// finds its credits back.
+const (
+	paidDeadline  = 90 * time.Second
+	ledgerTimeout = 5 * time.Second
+	holdSeconds   = 110
+)
+
+// ledgerRetryDelays space the tries of a settlement: settling and releasing
+// are idempotent in the ledger, so a try whose answer was lost is safe to
+// repeat.
+var ledgerRetryDelays = []time.Duration{0, 200 * time.Millisecond, time.Second}
 
 // paidRoute is one paid route: it reads its body, names its price, and works.
 type paidRoute struct {
-	// name is the ledger's reference for the route's holds.
+	// name is the ledger's reference for the route's holds, and names the
+	// route in idempotency records (an alias shares its route's records).
 	name string
-	// parse validates the body and returns the request and the credits to hold.
-	parse func(body []byte) (req any, price int64, err *routeError)
+	// parse validates the body and returns the request and the most it can
+	// cost: the credits held before any work. A client error is a *routeError.
+	parse func(ctx context.Context, body []byte) (req any, price int64, err error)
 	// work runs the request; cost is what it is charged (at most the price).
 	work func(ctx context.Context, req any) (resp any, cost int64, err error)
 }
@@ -54,11 +69,23 @@ type routeError struct {
 
 func (e *routeError) Error() string { return e.Message }
 
+// errUnsettled: the work was done but neither settling nor releasing its hold
+// could be confirmed.
+var errUnsettled = errors.New("the charge could not be settled or released")
+
 // handlePaid runs a paid route: an Idempotency-Key is required, the price is
 // held before any work, charged after success and given back after failure; a
 // success is stored and replayed for the same key and body with no second
 // charge. The key's identity (with api.ai) is in the context already.
 func handlePaid(payments *subgraph.Client, idem *idempotency.Service, rt paidRoute, log zerolog.Logger) http.Handler {
+	fail := func(w http.ResponseWriter, err error) {
+		var re *routeError
+		if errors.As(err, &re) {
+			apierr.Write(w, re.Status, re.Code, re.Message)
+			return
+		}
+		subgraphFailure(w, log, rt.name, err)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		caller, _ := trust.FromContext(ctx)
@@ -68,55 +95,62 @@ func handlePaid(payments *subgraph.Client, idem *idempotency.Service, rt paidRou
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPaidBody))
-		if err != nil {
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
 			apierr.Write(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the JSON body must be at most %d bytes", maxPaidBody))
 			return
-		}
-		req, price, perr := rt.parse(body)
-		if perr != nil {
-			apierr.Write(w, perr.Status, perr.Code, perr.Message)
+		case err != nil:
+			apierr.Write(w, http.StatusBadRequest, "invalid_body", "the request body could not be read: send it again")
 			return
 		}
-		outcome, stored, err := idem.Begin(ctx, caller.KeyID, key, idempotency.RequestHash(r.Method, r.URL.Path, body))
+		req, price, err := rt.parse(ctx, body)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		d, err := idem.Begin(ctx, caller.KeyID, key, idempotency.RequestHash(r.Method, rt.name, body))
 		switch {
 		case err != nil:
 			log.Error().Err(err).Msg("idempotency claim")
 			apierr.Write(w, http.StatusServiceUnavailable, apierr.CodeUnavailable, "the request could not be recorded; try again shortly")
 			return
-		case outcome == idempotency.InFlight:
+		case d.Outcome == idempotency.InFlight:
 			apierr.Write(w, http.StatusConflict, "idempotency_key_in_use", "a request with this Idempotency-Key is still running; retry when it has finished")
 			return
-		case outcome == idempotency.Mismatch:
+		case d.Outcome == idempotency.Mismatch:
 			apierr.Write(w, http.StatusUnprocessableEntity, "idempotency_key_reused", "this Idempotency-Key was used with a different request; use a new key for a new request")
 			return
-		case outcome == idempotency.Replay:
-			for k, v := range stored.Header {
+		case d.Outcome == idempotency.Replay:
+			for k, v := range d.Response.Header {
 				w.Header().Set(k, v)
 			}
 			w.Header().Set("Idempotent-Replayed", "true")
-			w.WriteHeader(stored.Status)
-			w.Write(stored.Body)
+			w.WriteHeader(d.Response.Status)
+			w.Write(d.Response.Body)
 			return
 		}
-		// From here the key is claimed: every way out either finishes it or
-		// releases it, and releases the hold unless it was settled.
-		ctx = context.WithoutCancel(ctx) // a client hanging up must not strand a hold half-way
-		balance, out, err := runPaid(ctx, payments, rt, req, price)
+		// From here the key is claimed: every way out finishes it, releases it,
+		// or (when the charge is in doubt) keeps it until its lease lapses. A
+		// client hanging up must not strand a hold half-way, so the work runs
+		// on its own deadline.
+		ctx = context.WithoutCancel(ctx)
+		balance, out, err := runPaid(ctx, payments, rt, req, price, log)
+		if errors.Is(err, errUnsettled) {
+			log.Error().Str("route", rt.name).Msg("paid request: charge in doubt; its Idempotency-Key stays claimed until the lease lapses")
+			apierr.Write(w, http.StatusServiceUnavailable, apierr.CodeUnavailable, "the charge for this request could not be confirmed; retry with the same Idempotency-Key in a few minutes")
+			return
+		}
 		if err != nil {
-			if rerr := idem.Release(ctx, caller.KeyID, key); rerr != nil {
+			if rerr := idem.Release(ctx, d.Claim); rerr != nil {
 				log.Error().Err(rerr).Msg("release idempotency key")
 			}
-			var re *routeError
-			if errors.As(err, &re) {
-				apierr.Write(w, re.Status, re.Code, re.Message)
-				return
-			}
-			subgraphFailure(w, log, rt.name, err)
+			fail(w, err)
 			return
 		}
 		resp := idempotency.Response{Status: http.StatusOK, Header: map[string]string{
 			"Content-Type": "application/json; charset=utf-8", CreditsHeader: strconv.FormatInt(balance, 10)}, Body: out}
-		if err := idem.Finish(ctx, caller.KeyID, key, resp); err != nil {
+		if err := idem.Finish(ctx, d.Claim, resp); err != nil {
 			log.Error().Err(err).Msg("store idempotent response") // the response still goes out
 		}
 		for k, v := range resp.Header {
@@ -129,42 +163,70 @@ func handlePaid(payments *subgraph.Client, idem *idempotency.Service, rt paidRou
 
 // runPaid holds the price, works, and settles or releases; it returns the
 // balance after settlement and the response body.
-func runPaid(ctx context.Context, payments *subgraph.Client, rt paidRoute, req any, price int64) (int64, []byte, error) {
+func runPaid(ctx context.Context, payments *subgraph.Client, rt paidRoute, req any, price int64, log zerolog.Logger) (int64, []byte, error) {
 	var hold struct {
 		ReserveCredits struct {
 			ID      string
 			Balance int64
 		}
 	}
-	err := payments.Do(ctx, opReserveCredits, map[string]any{"amount": price, "reference": rt.name, "ttl": holdSeconds}, &hold)
+	err := ledgerCall(ctx, payments, opReserveCredits, map[string]any{"amount": price, "reference": rt.name, "ttl": holdSeconds}, &hold, 1)
 	var gerrs subgraph.Errors
 	if errors.As(err, &gerrs) && gerrs.Code() == "INSUFFICIENT_CREDITS" {
 		balance, _ := gerrs[0].Extensions["balance"].(float64)
 		return 0, nil, &routeError{http.StatusPaymentRequired, "insufficient_credits",
-			fmt.Sprintf("this request costs %d credits and the key has %d: add credits (vitola credits add --key KEY --amount N)", price, int64(balance))}
+			fmt.Sprintf("this request costs up to %d credits and the key has %d: add credits (vitola credits add --key KEY --amount N)", price, int64(balance))}
 	}
 	if err != nil {
 		return 0, nil, err
 	}
 	holdID := hold.ReserveCredits.ID
-	release := func() {
-		// A release that fails leaves the hold to expire: it is given back then.
-		payments.Do(ctx, opReleaseCredits, map[string]any{"id": holdID}, nil)
+	release := func() error {
+		err := ledgerCall(ctx, payments, opReleaseCredits, map[string]any{"id": holdID}, nil, len(ledgerRetryDelays))
+		if err != nil {
+			// The hold is given back when it expires.
+			log.Error().Err(err).Str("reservation", holdID).Msg("release credits")
+		}
+		return err
 	}
-	resp, cost, err := rt.work(ctx, req)
-	if err != nil {
-		release()
-		return 0, nil, err
+	workCtx, cancel := context.WithTimeout(ctx, paidDeadline)
+	resp, cost, err := rt.work(workCtx, req)
+	cancel()
+	var body []byte
+	if err == nil {
+		body, err = json.Marshal(resp)
 	}
-	body, err := json.Marshal(resp)
 	if err != nil {
 		release()
 		return 0, nil, err
 	}
 	var settled struct{ SettleCredits struct{ Balance int64 } }
-	if err := payments.Do(ctx, opSettleCredits, map[string]any{"id": holdID, "cost": cost}, &settled); err != nil {
-		release()
+	if err := ledgerCall(ctx, payments, opSettleCredits, map[string]any{"id": holdID, "cost": cost}, &settled, len(ledgerRetryDelays)); err != nil {
+		log.Error().Err(err).Str("reservation", holdID).Msg("settle credits")
+		// Released, the credits are back and the request may be retried;
+		// otherwise the charge is in doubt.
+		if release() != nil {
+			return 0, nil, errUnsettled
+		}
 		return 0, nil, err
 	}
 	return settled.SettleCredits.Balance, append(body, '\n'), nil
+}
+
+// ledgerCall calls the payments subgraph, each try on its own short deadline,
+// trying again up to tries times when the call failed in transport (a GraphQL
+// error is the ledger's answer, final).
+func ledgerCall(ctx context.Context, payments *subgraph.Client, op *subgraph.Operation, vars map[string]any, out any, tries int) error {
+	var err error
+	for _, delay := range ledgerRetryDelays[:tries] {
+		time.Sleep(delay)
+		tctx, cancel := context.WithTimeout(ctx, ledgerTimeout)
+		err = payments.Do(tctx, op, vars, out)
+		cancel()
+		var gerrs subgraph.Errors
+		if err == nil || errors.As(err, &gerrs) {
+			return err
+		}
+	}
+	return err
 }

@@ -39,9 +39,9 @@ func (s Idempotency) Claim(ctx context.Context, r idempotency.Record, now time.T
 			AND ((done AND expires_at <= ?) OR (NOT done AND locked_until <= ?))`), r.Scope, r.Key, now.UnixMilli(), now.UnixMilli()); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO idempotency_records (scope, idem_key, request_hash, done, locked_until, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope, idem_key) DO NOTHING`),
-			r.Scope, r.Key, r.RequestHash, false, r.LockedUntil.UnixMilli(), r.ExpiresAt.UnixMilli())
+		res, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO idempotency_records (scope, idem_key, request_hash, claim, done, locked_until, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (scope, idem_key) DO NOTHING`),
+			r.Scope, r.Key, r.RequestHash, r.Token, false, r.LockedUntil.UnixMilli(), r.ExpiresAt.UnixMilli())
 		if err != nil {
 			return err
 		}
@@ -70,18 +70,21 @@ func (s Idempotency) Claim(ctx context.Context, r idempotency.Record, now time.T
 	return existing, nil
 }
 
-func (s Idempotency) Finish(ctx context.Context, scope, key string, resp idempotency.Response, expiresAt time.Time) error {
+func (s Idempotency) Finish(ctx context.Context, c idempotency.Claim, resp idempotency.Response, expiresAt time.Time) error {
 	headers, _ := json.Marshal(resp.Header)
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE idempotency_records SET done = ?, expires_at = ?, status = ?, headers = ?, body = ?
-		WHERE scope = ? AND idem_key = ?`), true, expiresAt.UnixMilli(), resp.Status, string(headers), string(resp.Body), scope, key)
+	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE idempotency_records SET done = ?, expires_at = ?, status = ?, headers = ?, body = ?
+		WHERE scope = ? AND idem_key = ? AND claim = ? AND NOT done`), true, expiresAt.UnixMilli(), resp.Status, string(headers), string(resp.Body), c.Scope, c.Key, c.Token)
 	if err != nil {
 		return fmt.Errorf("store idempotent response: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return idempotency.ErrClaimLost
 	}
 	return nil
 }
 
-func (s Idempotency) Release(ctx context.Context, scope, key string) error {
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`DELETE FROM idempotency_records WHERE scope = ? AND idem_key = ? AND NOT done`), scope, key)
+func (s Idempotency) Release(ctx context.Context, c idempotency.Claim) error {
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`DELETE FROM idempotency_records WHERE scope = ? AND idem_key = ? AND claim = ? AND NOT done`), c.Scope, c.Key, c.Token)
 	if err != nil {
 		return fmt.Errorf("release idempotency key: %w", err)
 	}

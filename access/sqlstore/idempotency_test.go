@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -20,20 +21,24 @@ func TestIdempotencyRules(t *testing.T) {
 		svc := idempotency.New(sqlstore.New(db).Idempotency())
 		svc.Now = func() time.Time { return now }
 		h1, h2 := idempotency.RequestHash("POST", "/v1/ai/cigars/identify", []byte(`{"a":1}`)), idempotency.RequestHash("POST", "/v1/ai/cigars/identify", []byte(`{"a":2}`))
+		begin := func(scope, key, hash string, want idempotency.Outcome) idempotency.Decision {
+			t.Helper()
+			got, err := svc.Begin(ctx, scope, key, hash)
+			if err != nil || got.Outcome != want {
+				t.Fatalf("Begin(%s, %s) = %v, %v; want %v", scope, key, got.Outcome, err, want)
+			}
+			return got
+		}
 		expect := func(scope, key, hash string, want idempotency.Outcome) *idempotency.Response {
 			t.Helper()
-			got, resp, err := svc.Begin(ctx, scope, key, hash)
-			if err != nil || got != want {
-				t.Fatalf("Begin(%s, %s) = %v, %v; want %v", scope, key, got, err, want)
-			}
-			return resp
+			return begin(scope, key, hash, want).Response
 		}
-		expect("key_a", "k1", h1, idempotency.Proceed)
+		first := begin("key_a", "k1", h1, idempotency.Proceed).Claim
 		expect("key_a", "k1", h1, idempotency.InFlight)
 		expect("key_a", "k1", h2, idempotency.Mismatch)
 		expect("key_b", "k1", h2, idempotency.Proceed) // keys are scoped per developer key
 		stored := idempotency.Response{Status: 200, Header: map[string]string{"X-Service-Ai-Credits-Remaining": "99"}, Body: []byte(`{"status":"matched"}`)}
-		if err := svc.Finish(ctx, "key_a", "k1", stored); err != nil {
+		if err := svc.Finish(ctx, first, stored); err != nil {
 			t.Fatal(err)
 		}
 
@@ -47,20 +52,35 @@ func TestIdempotencyRules(t *testing.T) {
 		expect("key_a", "k1", h2, idempotency.Mismatch)
 
 		// A failed request frees its key for a retry.
-		expect("key_a", "k2", h1, idempotency.Proceed)
-		if err := svc.Release(ctx, "key_a", "k2"); err != nil {
+		failed := begin("key_a", "k2", h1, idempotency.Proceed).Claim
+		if err := svc.Release(ctx, failed); err != nil {
 			t.Fatal(err)
 		}
-		expect("key_a", "k2", h2, idempotency.Proceed)
+		slow := begin("key_a", "k2", h2, idempotency.Proceed).Claim
 		// A request that died without finishing frees its key after the lease.
 		now = now.Add(idempotency.DefaultLease + time.Second)
-		expect("key_a", "k2", h1, idempotency.Proceed)
+		taker := begin("key_a", "k2", h1, idempotency.Proceed).Claim
+		// The request that outlived its lease can neither release nor finish the
+		// claim that took its key over.
+		if err := svc.Release(ctx, slow); err != nil {
+			t.Fatal(err)
+		}
+		expect("key_a", "k2", h1, idempotency.InFlight)
+		if err := svc.Finish(ctx, slow, idempotency.Response{Status: 200, Body: []byte(`{"late":true}`)}); !errors.Is(err, idempotency.ErrClaimLost) {
+			t.Fatalf("a lapsed claim finished: %v", err)
+		}
+		if err := svc.Finish(ctx, taker, stored); err != nil {
+			t.Fatal(err)
+		}
+		if got := expect("key_a", "k2", h1, idempotency.Replay); string(got.Body) != string(stored.Body) {
+			t.Fatalf("replayed %s", got.Body)
+		}
 		// Stored responses last 24 hours, then the key is new again.
 		now = now.Add(time.Hour)
 		expect("key_a", "k1", h2, idempotency.Proceed)
 
 		for _, bad := range []string{"", "has space", "ümlaut", string(make([]byte, 201))} {
-			if _, _, err := svc.Begin(ctx, "key_a", bad, h1); err != idempotency.ErrInvalid {
+			if _, err := svc.Begin(ctx, "key_a", bad, h1); err != idempotency.ErrInvalid {
 				t.Errorf("key %q: %v", bad, err)
 			}
 		}
@@ -77,13 +97,13 @@ func TestIdempotencyOneClaimWins(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 50 {
 			wg.Go(func() {
-				got, _, err := svc.Begin(context.Background(), "key_a", "same", hash)
+				got, err := svc.Begin(context.Background(), "key_a", "same", hash)
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
 					t.Error(err)
 				}
-				outcomes[got]++
+				outcomes[got.Outcome]++
 			})
 		}
 		wg.Wait()

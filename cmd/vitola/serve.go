@@ -233,11 +233,14 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	}
 	issuer, _ := trust.NewIssuer(key, "shim")
 	internal := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer}}
+	// Identify may take up to the shim's paid deadline (90 s: fetches,
+	// fingerprints, a vision model); matching calls get a cap above it.
+	slowInternal := &http.Client{Timeout: 100 * time.Second, Transport: internal.Transport}
 	usersClient := &subgraph.Client{HTTP: internal, URL: usersURL}
 	api := restshim.NewServer(restshim.Deps{
 		GraphQL: proxy, Keys: keys, Origins: keys, Catalog: &subgraph.Client{HTTP: internal, URL: catalogURL},
 		Payments: &subgraph.Client{HTTP: internal, URL: paymentsURL},
-		Matching: &subgraph.Client{HTTP: internal, URL: matchingURL}, Idempotency: idempotency.New(accessStore.Idempotency()),
+		Matching: &subgraph.Client{HTTP: slowInternal, URL: matchingURL}, Idempotency: idempotency.New(accessStore.Idempotency()),
 		Router: &subgraph.Client{HTTP: internal, URL: s.RouterURL},
 		Users:  usersClient, Tokens: access.NewTokens(*s.PublicURL, restshim.FetchJWKS(usersClient)),
 		PublicURL: *s.PublicURL, CookieKey: platform.CookieKey(key), KV: kvs,

@@ -84,9 +84,11 @@ type Ledger interface {
 	// Reserve holds amount credits of the key's account until expiresAt, or
 	// fails with ErrInsufficientCredits having changed nothing.
 	Reserve(ctx context.Context, keyID string, amount int64, reference string, expiresAt time.Time) (*Reservation, *Account, error)
-	// Settle charges cost (at most the reserved amount) and gives the rest back.
+	// Settle charges cost (at most the reserved amount) and gives the rest back;
+	// settling again with the same cost is a harmless retry.
 	Settle(ctx context.Context, keyID, reservationID string, cost int64) (*Account, error)
-	// Release gives a held reservation back whole.
+	// Release gives a held reservation back whole; releasing again is a
+	// harmless retry.
 	Release(ctx context.Context, keyID, reservationID string) (*Account, error)
 	// ReleaseExpired releases held reservations that expired before now.
 	ReleaseExpired(ctx context.Context, now time.Time) (int, error)

@@ -83,8 +83,9 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		EvidenceCount func(childComplexity int) int
-		Recognize     func(childComplexity int, fingerprint string, limit int) int
+		EvidenceCount    func(childComplexity int) int
+		IdentifyMaxPrice func(childComplexity int, profile string) int
+		Recognize        func(childComplexity int, fingerprint string, limit int) int
 	}
 
 	Recognition struct {
@@ -111,6 +112,7 @@ type MutationResolver interface {
 type QueryResolver interface {
 	Recognize(ctx context.Context, fingerprint string, limit int) ([]*recognize.Candidate, error)
 	EvidenceCount(ctx context.Context) (int, error)
+	IdentifyMaxPrice(ctx context.Context, profile string) (int, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -308,6 +310,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.EvidenceCount(childComplexity), true
+	case "Query.identifyMaxPrice":
+		if e.ComplexityRoot.Query.IdentifyMaxPrice == nil {
+			break
+		}
+
+		args, err := ec.field_Query_identifyMaxPrice_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.IdentifyMaxPrice(childComplexity, args["profile"].(string)), true
 
 	case "Query.recognize":
 		if e.ComplexityRoot.Query.Recognize == nil {
@@ -442,6 +455,12 @@ type Query {
   recognize(fingerprint: String!, limit: Int! = 5): [Recognition!]!
   "How many evidence items recognition serves now."
   evidenceCount: Int!
+  """
+  The most an identify request of this profile (quick or thorough) can cost:
+  what it holds before working. Thorough includes the vision model only when
+  one is configured.
+  """
+  identifyMaxPrice(profile: String!): Int!
 }
 
 type Mutation {
@@ -774,6 +793,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_identifyMaxPrice_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "profile",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["profile"] = arg0
 	return args, nil
 }
 
@@ -1600,6 +1633,50 @@ func (ec *executionContext) _Query_evidenceCount(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Query_evidenceCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Query_identifyMaxPrice(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_identifyMaxPrice(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().IdentifyMaxPrice(ctx, fc.Args["profile"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_identifyMaxPrice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_identifyMaxPrice_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -3372,6 +3449,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_evidenceCount(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "identifyMaxPrice":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_identifyMaxPrice(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

@@ -84,6 +84,17 @@ func (r *queryResolver) EvidenceCount(ctx context.Context) (int, error) {
 	return r.Matcher.Evidence.Get().Len(), nil
 }
 
+// IdentifyMaxPrice is the resolver for the identifyMaxPrice field.
+func (r *queryResolver) IdentifyMaxPrice(ctx context.Context, profile string) (int, error) {
+	if err := shimOnly(ctx); err != nil {
+		return 0, err
+	}
+	if profile != identify.Quick && profile != identify.Thorough {
+		return 0, fail(ctx, CodeBadInput, "profile must be quick or thorough", nil)
+	}
+	return int(r.Matcher.MaxPrice(profile)), nil
+}
+
 // Identification returns IdentificationResolver implementation.
 func (r *Resolver) Identification() IdentificationResolver { return &identificationResolver{r} }
 

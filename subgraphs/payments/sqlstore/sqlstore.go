@@ -161,14 +161,20 @@ func (s *Store) close(ctx context.Context, keyID, reservationID, state string, c
 		}
 		var r struct {
 			Amount int64  `db:"amount"`
+			Cost   *int64 `db:"cost"`
 			State  string `db:"state"`
 		}
-		err = tx.GetContext(ctx, &r, tx.Rebind(`SELECT amount, state FROM credit_reservations WHERE id = ? AND account_id = ?`), reservationID, a.ID)
+		err = tx.GetContext(ctx, &r, tx.Rebind(`SELECT amount, cost, state FROM credit_reservations WHERE id = ? AND account_id = ?`), reservationID, a.ID)
 		if sqldb.IsNoRows(err) {
 			return payments.ErrNotFound // another key's reservation is not found either
 		}
 		if err != nil {
 			return err
+		}
+		// Closing again the same way is a retry whose first answer was lost: it
+		// succeeds and moves nothing.
+		if r.State == state && (cost == nil || (r.Cost != nil && *r.Cost == *cost)) {
+			return nil
 		}
 		refund, kind := r.Amount, payments.EntryRelease
 		if cost != nil {

@@ -69,6 +69,10 @@ func TestCreditsLifecycle(t *testing.T) {
 		if a, err = st.Settle(ctx, "key_a", r.ID, 3); err != nil || a.Balance != 7 {
 			t.Fatalf("settle 3 of 4: %+v %v", a, err)
 		}
+		// A retried settlement (its first answer lost) charges nothing more.
+		if a, err = st.Settle(ctx, "key_a", r.ID, 3); err != nil || a.Balance != 7 {
+			t.Fatalf("settle retried: %+v %v", a, err)
+		}
 		for _, again := range []func() error{
 			func() error { _, err := st.Settle(ctx, "key_a", r.ID, 1); return err },
 			func() error { _, err := st.Release(ctx, "key_a", r.ID); return err },
@@ -78,8 +82,13 @@ func TestCreditsLifecycle(t *testing.T) {
 			}
 		}
 		r2, _, _ := st.Reserve(ctx, "key_a", 7, "identify", in)
-		if a, err = st.Release(ctx, "key_a", r2.ID); err != nil || a.Balance != 7 {
-			t.Fatalf("release: %+v %v", a, err)
+		for range 2 { // the second release is a retry and gives nothing back twice
+			if a, err = st.Release(ctx, "key_a", r2.ID); err != nil || a.Balance != 7 {
+				t.Fatalf("release: %+v %v", a, err)
+			}
+		}
+		if _, err := st.Settle(ctx, "key_a", r2.ID, 0); !errors.Is(err, payments.ErrClosed) {
+			t.Fatalf("settling a released reservation: %v", err)
 		}
 		// A reservation whose request died is released when it expires.
 		r3, _, _ := st.Reserve(ctx, "key_a", 2, "identify", time.Now().Add(-time.Second))
