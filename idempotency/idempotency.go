@@ -66,7 +66,7 @@ type Record struct {
 	RequestHash string
 	// Token names the claim that holds the key in flight.
 	Token string
-	Done        bool
+	Done  bool
 	// LockedUntil ends an in-flight claim (a crashed request frees its key then);
 	// ExpiresAt ends a stored response.
 	LockedUntil, ExpiresAt time.Time
