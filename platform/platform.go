@@ -89,8 +89,9 @@ func InternalHost(name string) string { return name + ".vitola.internal" }
 
 // Open builds the one-process platform: subgraphs reached through the in-process
 // transport, still behind their internal-token check.
-func Open(ctx context.Context, o Options) (p *Platform, err error) {
-	p = &Platform{Subgraphs: map[string]http.Handler{}}
+func Open(ctx context.Context, o Options) (_ *Platform, err error) {
+	// p stays set on every return, so a failed start closes what it opened.
+	p := &Platform{Subgraphs: map[string]http.Handler{}}
 	defer func() {
 		if err != nil {
 			p.Close()
@@ -241,34 +242,63 @@ const DemoCredits = 100
 // EnsureDemoKey creates the demo key (with api.ai and DemoCredits credits) the
 // first time, prints it once to out and writes it to DIR/demo-key.txt. With it
 // comes a publishable key for the website widget, printed as a ready link (see
-// demoWidget).
+// demoWidget). A start stopped half-way is completed by the next: credits are
+// granted if the key never got them, and a key whose file was never written
+// (its plain text is lost) is revoked and made again.
 func EnsureDemoKey(ctx context.Context, keys *access.Service, credits payments.Ledger, dir, publicURL string, out io.Writer, log zerolog.Logger) error {
 	list, err := keys.ListKeys(ctx)
 	if err != nil {
 		return err
 	}
+	path := filepath.Join(dir, "demo-key.txt")
 	for _, k := range list {
-		if k.Name == DemoKeyName {
-			return nil
+		if k.Name != DemoKeyName || k.RevokedAt != nil {
+			continue
+		}
+		if _, err := os.Stat(path); err == nil {
+			return grantDemoCredits(ctx, credits, k.ID)
+		}
+		log.Warn().Str("key", k.ID).Msg("the demo key's file was never written: making a new demo key")
+		if err := keys.RevokeKey(ctx, k.ID); err != nil {
+			return fmt.Errorf("revoke the unusable demo key: %w", err)
 		}
 	}
 	key, plain, err := keys.CreateKey(ctx, DemoKeyName, []string{access.EntitlementAI})
 	if err != nil {
 		return err
 	}
-	if _, err := credits.Grant(ctx, key.ID, DemoCredits, "demo"); err != nil {
-		return fmt.Errorf("demo credits: %w", err)
-	}
-	path := filepath.Join(dir, "demo-key.txt")
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, []byte(plain+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write demo key: %w", err)
 	}
+	if err := grantDemoCredits(ctx, credits, key.ID); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "Demo developer key (shown once; also in %s):\n%s\n", path, plain)
 	log.Info().Str("file", path).Msg("created the demo developer key")
 	return demoWidget(ctx, keys, publicURL, out)
+}
+
+// grantDemoCredits gives the demo key its credits unless its ledger has any
+// entry already.
+func grantDemoCredits(ctx context.Context, credits payments.Ledger, keyID string) error {
+	a, err := credits.Account(ctx, keyID)
+	if err != nil {
+		return fmt.Errorf("demo credits: %w", err)
+	}
+	entries, err := credits.Entries(ctx, a.ID)
+	if err != nil {
+		return fmt.Errorf("demo credits: %w", err)
+	}
+	if len(entries) > 0 {
+		return nil
+	}
+	if _, err := credits.Grant(ctx, keyID, DemoCredits, "demo"); err != nil {
+		return fmt.Errorf("demo credits: %w", err)
+	}
+	return nil
 }
 
 // demoWidget makes a publishable key for the website widget and prints the link
