@@ -44,6 +44,7 @@ const (
 	CodeInvalidURLs      = "invalid_image_urls"     // FetchAll given 0 or more than MaxURLs URLs
 	CodeAddressBlocked   = "image_address_blocked"  // resolves to a non-public address
 	CodeTooManyRedirects = "too_many_redirects"     // more than MaxRedirects redirects
+	CodeRedirectRefused  = "image_redirect_refused" // a redirect to a URL that is not fetched (scheme, userinfo)
 	CodeFetchTimeout     = "image_fetch_timeout"    // the fetch took longer than Timeout
 	CodeFetchFailed      = "image_fetch_failed"     // connection error or non-2xx status
 	CodeFetchCanceled    = "image_fetch_canceled"   // the caller's context was canceled
@@ -267,7 +268,9 @@ func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 		return newError(CodeTooManyRedirects, "image URL redirected more than %d times: give the image's final URL", f.cfg.MaxRedirects)
 	}
 	if err := checkURL(req.URL); err != nil {
-		return &Error{Code: err.Code, Message: "image URL redirects to a URL that is refused: " + err.Message}
+		// The URL given was fine; where its server sent us is not: the
+		// image cannot be used (422), rather than the request being malformed.
+		return &Error{Code: CodeRedirectRefused, Message: "image URL redirects to a URL that is refused: " + err.Message}
 	}
 	return nil // the target's address is checked when it is dialed
 }

@@ -180,9 +180,9 @@ func TestFetchRedirects(t *testing.T) {
 		{"to cloud metadata", to("http://169.254.169.254/latest/meta-data/"), 0, imagefetch.CodeAddressBlocked, "169.254.169.254"},
 		{"to IPv6 loopback", to("http://[::1]/"), 0, imagefetch.CodeAddressBlocked, "::1"},
 		{"to private", to("http://10.0.0.1/"), 0, imagefetch.CodeAddressBlocked, "10.0.0.1"},
-		{"to ftp", to("ftp://example.com/band.png"), 0, imagefetch.CodeInvalidURL, `"ftp"`},
-		{"to file", to("file:///etc/passwd"), 0, imagefetch.CodeInvalidURL, `"file"`},
-		{"to userinfo", to("http://u:s3cret@127.0.0.1/"), 0, imagefetch.CodeInvalidURL, "redirects"},
+		{"to ftp", to("ftp://example.com/band.png"), 0, imagefetch.CodeRedirectRefused, `"ftp"`},
+		{"to file", to("file:///etc/passwd"), 0, imagefetch.CodeRedirectRefused, `"file"`},
+		{"to userinfo", to("http://u:s3cret@127.0.0.1/"), 0, imagefetch.CodeRedirectRefused, "redirects"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
