@@ -24,13 +24,17 @@ import (
 	"time"
 
 	"golang.org/x/image/webp"
+	"golang.org/x/sync/semaphore"
 )
 
 // Limits and defaults. They are part of the API contract: document them where
 // imageUrl and imageUrls are described.
 const (
-	DefaultMaxBytes     = 10 << 20 // 10 MiB per image
-	DefaultMaxPixels    = 40_000_000
+	DefaultMaxBytes  = 10 << 20 // 10 MiB per image
+	DefaultMaxPixels = 40_000_000
+	// DefaultDecodeBudget: pixels decoded and held at once per Fetcher, about
+	// 400 MB of RGBA at most.
+	DefaultDecodeBudget = 100_000_000
 	DefaultMaxRedirects = 3
 	DefaultTimeout      = 15 * time.Second
 	MaxSide             = 16384 // pixels, either side
@@ -84,6 +88,11 @@ type Config struct {
 	// a 50 KB PNG can claim 10 gigapixels and exhaust memory when decoded.
 	// Decoding takes up to 4 bytes per pixel (8 for 16-bit PNG).
 	MaxPixels int
+	// DecodeBudget caps the pixels of the images one Fetcher decodes and holds
+	// at once (FetchEach holds each image until its callback returns): many
+	// large photos at once would otherwise exhaust memory. An image larger than
+	// the whole budget waits until it is alone.
+	DecodeBudget int64
 	// MaxRedirects caps redirects followed; negative means none.
 	MaxRedirects int
 	// Timeout bounds the whole fetch: connect, TLS, headers and body.
@@ -97,6 +106,7 @@ type Config struct {
 // (it keeps its own connection pool).
 type Fetcher struct {
 	cfg    Config
+	budget *semaphore.Weighted
 	allow  []netip.Prefix
 	client *http.Client
 	dialer *net.Dialer
@@ -128,7 +138,10 @@ func New(cfg Config) *Fetcher {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	f := &Fetcher{cfg: cfg}
+	if cfg.DecodeBudget <= 0 {
+		cfg.DecodeBudget = DefaultDecodeBudget
+	}
+	f := &Fetcher{cfg: cfg, budget: semaphore.NewWeighted(cfg.DecodeBudget)}
 	for _, p := range cfg.AllowCIDRs {
 		f.allow = append(f.allow, normalizePrefix(p))
 	}
@@ -162,26 +175,33 @@ func New(cfg Config) *Fetcher {
 
 // Fetch fetches, checks and decodes one image.
 func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Image, error) {
-	u, err := parseURL(rawURL)
+	u, perr := parseURL(rawURL)
+	if perr != nil {
+		return nil, perr
+	}
+	img, release, err := f.fetch(ctx, u, rawURL)
 	if err != nil {
 		return nil, err
 	}
-	return f.fetch(ctx, u, rawURL)
+	release() // the caller holds the image outside the budget
+	return img, nil
 }
 
-// FetchAll fetches 1 to MaxURLs images concurrently and returns them in the
-// order of urls. Every URL is validated before anything is fetched. The first
-// failure cancels the other fetches and is returned, its Message prefixed with
-// the URL's index ("imageUrls[2]: ...").
-func (f *Fetcher) FetchAll(ctx context.Context, urls []string) ([]*Image, error) {
+// FetchEach fetches 1 to MaxURLs images concurrently and calls fn with each
+// (i is its index in urls) while the image holds its share of the decode
+// budget; the image must not be kept after fn returns. Every URL is
+// validated before anything is fetched. The first failure (a fetch's or fn's)
+// cancels the other fetches and is returned, an *Error's Message prefixed
+// with the URL's index ("imageUrls[2]: ...").
+func (f *Fetcher) FetchEach(ctx context.Context, urls []string, fn func(i int, img *Image) error) error {
 	if len(urls) == 0 || len(urls) > MaxURLs {
-		return nil, newError(CodeInvalidURLs, "imageUrls has %d URLs: give 1 to %d image URLs", len(urls), MaxURLs)
+		return newError(CodeInvalidURLs, "imageUrls has %d URLs: give 1 to %d image URLs", len(urls), MaxURLs)
 	}
 	parsed := make([]*url.URL, len(urls))
 	for i, raw := range urls {
 		u, err := parseURL(raw)
 		if err != nil {
-			return nil, indexed(i, err)
+			return indexed(i, err)
 		}
 		parsed[i] = u
 	}
@@ -191,26 +211,29 @@ func (f *Fetcher) FetchAll(ctx context.Context, urls []string) ([]*Image, error)
 		wg       sync.WaitGroup
 		once     sync.Once
 		firstErr error
-		images   = make([]*Image, len(urls))
 	)
 	for i := range urls { // one goroutine per URL: at most MaxURLs at once
 		wg.Go(func() {
-			img, err := f.fetch(ctx, parsed[i], urls[i])
+			err := f.each(ctx, parsed[i], urls[i], func(img *Image) error { return fn(i, img) })
 			if err != nil {
 				once.Do(func() {
 					firstErr = indexed(i, err)
 					cancel()
 				})
-				return
 			}
-			images[i] = img
 		})
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	return firstErr
+}
+
+func (f *Fetcher) each(ctx context.Context, u *url.URL, rawURL string, fn func(*Image) error) error {
+	img, release, err := f.fetch(ctx, u, rawURL)
+	if err != nil {
+		return err
 	}
-	return images, nil
+	defer release()
+	return fn(img)
 }
 
 func indexed(i int, err error) error {
@@ -275,28 +298,30 @@ func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil // the target's address is checked when it is dialed
 }
 
-func (f *Fetcher) fetch(parent context.Context, u *url.URL, rawURL string) (*Image, error) {
+// fetch downloads and decodes an image; release gives its pixels back to the
+// decode budget.
+func (f *Fetcher) fetch(parent context.Context, u *url.URL, rawURL string) (img *Image, release func(), err error) {
 	ctx, cancel := context.WithTimeout(parent, f.cfg.Timeout)
 	defer cancel()
 	host := u.Hostname()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, newError(CodeInvalidURL, "image URL is not a valid request URL: give an absolute http or https URL")
+		return nil, nil, newError(CodeInvalidURL, "image URL is not a valid request URL: give an absolute http or https URL")
 	}
 	req.Header.Set("Accept", "image/jpeg, image/png, image/webp")
 	req.Header.Set("User-Agent", "Vitola-ImageFetch/1")
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return nil, f.transportError(parent, ctx, host, err)
+		return nil, nil, f.transportError(parent, ctx, host, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// The reason phrase is the server's; the standard one is ours.
-		return nil, newError(CodeFetchFailed, "image server %s answered HTTP %d %s: the URL must return the image itself",
+		return nil, nil, newError(CodeFetchFailed, "image server %s answered HTTP %d %s: the URL must return the image itself",
 			host, resp.StatusCode, http.StatusText(resp.StatusCode))
 	}
 	if resp.ContentLength > f.cfg.MaxBytes {
-		return nil, f.tooLarge(resp.ContentLength)
+		return nil, nil, f.tooLarge(resp.ContentLength)
 	}
 	var buf bytes.Buffer
 	if resp.ContentLength > 0 {
@@ -304,17 +329,19 @@ func (f *Fetcher) fetch(parent context.Context, u *url.URL, rawURL string) (*Ima
 	}
 	// Content-Length may be absent (chunked) or wrong: the read is capped too.
 	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, f.cfg.MaxBytes+1)); err != nil {
-		return nil, f.transportError(parent, ctx, host, err)
+		return nil, nil, f.transportError(parent, ctx, host, err)
 	}
 	if int64(buf.Len()) > f.cfg.MaxBytes {
-		return nil, f.tooLarge(-1)
+		return nil, nil, f.tooLarge(-1)
 	}
-	img, ierr := f.decode(buf.Bytes())
+	// The wait for the decode budget is bounded by the caller, not by the
+	// fetch's timeout: it is not the image server's fault.
+	img, release, ierr := f.decode(parent, buf.Bytes())
 	if ierr != nil {
-		return nil, ierr
+		return nil, nil, ierr
 	}
 	img.URL = rawURL
-	return img, nil
+	return img, release, nil
 }
 
 func (f *Fetcher) tooLarge(n int64) *Error {
@@ -375,18 +402,21 @@ func (f *Fetcher) Decode(data []byte) (*Image, error) {
 	if int64(len(data)) > f.cfg.MaxBytes {
 		return nil, f.tooLarge(int64(len(data)))
 	}
-	img, err := f.decode(data)
+	img, release, err := f.decode(context.Background(), data)
 	if err != nil {
 		return nil, err
 	}
+	release()
 	return img, nil
 }
 
 // decode sniffs the format from the bytes (Content-Type is the server's claim,
-// not a fact), checks the dimensions in the header, and only then decodes.
-func (f *Fetcher) decode(data []byte) (*Image, *Error) {
+// not a fact), checks the dimensions in the header, and only then takes the
+// image's pixels from the decode budget (waiting while ctx lets it) and
+// decodes. release gives the pixels back.
+func (f *Fetcher) decode(ctx context.Context, data []byte) (img *Image, release func(), _ *Error) {
 	if len(data) == 0 {
-		return nil, newError(CodeInvalidImage, "image URL returned an empty body")
+		return nil, nil, newError(CodeInvalidImage, "image URL returned an empty body")
 	}
 	var c *codec
 	for i := range codecs {
@@ -396,24 +426,30 @@ func (f *Fetcher) decode(data []byte) (*Image, *Error) {
 		}
 	}
 	if c == nil {
-		return nil, newError(CodeUnsupportedType, "image URL returned %s, not a JPEG, PNG or WebP image", http.DetectContentType(data))
+		return nil, nil, newError(CodeUnsupportedType, "image URL returned %s, not a JPEG, PNG or WebP image", http.DetectContentType(data))
 	}
 	cfg, err := safely(func() (image.Config, error) { return c.config(bytes.NewReader(data)) })
 	if err != nil {
-		return nil, newError(CodeInvalidImage, "image is not a valid %s: %v", strings.ToUpper(c.format), err)
+		return nil, nil, newError(CodeInvalidImage, "image is not a valid %s: %v", strings.ToUpper(c.format), err)
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 {
-		return nil, newError(CodeInvalidImage, "image is not a valid %s: it is %dx%d pixels", strings.ToUpper(c.format), cfg.Width, cfg.Height)
+		return nil, nil, newError(CodeInvalidImage, "image is not a valid %s: it is %dx%d pixels", strings.ToUpper(c.format), cfg.Width, cfg.Height)
 	}
 	if cfg.Width > MaxSide || cfg.Height > MaxSide || int64(cfg.Width)*int64(cfg.Height) > int64(f.cfg.MaxPixels) {
-		return nil, newError(CodeTooManyPixels, "image is %dx%d pixels: the limit is %d pixels in all and %d on either side; scale it down",
+		return nil, nil, newError(CodeTooManyPixels, "image is %dx%d pixels: the limit is %d pixels in all and %d on either side; scale it down",
 			cfg.Width, cfg.Height, f.cfg.MaxPixels, MaxSide)
 	}
-	img, err := safely(func() (image.Image, error) { return c.decode(bytes.NewReader(data)) })
-	if err != nil {
-		return nil, newError(CodeInvalidImage, "image is not a valid %s: %v", strings.ToUpper(c.format), err)
+	weight := min(int64(cfg.Width)*int64(cfg.Height), f.cfg.DecodeBudget)
+	if err := f.budget.Acquire(ctx, weight); err != nil {
+		return nil, nil, &Error{Code: CodeFetchCanceled, Message: "the request ended while the image waited to be decoded", err: err}
 	}
-	return &Image{Image: img, Format: c.format, Bytes: len(data), Width: cfg.Width, Height: cfg.Height}, nil
+	release = sync.OnceFunc(func() { f.budget.Release(weight) })
+	decoded, err := safely(func() (image.Image, error) { return c.decode(bytes.NewReader(data)) })
+	if err != nil {
+		release()
+		return nil, nil, newError(CodeInvalidImage, "image is not a valid %s: %v", strings.ToUpper(c.format), err)
+	}
+	return &Image{Image: decoded, Format: c.format, Bytes: len(data), Width: cfg.Width, Height: cfg.Height}, release, nil
 }
 
 // safely turns a decoder panic on hostile input into an error.

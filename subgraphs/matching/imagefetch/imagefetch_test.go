@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -365,7 +366,7 @@ func TestFetchCanceled(t *testing.T) {
 	}
 }
 
-func TestFetchAllKeepsRequestOrder(t *testing.T) {
+func TestFetchEachKeepsRequestOrder(t *testing.T) {
 	// Image i is i+1 pixels wide and answered later the earlier it is asked
 	// for, so completion order is the reverse of request order.
 	s, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
@@ -377,8 +378,11 @@ func TestFetchAllKeepsRequestOrder(t *testing.T) {
 	for i := range imagefetch.MaxURLs {
 		urls = append(urls, fmt.Sprintf("%s/band.png?i=%d", s.URL, i))
 	}
-	got, err := imagefetch.New(loopback()).FetchAll(t.Context(), urls)
-	if err != nil {
+	got := make([]*imagefetch.Image, len(urls))
+	if err := imagefetch.New(loopback()).FetchEach(t.Context(), urls, func(i int, img *imagefetch.Image) error {
+		got[i] = img
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	var widths, wantWidths []int
@@ -394,13 +398,13 @@ func TestFetchAllKeepsRequestOrder(t *testing.T) {
 	}
 }
 
-func TestFetchAllRefusals(t *testing.T) {
+func TestFetchEachRefusals(t *testing.T) {
 	s, hits := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/missing" {
 			http.NotFound(w, r)
 			return
 		}
-		stall(r) // until FetchAll cancels it
+		stall(r) // until FetchEach cancels it
 	})
 	nine := make([]string, 9)
 	for i := range nine {
@@ -422,16 +426,58 @@ func TestFetchAllRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := hits.Load()
 			start := time.Now()
-			got, err := imagefetch.New(loopback()).FetchAll(t.Context(), tt.urls)
-			if got != nil {
-				t.Errorf("got %d images with an error", len(got))
-			}
+			err := imagefetch.New(loopback()).FetchEach(t.Context(), tt.urls, func(int, *imagefetch.Image) error { return nil })
 			wantError(t, err, tt.code, tt.mention...)
 			if d := time.Since(start); d > time.Second {
 				t.Errorf("took %v: the other fetches were not canceled", d)
 			}
 			if n := hits.Load() - before; tt.hits >= 0 && n != tt.hits {
 				t.Errorf("server got %d requests, want %d", n, tt.hits)
+			}
+		})
+	}
+}
+
+// The decode budget bounds the pixels held at once: with room for one
+// 100x100 image, eight are handled one after another; with room for two, at
+// most two at once. An image larger than the whole budget still goes through.
+func TestDecodeBudgetBoundsHeldImages(t *testing.T) {
+	s, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		side, _ := strconv.Atoi(r.URL.Query().Get("side"))
+		_, _ = w.Write(pngBytes(t, side, side))
+	})
+	for _, tt := range []struct {
+		name    string
+		budget  int64
+		side    int
+		maxHeld int32
+	}{
+		{"room for one", 100 * 100, 100, 1},
+		{"room for two", 2 * 100 * 100, 100, 2},
+		{"larger than the budget", 100 * 100, 200, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := loopback()
+			cfg.DecodeBudget = tt.budget
+			urls := make([]string, imagefetch.MaxURLs)
+			for i := range urls {
+				urls[i] = fmt.Sprintf("%s/band.png?side=%d&i=%d", s.URL, tt.side, i)
+			}
+			var held, most, done atomic.Int32
+			err := imagefetch.New(cfg).FetchEach(t.Context(), urls, func(i int, img *imagefetch.Image) error {
+				n := held.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				time.Sleep(10 * time.Millisecond) // the work on the image
+				held.Add(-1)
+				done.Add(1)
+				return nil
+			})
+			if err != nil || done.Load() != imagefetch.MaxURLs {
+				t.Fatalf("%d of %d images, %v", done.Load(), imagefetch.MaxURLs, err)
+			}
+			if most.Load() > tt.maxHeld {
+				t.Errorf("%d images held at once, want at most %d", most.Load(), tt.maxHeld)
 			}
 		})
 	}

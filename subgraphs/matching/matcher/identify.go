@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
 	"github.com/vitolahq/vitola/subgraphs/matching/identify"
+	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"
 )
 
 // Prices of identify, in credits (README, /docs): the held price is the most a
@@ -135,28 +135,24 @@ func (m *Matcher) Identify(ctx context.Context, in IdentifyInput) (*Identificati
 // views fetches and describes the photos, concurrently; OCR runs only when
 // asked (the thorough profile).
 func (m *Matcher) views(ctx context.Context, urls []string, ocr bool) ([]*fingerprint.Fingerprint, error) {
-	imgs, err := m.Fetch.FetchAll(ctx, urls)
-	if err != nil {
-		return nil, err
-	}
 	opts := fingerprint.Options{Context: ctx}
 	if ocr {
 		opts.OCR = m.OCR
 	}
-	views := make([]*fingerprint.Fingerprint, len(imgs))
-	errs := make([]error, len(imgs))
-	var wg sync.WaitGroup
-	for i, img := range imgs {
-		wg.Go(func() { views[i], errs[i] = fingerprint.Compute(img.Image, opts) })
-	}
-	wg.Wait()
-	for _, err := range errs {
+	// Each photo is described while it holds its share of the fetcher's
+	// decode budget, and dropped after: many large photos at once cannot
+	// exhaust memory.
+	views := make([]*fingerprint.Fingerprint, len(urls))
+	err := m.Fetch.FetchEach(ctx, urls, func(i int, img *imagefetch.Image) error {
+		v, err := fingerprint.Compute(img.Image, opts)
 		if errors.Is(err, fingerprint.ErrEmpty) {
-			return nil, ErrNoBand
+			return ErrNoBand
 		}
-		if err != nil {
-			return nil, err
-		}
+		views[i] = v
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return views, nil
 }
