@@ -229,7 +229,7 @@ func openMatching(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Su
 	// evidence added by any process is recognized within a second.
 	fctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var builder recognize.Builder
-	evidence, err := follow.Start(fctx, follow.Source[recognize.Snapshot]{
+	snapshots, err := follow.Start(fctx, follow.Source[recognize.Snapshot]{
 		Name:    "recognition index",
 		Version: st.EvidenceVersion,
 		Build: func(ctx context.Context) (*recognize.Snapshot, error) {
@@ -248,13 +248,18 @@ func openMatching(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Su
 	m := &matcher.Matcher{
 		Fetch:    imagefetch.New(imagefetch.Config{AllowCIDRs: o.FetchAllow}),
 		Sealer:   matching.NewSealer(o.Secret),
-		Evidence: evidence,
+		Evidence: snapshots,
+		Log:      o.Logger,
 	}
 	if o.Catalog != nil {
 		m.Catalog = matcher.CatalogClient{Client: o.Catalog}
 	}
 	if o.VisionModelURL != "" {
-		m.Model = model.New(o.VisionModelURL, o.VisionModelKey)
+		if m.Model, err = model.New(o.VisionModelURL, o.VisionModelKey); err != nil {
+			stop()
+			st.Close()
+			return nil, false, err
+		}
 	}
 	if fingerprint.TesseractAvailable() {
 		m.OCR = fingerprint.Tesseract{}

@@ -12,6 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/apierr"
+	"github.com/vitolahq/vitola/subgraphs/matching"
+	"github.com/vitolahq/vitola/subgraphs/matching/recognize"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
 
@@ -32,10 +34,7 @@ const (
 
 // Limits of the AI routes (the spec's).
 const (
-	maxImages             = 8
-	defaultRecognizeLimit = 5
-	maxRecognizeLimit     = 20
-	maxFingerprintBytes   = 256 << 10
+	maxFingerprintBytes = 256 << 10
 )
 
 // decodeStrict decodes a JSON object body, refusing unknown fields (a misspelt
@@ -62,8 +61,8 @@ func imageURLs(one *string, many []string) ([]string, *routeError) {
 		many = []string{*one}
 	case len(many) == 0:
 		return nil, bad("imageUrl or imageUrls (1 to 8 image URLs) is required")
-	case len(many) > maxImages:
-		return nil, bad(fmt.Sprintf("imageUrls holds %d URLs: at most %d images per request", len(many), maxImages))
+	case len(many) > matching.MaxViews:
+		return nil, bad(fmt.Sprintf("imageUrls holds %d URLs: at most %d images per request", len(many), matching.MaxViews))
 	}
 	for i, u := range many {
 		if strings.TrimSpace(u) == "" {
@@ -146,10 +145,10 @@ func handleRecognize(matching, catalog *subgraph.Client, log zerolog.Logger) htt
 			apierr.Write(w, http.StatusBadRequest, "invalid_fingerprint", "fingerprint is required: pass the whole object the fingerprint route returned")
 			return
 		}
-		limit := defaultRecognizeLimit
+		limit := recognize.DefaultLimit
 		if in.Limit != nil {
-			if *in.Limit < 1 || *in.Limit > maxRecognizeLimit {
-				apierr.Write(w, http.StatusBadRequest, "invalid_limit", fmt.Sprintf("limit must be a whole number from 1 to %d", maxRecognizeLimit))
+			if *in.Limit < 1 || *in.Limit > recognize.MaxLimit {
+				apierr.Write(w, http.StatusBadRequest, "invalid_limit", fmt.Sprintf("limit must be a whole number from 1 to %d", recognize.MaxLimit))
 				return
 			}
 			limit = *in.Limit

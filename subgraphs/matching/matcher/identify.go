@@ -116,6 +116,9 @@ func (m *Matcher) Identify(ctx context.Context, in IdentifyInput) (*Identificati
 	if out.Status != identify.Matched && in.Profile == identify.Thorough && m.Model != nil && len(in.ImageURLs) > 0 {
 		// A vendor that fails is not charged for, and not counted as used.
 		brand, name, err := m.Model.Identify(ctx, in.ImageURLs, in.Prompt)
+		if err != nil {
+			m.Log.Warn().Err(err).Msg("the vision model did not answer; identify goes on without it")
+		}
 		if err == nil {
 			out.ModelUsed, out.Cost = true, out.Cost+PriceModel
 		}

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/rs/zerolog"
+
 	"github.com/vitolahq/vitola/follow"
 	"github.com/vitolahq/vitola/subgraphs/matching"
 	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
@@ -26,6 +28,8 @@ type Matcher struct {
 	Catalog Catalog
 	// Model is the optional vision-model fallback (nil: off).
 	Model Model
+	// Log reports what fails quietly (a vendor that did not answer).
+	Log zerolog.Logger
 }
 
 // ErrNoBand: a photo held nothing that could be described as a band.

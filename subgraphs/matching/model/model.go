@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"time"
 )
 
@@ -22,9 +24,26 @@ type HTTP struct {
 	Client *http.Client
 }
 
-// New returns a vendor client with a 30-second bound per call.
-func New(url, key string) *HTTP {
-	return &HTTP{URL: url, Key: key, Client: &http.Client{Timeout: 30 * time.Second}}
+// New returns a vendor client with a 30-second bound per call. The URL must
+// be https (http only on a loopback address): the key travels with every
+// call and must not cross a network in clear.
+func New(rawURL, key string) (*HTTP, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return nil, fmt.Errorf("vision model URL %q is not an absolute http(s) URL", rawURL)
+	}
+	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		return nil, fmt.Errorf("vision model URL must be https (http only on a loopback address), so its key is not sent in clear: %s://%s", u.Scheme, u.Host)
+	}
+	return &HTTP{URL: rawURL, Key: key, Client: &http.Client{Timeout: 30 * time.Second}}, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // Identify asks the vendor. Errors never include the key.
