@@ -9,8 +9,10 @@ import (
 // silhouette is the longest pair of near-parallel straight edges (a Hough
 // transform on colour edges, within ±40° of vertical); the band is where,
 // along the cigar, the cross-section stops looking like the cigar's
-// wrapper (a different colour, or lettering). It returns the band and a
-// quality in [0,1] (0: no cigar found).
+// wrapper (a different colour, or lettering). Hypotheses are ranked by
+// that contrast, the cigar's width and the lines' length, then by how well
+// the band's own edges agree with the silhouette's angle. It returns the
+// band and a quality in [0,1] (0: no cigar found).
 func locateCigar(lab *raster) (box, float64) {
 	w, h := lab.w, lab.h
 	sm := box3(lab)
@@ -104,7 +106,11 @@ func locateCigar(lab *raster) (box, float64) {
 	// Hypotheses: each strong line is one silhouette edge; the cigar lies
 	// on one side of it, up to a parallel line (the other edge) or, when the
 	// other edge is out of frame or not found, to 0.9 of the width.
-	best, bestQ := box{}, 0.0
+	type hyp struct {
+		b box
+		q float64
+	}
+	var hyps []hyp
 	for i := range min(len(peaks), 20) {
 		a := peaks[i]
 		for _, side := range []float64{-1, 1} {
@@ -124,30 +130,55 @@ func locateCigar(lab *raster) (box, float64) {
 			}
 			ra := float64(a.r - diag)
 			theta := float64(a.t-40) * math.Pi / 180
-			var rb float64
-			penalty := 0.8
+			type cand struct {
+				rb, penalty float64
+				other       *peak
+			}
+			var cs []cand
 			if other != nil {
-				rb = float64(other.r - diag)
+				rb := float64(other.r - diag)
 				theta = (float64(a.t-40)*float64(a.votes) + float64(other.t-40)*float64(other.votes)) / float64(a.votes+other.votes) * math.Pi / 180
-				penalty = 1
 				// The wrapper must reach the partner line; if it stops well
 				// short, the partner is something else (clutter).
 				sep := math.Abs(rb - ra)
 				if ext := wrapperExtent(sm, theta, ra, side, sep); ext < 0.8*sep {
-					rb = ra + side*ext
-					other = nil
-					penalty = 0.8
+					cs = append(cs, cand{ra + side*ext, 0.8, nil})
+				} else {
+					cs = append(cs, cand{rb, 1, other})
 				}
 			} else {
-				rb = ra + side*wrapperExtent(sm, theta, ra, side, 0.9*float64(w))
+				ext := wrapperExtent(sm, theta, ra, side, 0.9*float64(w))
+				cs = append(cs, cand{ra + side*ext, 0.8, nil})
+				// The other silhouette may be out of frame (a cropped photo)
+				// with the wrapper's far side, lit or shaded, not matching
+				// its side by the line: also try the cigar reaching the frame,
+				// for a long line (a silhouette crosses the whole frame).
+				far := 0.0
+				c, s := math.Cos(theta), math.Sin(theta)
+				for _, p := range [][2]float64{{0, 0}, {float64(w), 0}, {0, float64(h)}, {float64(w), float64(h)}} {
+					far = math.Max(far, side*(p[0]*c+p[1]*s-ra))
+				}
+				if far > 1.3*ext && float64(a.votes) >= 0.3*float64(h) {
+					cs = append(cs, cand{ra + side*math.Min(far, 0.9*float64(w)), 0.7, nil})
+				}
 			}
-			bx, q := bandAlong(sm, theta, math.Min(ra, rb), math.Max(ra, rb))
-			q *= penalty
-			if debugCigar != nil {
-				debugCigar(a.t-40, a.r-diag, int(a.votes), side, other != nil, bx, q)
-			}
-			if q > bestQ {
-				best, bestQ = bx, q
+			for _, cd := range cs {
+				rb, other := cd.rb, cd.other
+				bx, q := bandAlong(sm, theta, math.Min(ra, rb), math.Max(ra, rb))
+				// Silhouettes cross the whole frame: between hypotheses that
+				// find the same band, the longer line is the cigar's edge
+				// rather than clutter beside it or an end panel's edge.
+				votes := float64(a.votes)
+				if other != nil {
+					votes = (votes + float64(other.votes)) / 2
+				}
+				q *= cd.penalty * sizePrior(bx.halfW, w, h) * math.Pow(votes/float64(peaks[0].votes), 0.3)
+				if debugCigar != nil {
+					debugCigar(a.t-40, a.r-diag, int(a.votes), side, other != nil, bx, q)
+				}
+				if q <= 0 {
+					continue
+				}
 				// Refine the width where the band meets the lines (perspective).
 				if other != nil {
 					var us [2]float64
@@ -161,15 +192,27 @@ func locateCigar(lab *raster) (box, float64) {
 						us[0], us[1] = us[1], us[0]
 					}
 					if us[1]-us[0] > bx.halfW {
-						best.cx, best.cy = bx.point((us[0]+us[1])/2, 0)
-						best.halfW = (us[1] - us[0]) / 2
+						bx.cx, bx.cy = bx.point((us[0]+us[1])/2, 0)
+						bx.halfW = (us[1] - us[0]) / 2
 					}
 				}
+				hyps = append(hyps, hyp{bx, q})
 			}
 		}
 	}
-	if bestQ > 0 {
-		best.angle = refineAngle(sm, best)
+	// The band's own edges, stripes and text run across the cigar: among
+	// the best hypotheses, prefer those whose band agrees in angle with
+	// the silhouette (a clutter edge next to a tilted cigar does not).
+	sort.SliceStable(hyps, func(i, j int) bool { return hyps[i].q > hyps[j].q })
+	best, bestQ, bestR := box{}, 0.0, 0.0
+	for i := range min(len(hyps), 5) {
+		hb := hyps[i]
+		ang := refineAngle(sm, hb.b)
+		d := (ang - hb.b.angle) / (10 * math.Pi / 180)
+		if r := hb.q * math.Exp(-d*d); r > bestR {
+			best, bestQ, bestR = hb.b, hb.q, r
+			best.angle = ang
+		}
 	}
 	best.conf = bestQ
 	return best, bestQ
@@ -407,6 +450,14 @@ func wrapperPrior(c [3]float64) float64 {
 	default:
 		return 0.4
 	}
+}
+
+// sizePrior favours wide cigars: a photo taken to identify a band shows
+// the cigar across a good part of the frame (even with one end cut off),
+// while narrow strips between clutter edges are common.
+func sizePrior(halfW float64, w, h int) float64 {
+	f := math.Min(1, halfW/(0.2*float64(max(w, h))))
+	return f * f
 }
 
 // debugCigar, when set (tests), sees every hypothesis.
