@@ -2,10 +2,6 @@ package bandart
 
 import (
 	"bytes"
-	"fmt"
-	"image/png"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -18,26 +14,6 @@ func TestPhotoDeterministic(t *testing.T) {
 		}
 		if a.Rect.Dx()*a.Rect.Dy() > 1_000_000 {
 			t.Fatalf("%v photo too large: %v", lv, a.Rect)
-		}
-	}
-}
-
-// TestPhotoSamples writes sample photos to the directory VITOLA_BANDART_PHOTOS.
-func TestPhotoSamples(t *testing.T) {
-	dir := os.Getenv("VITOLA_BANDART_PHOTOS")
-	if dir == "" {
-		t.Skip("set VITOLA_BANDART_PHOTOS=dir")
-	}
-	for i, bl := range [][2]string{{"Oliva", "Serie V"}, {"Arturo Fuente", "Hemingway"}, {"Cohiba", "Behike"}} {
-		band := Render(DesignFor(bl[0], bl[1]), 800)
-		for _, lv := range []Level{Studio, Mild, Strong} {
-			for s := range 2 {
-				var buf bytes.Buffer
-				_ = png.Encode(&buf, Photo(band, lv, int64(s)))
-				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d-%v-%d.png", i, lv, s)), buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
 		}
 	}
 }
