@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -59,7 +60,13 @@ func (h *HTTP) Identify(ctx context.Context, imageURLs []string, prompt string) 
 	}
 	res, err := h.Client.Do(req)
 	if err != nil {
-		return "", "", fmt.Errorf("vision model: %w", err)
+		// url.Error repeats the URL, which may carry a credential in its
+		// query: the error (which is logged) keeps only the cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", "", fmt.Errorf("vision model at %s: %w", req.URL.Host, err)
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {

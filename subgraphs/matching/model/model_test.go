@@ -28,3 +28,16 @@ func TestNewRefusesAKeyInClear(t *testing.T) {
 		}
 	}
 }
+
+// A failed call's error (which is logged) never shows the URL's query, where a
+// vendor's credential may sit.
+func TestErrorsHideTheURLQuery(t *testing.T) {
+	m, err := model.New("http://127.0.0.1:1/identify?api_key=vendor-secret", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = m.Identify(t.Context(), []string{"https://images.example/band.jpg"}, "")
+	if err == nil || strings.Contains(err.Error(), "vendor-secret") {
+		t.Fatalf("error %v", err)
+	}
+}
