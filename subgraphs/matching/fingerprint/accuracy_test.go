@@ -529,6 +529,32 @@ func report(t *testing.T, lines []benchLine, evidence []*Fingerprint, qs []*quer
 		fmt.Fprintf(&b, "exported rule (T=%.2f, M=%.4f), %v single photos: matched %s, wrong %s\n", MatchThreshold, MatchMargin, lv, pct(m, n), pct(wr, n))
 		single[lv] = singleStats{n: n, top1: top1, wrong: wr}
 	}
+	// Where single photos are lost: line top-1 by how well the band was
+	// located (mean corner error over the band's width).
+	buckets := []struct {
+		name   string
+		lo, hi float64
+	}{{"under 5%", 0, 0.05}, {"5-10%", 0.05, 0.1}, {"10% or more", 0.1, math.Inf(1)}}
+	for _, lv := range []bandart.Level{bandart.Mild, bandart.Strong} {
+		fmt.Fprintf(&b, "%v single photos by location error:", lv)
+		for _, bk := range buckets {
+			var n, top1, all int
+			for i, q := range qs {
+				if q.level != lv {
+					continue
+				}
+				all++
+				if q.locErr >= bk.lo && q.locErr < bk.hi {
+					n++
+					if outs[i].lineTop1 {
+						top1++
+					}
+				}
+			}
+			fmt.Fprintf(&b, " %s: %s of photos, line top-1 %s;", bk.name, pct(n, all), pct(top1, n))
+		}
+		b.WriteString("\n")
+	}
 	t.Log(b.String())
 	return single
 }

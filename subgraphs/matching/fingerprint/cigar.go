@@ -288,22 +288,18 @@ func bandAlong(sm *raster, theta, r0, r1 float64) (box, float64) {
 	rowTex := make([]float64, nT)
 	valid := make([]bool, nT)
 	const samples = 48
-	// Where the strip is inside the image, along q, for the band's extent.
-	qIn0, qIn1 := make([]float64, nT), make([]float64, nT)
 	for i := range nT {
 		t := tMin + float64(i) + 0.5
 		var sum [3]float64
 		var tex float64
 		cnt := 0
 		var prev [3]float64
-		qIn0[i], qIn1[i] = math.Inf(1), math.Inf(-1)
 		for k := range samples {
 			q := mid + half*0.85*(2*(float64(k)+0.5)/samples-1)
 			x, y := q*c-t*s, q*s+t*c
 			if x < 0 || y < 0 || x >= float64(w) || y >= float64(h) {
 				continue
 			}
-			qIn0[i], qIn1[i] = math.Min(qIn0[i], q), math.Max(qIn1[i], q)
 			p := sm.bilinear(x, y)
 			for j := range 3 {
 				sum[j] += p[j]
