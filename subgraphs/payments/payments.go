@@ -94,4 +94,8 @@ type Ledger interface {
 	ReleaseExpired(ctx context.Context, now time.Time) (int, error)
 	Entries(ctx context.Context, accountID string) ([]Entry, error)
 	Reservation(ctx context.Context, keyID, reservationID string) (*Reservation, error)
+	// LatestReservation returns the key's latest reservation with this
+	// reference created at or after since, or ErrNotFound: a retried request
+	// finds what became of an earlier attempt's hold.
+	LatestReservation(ctx context.Context, keyID, reference string, since time.Time) (*Reservation, error)
 }

@@ -45,7 +45,9 @@ type ComplexityRoot struct {
 	CreditReservation struct {
 		Amount  func(childComplexity int) int
 		Balance func(childComplexity int) int
+		Cost    func(childComplexity int) int
 		ID      func(childComplexity int) int
+		State   func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -55,7 +57,8 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Credits func(childComplexity int) int
+		CreditReservation func(childComplexity int, reference string, withinSeconds int64) int
+		Credits           func(childComplexity int) int
 	}
 }
 
@@ -70,6 +73,7 @@ type MutationResolver interface {
 }
 type QueryResolver interface {
 	Credits(ctx context.Context) (*payments.Account, error)
+	CreditReservation(ctx context.Context, reference string, withinSeconds int64) (*model.CreditReservation, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -115,12 +119,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreditReservation.Balance(childComplexity), true
+	case "CreditReservation.cost":
+		if e.ComplexityRoot.CreditReservation.Cost == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreditReservation.Cost(childComplexity), true
 	case "CreditReservation.id":
 		if e.ComplexityRoot.CreditReservation.ID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.CreditReservation.ID(childComplexity), true
+	case "CreditReservation.state":
+		if e.ComplexityRoot.CreditReservation.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreditReservation.State(childComplexity), true
 
 	case "Mutation.releaseCredits":
 		if e.ComplexityRoot.Mutation.ReleaseCredits == nil {
@@ -156,6 +172,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.SettleCredits(childComplexity, args["reservationId"].(string), args["cost"].(int64)), true
 
+	case "Query.creditReservation":
+		if e.ComplexityRoot.Query.CreditReservation == nil {
+			break
+		}
+
+		args, err := ec.field_Query_creditReservation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CreditReservation(childComplexity, args["reference"].(string), args["withinSeconds"].(int64)), true
 	case "Query.credits":
 		if e.ComplexityRoot.Query.Credits == nil {
 			break
@@ -252,6 +279,13 @@ var sources = []*ast.Source{
 type Query {
   "The calling key's credits."
   credits: CreditAccount!
+  """
+  The calling key's latest hold with this reference made in the last
+  withinSeconds (1 to 604800), or null: how a retried request learns whether an
+  earlier attempt of it was charged (SETTLED), is still holding credits (HELD)
+  or gave them back (RELEASED).
+  """
+  creditReservation(reference: String!, withinSeconds: Int!): CreditReservation
 }
 
 type Mutation {
@@ -277,8 +311,17 @@ type CreditAccount {
 type CreditReservation {
   id: ID!
   amount: Int!
-  "Spendable credits after the hold."
+  "Spendable credits of the account now (after the hold, when it is held)."
   balance: Int!
+  state: CreditReservationState!
+  "What was charged, once settled."
+  cost: Int
+}
+
+enum CreditReservationState {
+  HELD
+  SETTLED
+  RELEASED
 }
 `, BuiltIn: false},
 }
@@ -306,6 +349,10 @@ func (ec *executionContext) childFields_CreditReservation(ctx context.Context, f
 		return ec.fieldContext_CreditReservation_amount(ctx, field)
 	case "balance":
 		return ec.fieldContext_CreditReservation_balance(ctx, field)
+	case "state":
+		return ec.fieldContext_CreditReservation_state(ctx, field)
+	case "cost":
+		return ec.fieldContext_CreditReservation_cost(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreditReservation", field.Name)
 }
@@ -506,6 +553,28 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_creditReservation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reference",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reference"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "withinSeconds",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["withinSeconds"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field___Directive_args_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -681,6 +750,52 @@ func (ec *executionContext) fieldContext_CreditReservation_balance(_ context.Con
 	return graphql.NewScalarFieldContext("CreditReservation", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _CreditReservation_state(ctx context.Context, field graphql.CollectedField, obj *model.CreditReservation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreditReservation_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.CreditReservationState) graphql.Marshaler {
+			return ec.marshalNCreditReservationState2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐCreditReservationState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreditReservation_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreditReservation", field, false, false, errors.New("field of type CreditReservationState does not have child fields"))
+}
+
+func (ec *executionContext) _CreditReservation_cost(ctx context.Context, field graphql.CollectedField, obj *model.CreditReservation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreditReservation_cost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cost, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreditReservation_cost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreditReservation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Mutation_reserveCredits(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -841,6 +956,50 @@ func (ec *executionContext) fieldContext_Query_credits(_ context.Context, field 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_CreditAccount(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_creditReservation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_creditReservation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CreditReservation(ctx, fc.Args["reference"].(string), fc.Args["withinSeconds"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreditReservation) graphql.Marshaler {
+			return ec.marshalOCreditReservation2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐCreditReservation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_creditReservation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreditReservation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_creditReservation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -2058,6 +2217,16 @@ func (ec *executionContext) _CreditReservation(ctx context.Context, sel ast.Sele
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "state":
+			out.Values[i] = ec._CreditReservation_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cost":
+			out.Values[i] = ec._CreditReservation_cost(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -2172,6 +2341,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_credits(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "creditReservation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_creditReservation(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -2646,6 +2837,16 @@ func (ec *executionContext) marshalNCreditReservation2ᚖgithubᚗcomᚋvitolahq
 	return ec._CreditReservation(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCreditReservationState2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐCreditReservationState(ctx context.Context, v any) (model.CreditReservationState, error) {
+	var res model.CreditReservationState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreditReservationState2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐCreditReservationState(ctx context.Context, sel ast.SelectionSet, v model.CreditReservationState) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -2862,6 +3063,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOCreditReservation2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐCreditReservation(ctx context.Context, sel ast.SelectionSet, v *model.CreditReservation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CreditReservation(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (*int64, error) {

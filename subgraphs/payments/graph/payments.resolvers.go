@@ -7,6 +7,9 @@ package graph
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/vitolahq/vitola/subgraphs/payments"
@@ -30,7 +33,7 @@ func (r *mutationResolver) ReserveCredits(ctx context.Context, amount int64, ref
 	if err != nil {
 		return nil, ledgerError(ctx, err, a)
 	}
-	return &model.CreditReservation{ID: res.ID, Amount: res.Amount, Balance: a.Balance}, nil
+	return &model.CreditReservation{ID: res.ID, Amount: res.Amount, Balance: a.Balance, State: model.CreditReservationStateHeld}, nil
 }
 
 // SettleCredits is the resolver for the settleCredits field.
@@ -66,6 +69,30 @@ func (r *queryResolver) Credits(ctx context.Context) (*payments.Account, error) 
 		return nil, err
 	}
 	return r.Ledger.Account(ctx, key)
+}
+
+// CreditReservation is the resolver for the creditReservation field.
+func (r *queryResolver) CreditReservation(ctx context.Context, reference string, withinSeconds int64) (*model.CreditReservation, error) {
+	key, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if withinSeconds < 1 || withinSeconds > maxLookback {
+		return nil, fail(ctx, CodeBadAmount, fmt.Sprintf("withinSeconds must be 1 to %d", maxLookback), nil)
+	}
+	res, err := r.Ledger.LatestReservation(ctx, key, reference, time.Now().Add(-time.Duration(withinSeconds)*time.Second))
+	if errors.Is(err, payments.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, ledgerError(ctx, err, nil)
+	}
+	a, err := r.Ledger.Account(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return &model.CreditReservation{ID: res.ID, Amount: res.Amount, Balance: a.Balance, Cost: res.Cost,
+		State: model.CreditReservationState(strings.ToUpper(res.State))}, nil
 }
 
 // Mutation returns MutationResolver implementation.

@@ -36,6 +36,10 @@ const (
 	CodeForbidden           = "FORBIDDEN"
 )
 
+// maxLookback bounds creditReservation's withinSeconds: a week, longer than
+// any idempotency record lives.
+const maxLookback = 7 * 24 * 3600
+
 // caller is the developer key the call acts for: only the shim, acting for a
 // key, may move credits.
 func caller(ctx context.Context) (string, error) {

@@ -248,6 +248,16 @@ func (s *Store) Entries(ctx context.Context, accountID string) ([]payments.Entry
 }
 
 func (s *Store) Reservation(ctx context.Context, keyID, reservationID string) (*payments.Reservation, error) {
+	return s.reservation(ctx, `r.id = ? AND a.key_id = ?`, reservationID, keyID)
+}
+
+func (s *Store) LatestReservation(ctx context.Context, keyID, reference string, since time.Time) (*payments.Reservation, error) {
+	return s.reservation(ctx, `a.key_id = ? AND r.reference = ? AND r.created_at >= ? ORDER BY r.created_at DESC, r.id DESC LIMIT 1`,
+		keyID, reference, since.UnixMilli())
+}
+
+// reservation reads the one reservation (of a key's account) that where picks.
+func (s *Store) reservation(ctx context.Context, where string, args ...any) (*payments.Reservation, error) {
 	var r struct {
 		ID        string `db:"id"`
 		AccountID string `db:"account_id"`
@@ -259,7 +269,7 @@ func (s *Store) Reservation(ctx context.Context, keyID, reservationID string) (*
 		ExpiresAt int64  `db:"expires_at"`
 	}
 	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT r.id, r.account_id, r.amount, r.cost, r.state, r.reference, r.created_at, r.expires_at
-		FROM credit_reservations r JOIN billing_accounts a ON a.id = r.account_id WHERE r.id = ? AND a.key_id = ?`), reservationID, keyID)
+		FROM credit_reservations r JOIN billing_accounts a ON a.id = r.account_id WHERE `+where), args...)
 	if sqldb.IsNoRows(err) {
 		return nil, payments.ErrNotFound
 	}

@@ -112,6 +112,60 @@ func TestCreditsLifecycle(t *testing.T) {
 	})
 }
 
+// A retried request finds its earlier attempt's hold by reference: the latest
+// one, of its own key only, and not one older than the window asked for.
+func TestLatestReservation(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+		st := sqlstore.New(db, func() time.Time { return now })
+		for _, k := range []string{"key_a", "key_b"} {
+			if _, err := st.Grant(ctx, k, 100, "test"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const ref = "identify:req-1:abcd"
+		if _, err := st.LatestReservation(ctx, "key_a", ref, now.Add(-time.Hour)); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("no hold yet: %v", err)
+		}
+		old, _, _ := st.Reserve(ctx, "key_a", 5, ref, now.Add(time.Minute))
+		if _, err := st.Settle(ctx, "key_a", old.ID, 5); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(10 * time.Minute)
+		held, _, _ := st.Reserve(ctx, "key_a", 3, ref, now.Add(time.Minute))
+		if _, _, err := st.Reserve(ctx, "key_a", 1, "identify:req-2:abcd", now.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := st.Reserve(ctx, "key_b", 1, ref, now.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.LatestReservation(ctx, "key_a", ref, now.Add(-time.Hour))
+		if err != nil || got.ID != held.ID || got.State != payments.Held || got.Amount != 3 {
+			t.Fatalf("latest: %+v %v, want the held %s", got, err, held.ID)
+		}
+		if _, err := st.Settle(ctx, "key_a", held.ID, 2); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := st.LatestReservation(ctx, "key_a", ref, now.Add(-time.Hour)); got.State != payments.Settled || got.Cost == nil || *got.Cost != 2 {
+			t.Fatalf("after settling: %+v", got)
+		}
+		// The window excludes older holds; another key's holds are never seen.
+		if got, _ := st.LatestReservation(ctx, "key_a", ref, now.Add(-time.Minute)); got == nil || got.ID != held.ID {
+			t.Fatalf("window: %+v", got)
+		}
+		if _, err := st.LatestReservation(ctx, "key_a", ref, now.Add(time.Second)); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("a window after every hold: %v", err)
+		}
+		if got, _ := st.LatestReservation(ctx, "key_b", ref, now.Add(-time.Hour)); got == nil || got.Amount != 1 {
+			t.Fatalf("key_b sees its own hold only: %+v", got)
+		}
+		if _, err := st.LatestReservation(ctx, "key_c", ref, now.Add(-time.Hour)); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("a key without holds: %v", err)
+		}
+	})
+}
+
 // Concurrent reservations never spend a credit twice, and after a random mix of
 // grants, reservations, settlements and releases the balance is still the sum of
 // the ledger.

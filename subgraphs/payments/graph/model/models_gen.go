@@ -2,15 +2,82 @@
 
 package model
 
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+)
+
 type CreditReservation struct {
 	ID     string `json:"id"`
 	Amount int64  `json:"amount"`
-	// Spendable credits after the hold.
-	Balance int64 `json:"balance"`
+	// Spendable credits of the account now (after the hold, when it is held).
+	Balance int64                  `json:"balance"`
+	State   CreditReservationState `json:"state"`
+	// What was charged, once settled.
+	Cost *int64 `json:"cost,omitempty"`
 }
 
 type Mutation struct {
 }
 
 type Query struct {
+}
+
+type CreditReservationState string
+
+const (
+	CreditReservationStateHeld     CreditReservationState = "HELD"
+	CreditReservationStateSettled  CreditReservationState = "SETTLED"
+	CreditReservationStateReleased CreditReservationState = "RELEASED"
+)
+
+var AllCreditReservationState = []CreditReservationState{
+	CreditReservationStateHeld,
+	CreditReservationStateSettled,
+	CreditReservationStateReleased,
+}
+
+func (e CreditReservationState) IsValid() bool {
+	switch e {
+	case CreditReservationStateHeld, CreditReservationStateSettled, CreditReservationStateReleased:
+		return true
+	}
+	return false
+}
+
+func (e CreditReservationState) String() string {
+	return string(e)
+}
+
+func (e *CreditReservationState) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CreditReservationState(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CreditReservationState", str)
+	}
+	return nil
+}
+
+func (e CreditReservationState) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CreditReservationState) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CreditReservationState) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
