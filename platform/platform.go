@@ -60,6 +60,9 @@ type Options struct {
 	// WrapSubgraphTransport, when set, wraps the router's transport to the
 	// subgraphs (tests count the calls through it).
 	WrapSubgraphTransport func(http.RoundTripper) http.RoundTripper
+	// WrapShimTransport, when set, wraps the shim's transport to the
+	// subgraphs (tests break the ledger's answers with it).
+	WrapShimTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // Platform is every component in one process.
@@ -73,7 +76,9 @@ type Platform struct {
 	// Subgraphs are the subgraph components' handlers (internal-token check
 	// included), by name.
 	Subgraphs map[string]http.Handler
-	closers   []io.Closer
+	// Idempotency keeps the paid routes' Idempotency-Key records.
+	Idempotency *idempotency.Service
+	closers     []io.Closer
 }
 
 // Close releases every store.
@@ -161,7 +166,12 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 		transport = o.WrapSubgraphTransport(transport)
 	}
 	client := &http.Client{Transport: &trust.Transport{Base: transport, Issuer: routerIssuer}}
-	shimClient := &http.Client{Transport: &trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: shimIssuer}}
+	var shimTransport http.RoundTripper = &inproc.Transport{Handlers: hosts}
+	if o.WrapShimTransport != nil {
+		shimTransport = o.WrapShimTransport(shimTransport)
+	}
+	shimClient := &http.Client{Transport: &trust.Transport{Base: shimTransport, Issuer: shimIssuer}}
+	p.Idempotency = idempotency.New(accessStore.Idempotency())
 	usersClient := &subgraph.Client{HTTP: shimClient, URL: urls[schema.Users]}
 	tokens := access.NewTokens(o.PublicURL, restshim.FetchJWKS(usersClient))
 	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Logger: log})
@@ -176,7 +186,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 		Catalog:     &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
 		Payments:    &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Payments) + "/graphql"},
 		Matching:    &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Matching) + "/graphql"},
-		Idempotency: idempotency.New(accessStore.Idempotency()),
+		Idempotency: p.Idempotency,
 		OpenAPI:     schema.OpenAPI, Checks: checks, Logger: log,
 	})
 	p.Payments = restshim.NewPaymentsServer(restshim.Deps{Checks: edgeChecks, Logger: log})

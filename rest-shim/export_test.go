@@ -18,4 +18,4 @@ var MatchingOperations = matchingOperations
 var CigarsByID = opCigarsByID
 
 // PaymentsOperations exposes the operations the shim sends to payments.
-var PaymentsOperations = []*subgraph.Operation{opReserveCredits, opSettleCredits, opReleaseCredits}
+var PaymentsOperations = []*subgraph.Operation{opReserveCredits, opSettleCredits, opReleaseCredits, opPriorHold}

@@ -30,6 +30,8 @@ var (
 	opSettleCredits = subgraph.MustParse(`mutation SettleCredits($id: ID!, $cost: Int!) {
   settleCredits(reservationId: $id, cost: $cost) { balance } }`)
 	opReleaseCredits = subgraph.MustParse(`mutation ReleaseCredits($id: ID!) { releaseCredits(reservationId: $id) { balance } }`)
+	opPriorHold      = subgraph.MustParse(`query PriorHold($reference: String!, $within: Int!) {
+  creditReservation(reference: $reference, withinSeconds: $within) { id state balance } }`)
 )
 
 // Time budget of a paid request. The work has paidDeadline (a thorough
@@ -51,8 +53,8 @@ var ledgerRetryDelays = []time.Duration{0, 200 * time.Millisecond, time.Second}
 
 // paidRoute is one paid route: it reads its body, names its price, and works.
 type paidRoute struct {
-	// name is the ledger's reference for the route's holds, and names the
-	// route in idempotency records (an alias shares its route's records).
+	// name names the route in idempotency records (an alias shares its
+	// route's records) and begins its holds' references in the ledger.
 	name string
 	// parse validates the body and returns the request and the most it can
 	// cost: the credits held before any work. A client error is a *routeError.
@@ -109,7 +111,8 @@ func handlePaid(payments *subgraph.Client, idem *idempotency.Service, rt paidRou
 			fail(w, err)
 			return
 		}
-		d, err := idem.Begin(ctx, caller.KeyID, key, idempotency.RequestHash(r.Method, rt.name, body))
+		hash := idempotency.RequestHash(r.Method, rt.name, body)
+		d, err := idem.Begin(ctx, caller.KeyID, key, hash)
 		switch {
 		case err != nil:
 			log.Error().Err(err).Msg("idempotency claim")
@@ -135,7 +138,10 @@ func handlePaid(payments *subgraph.Client, idem *idempotency.Service, rt paidRou
 		// client hanging up must not strand a hold half-way, so the work runs
 		// on its own deadline.
 		ctx = context.WithoutCancel(ctx)
-		balance, out, err := runPaid(ctx, payments, rt, req, price, log)
+		// The hold's reference names this request (key and body), so a retry
+		// finds what became of an earlier attempt's hold.
+		ref := rt.name + ":" + key + ":" + hash[:16]
+		balance, out, err := runPaid(ctx, payments, rt, req, price, paidAttempt{ref: ref, lookback: idem.Retention}, log)
 		if errors.Is(err, errUnsettled) {
 			log.Error().Str("route", rt.name).Msg("paid request: charge in doubt; its Idempotency-Key stays claimed until the lease lapses")
 			apierr.Write(w, http.StatusServiceUnavailable, apierr.CodeUnavailable, "the charge for this request could not be confirmed; retry with the same Idempotency-Key in a few minutes")
@@ -161,16 +167,66 @@ func handlePaid(payments *subgraph.Client, idem *idempotency.Service, rt paidRou
 	})
 }
 
+// paidAttempt names one request's holds in the ledger: ref is the same for
+// every attempt of the request, and holds older than lookback (the
+// idempotency retention) belong to an earlier request that reused the key.
+type paidAttempt struct {
+	ref      string
+	lookback time.Duration
+}
+
+// priorHold is what became of an earlier attempt's hold: "" (none, or
+// given back), "SETTLED" (it was charged) or "HELD"; balance is the
+// spendable balance now.
+func priorHold(ctx context.Context, payments *subgraph.Client, at paidAttempt) (id, state string, balance int64, err error) {
+	var out struct {
+		CreditReservation *struct {
+			ID, State string
+			Balance   int64
+		}
+	}
+	within := int64(min(at.lookback, 7*24*time.Hour) / time.Second)
+	if err := ledgerCall(ctx, payments, opPriorHold, map[string]any{"reference": at.ref, "within": within}, &out, len(ledgerRetryDelays)); err != nil {
+		return "", "", 0, err
+	}
+	h := out.CreditReservation
+	if h == nil || h.State == "RELEASED" {
+		return "", "", 0, nil
+	}
+	return h.ID, h.State, h.Balance, nil
+}
+
 // runPaid holds the price, works, and settles or releases; it returns the
-// balance after settlement and the response body.
-func runPaid(ctx context.Context, payments *subgraph.Client, rt paidRoute, req any, price int64, log zerolog.Logger) (int64, []byte, error) {
+// balance after settlement and the response body. An earlier attempt of the
+// same request may have left its hold behind (its charge was in doubt, or
+// its release failed): a held one is released first, and a settled one
+// means the request is paid for, so it runs again without a second charge.
+func runPaid(ctx context.Context, payments *subgraph.Client, rt paidRoute, req any, price int64, at paidAttempt, log zerolog.Logger) (int64, []byte, error) {
+	priorID, priorState, balance, err := priorHold(ctx, payments, at)
+	if err != nil {
+		return 0, nil, err
+	}
+	switch priorState {
+	case "SETTLED":
+		log.Warn().Str("route", rt.name).Str("reservation", priorID).Msg("paid request: an earlier attempt was charged but its answer was lost; running it again without charging")
+		body, _, err := work(ctx, rt, req)
+		if err != nil {
+			return 0, nil, err
+		}
+		return balance, body, nil
+	case "HELD":
+		if err := ledgerCall(ctx, payments, opReleaseCredits, map[string]any{"id": priorID}, nil, len(ledgerRetryDelays)); err != nil {
+			log.Error().Err(err).Str("reservation", priorID).Msg("release an earlier attempt's credits")
+			return 0, nil, errUnsettled
+		}
+	}
 	var hold struct {
 		ReserveCredits struct {
 			ID      string
 			Balance int64
 		}
 	}
-	err := ledgerCall(ctx, payments, opReserveCredits, map[string]any{"amount": price, "reference": rt.name, "ttl": holdSeconds}, &hold, 1)
+	err = ledgerCall(ctx, payments, opReserveCredits, map[string]any{"amount": price, "reference": at.ref, "ttl": holdSeconds}, &hold, 1)
 	var gerrs subgraph.Errors
 	if errors.As(err, &gerrs) && gerrs.Code() == "INSUFFICIENT_CREDITS" {
 		balance, _ := gerrs[0].Extensions["balance"].(float64)
@@ -189,13 +245,7 @@ func runPaid(ctx context.Context, payments *subgraph.Client, rt paidRoute, req a
 		}
 		return err
 	}
-	workCtx, cancel := context.WithTimeout(ctx, paidDeadline)
-	resp, cost, err := rt.work(workCtx, req)
-	cancel()
-	var body []byte
-	if err == nil {
-		body, err = json.Marshal(resp)
-	}
+	body, cost, err := work(ctx, rt, req)
 	if err != nil {
 		release()
 		return 0, nil, err
@@ -210,7 +260,22 @@ func runPaid(ctx context.Context, payments *subgraph.Client, rt paidRoute, req a
 		}
 		return 0, nil, err
 	}
-	return settled.SettleCredits.Balance, append(body, '\n'), nil
+	return settled.SettleCredits.Balance, body, nil
+}
+
+// work runs the route on its deadline and returns the response body.
+func work(ctx context.Context, rt paidRoute, req any) ([]byte, int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, paidDeadline)
+	defer cancel()
+	resp, cost, err := rt.work(ctx, req)
+	if err != nil {
+		return nil, 0, err
+	}
+	body, err := json.Marshal(resp)
+	if err != nil {
+		return nil, 0, err
+	}
+	return append(body, '\n'), cost, nil
 }
 
 // ledgerCall calls the payments subgraph, each try on its own short deadline,
