@@ -26,7 +26,7 @@ import (
 type ledgerFaults struct {
 	base http.RoundTripper
 	// mode: 0 healthy; 1 settling lands but its answer is lost, releasing
-	// fails; 2 neither settling nor releasing arrives.
+	// fails; 2 neither settling nor releasing arrives; 3 releasing fails.
 	mode atomic.Int32
 }
 
@@ -46,7 +46,7 @@ func (l *ledgerFaults) RoundTrip(r *http.Request) (*http.Response, error) {
 			res.Body.Close()
 		}
 		return nil, fmt.Errorf("connection reset after settling (test fault)")
-	case strings.Contains(op, "SettleCredits"), strings.Contains(op, "ReleaseCredits"):
+	case strings.Contains(op, "SettleCredits") && mode == 2, strings.Contains(op, "ReleaseCredits"):
 		return nil, fmt.Errorf("connection refused (test fault)")
 	}
 	return l.base.RoundTrip(r)
@@ -78,49 +78,73 @@ func TestChargeInDoubtIsChargedOnce(t *testing.T) {
 	key, id := f.aiKey(t, 10)
 	const path = "/v1/ai/cigars/fingerprint"
 
-	for _, c := range []struct {
-		name string
-		mode int32
-	}{{"settled, answer lost", 1}, {"neither settled nor released", 2}} {
+	// post sends the request of case idem (body seed) and checks its answer.
+	post := func(t *testing.T, idem string, seed, status int) restResponse {
+		t.Helper()
+		r := f.postJSON(t, path, key, idem, fmt.Sprintf(`{"imageUrl": %q}`, photos.URL+fmt.Sprintf("/band.png?seed=%d", seed)))
+		if r.Status != status {
+			t.Fatalf("%s: %d %.300s, want %d", idem, r.Status, r.Body, status)
+		}
+		if status == 503 && (r.code() != "unavailable" || !strings.Contains(string(r.Body), "same Idempotency-Key")) {
+			t.Fatalf("charge in doubt: %s", r.Body)
+		}
+		return r
+	}
+	lapse := func() { ahead.Add(int64(3 * time.Minute)) }
+	// noHoldLeft: no reservation is still held (a sweep an hour ahead finds
+	// none to give back).
+	noHoldLeft := func(t *testing.T) {
+		t.Helper()
+		if n, err := p.Credits.ReleaseExpired(context.Background(), time.Now().Add(time.Hour)); err != nil || n != 0 {
+			t.Fatalf("%d holds left open (%v)", n, err)
+		}
+	}
+	for i, c := range []struct {
+		name  string
+		first int32 // the fault during the first attempt
+		retry int32 // the fault during the first retry after the lease
+	}{
+		{"settled, answer lost", 1, 0},
+		{"neither settled nor released", 2, 0},
+		{"the earlier hold cannot be given back at first", 2, 3},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := f.balance(t, id)
-			idem := fmt.Sprintf("doubt-%d", c.mode)
-			body := fmt.Sprintf(`{"imageUrl": %q}`, photos.URL+fmt.Sprintf("/band.png?seed=%d", c.mode))
-			faults.mode.Store(c.mode)
-			r := f.postJSON(t, path, key, idem, body)
+			idem := fmt.Sprintf("doubt-%d", i)
+			faults.mode.Store(c.first)
+			post(t, idem, 1, 503)
 			faults.mode.Store(0)
-			if r.Status != 503 || r.code() != "unavailable" || !strings.Contains(string(r.Body), "same Idempotency-Key") {
-				t.Fatalf("charge in doubt: %d %s", r.Status, r.Body)
+			post(t, idem, 1, 409) // the key is kept while the charge is in doubt
+			if c.retry != 0 {
+				lapse()
+				faults.mode.Store(c.retry)
+				post(t, idem, 1, 503)
+				faults.mode.Store(0)
 			}
-			if r := f.postJSON(t, path, key, idem, body); r.Status != 409 {
-				t.Fatalf("while the key is kept: %d %s", r.Status, r.Body)
-			}
-			ahead.Add(int64(3 * time.Minute))
-			r = f.postJSON(t, path, key, idem, body)
+			lapse()
+			r := post(t, idem, 1, 200)
 			want := before - 1
-			if r.Status != 200 || r.Header.Get("X-Service-Ai-Credits-Remaining") != fmt.Sprint(want) {
-				t.Fatalf("retry after the lease: %d %.300s, credits remaining %q", r.Status, r.Body, r.Header.Get("X-Service-Ai-Credits-Remaining"))
+			if r.Header.Get("X-Service-Ai-Credits-Remaining") != fmt.Sprint(want) || f.balance(t, id) != want {
+				t.Fatalf("credits remaining %q, balance %d, want %d: one charge for one request", r.Header.Get("X-Service-Ai-Credits-Remaining"), f.balance(t, id), want)
 			}
-			if b := f.balance(t, id); b != want {
-				t.Fatalf("balance %d, want %d: one charge for one request", b, want)
+			// Stored once: replays from now on, still one charge.
+			if r := post(t, idem, 1, 200); r.Header.Get("Idempotent-Replayed") != "true" || f.balance(t, id) != want {
+				t.Fatalf("replay: %v balance %d", r.Header, f.balance(t, id))
 			}
-			// Settled once: replays from now on, still one charge.
-			if r := f.postJSON(t, path, key, idem, body); r.Status != 200 || r.Header.Get("Idempotent-Replayed") != "true" || f.balance(t, id) != want {
-				t.Fatalf("replay: %d %v balance %d", r.Status, r.Header, f.balance(t, id))
-			}
-			// The ledger holds no hold left open.
-			a, _ := p.Credits.Account(context.Background(), id)
-			entries, err := p.Credits.Entries(context.Background(), a.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sum int64
-			for _, e := range entries {
-				sum += e.Amount
-			}
-			if sum != want {
-				t.Fatalf("ledger sums to %d, balance %d", sum, want)
-			}
+			noHoldLeft(t)
 		})
 	}
+	// Another body under a key whose lease lapsed is another request: charged.
+	t.Run("another body after the lease", func(t *testing.T) {
+		before := f.balance(t, id)
+		faults.mode.Store(1)
+		post(t, "reused", 1, 503)
+		faults.mode.Store(0)
+		lapse()
+		post(t, "reused", 2, 200)
+		if b := f.balance(t, id); b != before-2 {
+			t.Fatalf("balance %d, want %d: the first request and the second are charged once each", b, before-2)
+		}
+		noHoldLeft(t)
+	})
 }

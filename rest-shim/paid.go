@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -34,9 +35,10 @@ var (
   creditReservation(reference: $reference, withinSeconds: $within) { id state balance } }`)
 )
 
-// Time budget of a paid request. The work has paidDeadline (a thorough
-// identify: fetches of 15 s, fingerprints, a vision model of 30 s); settling
-// then has a few short tries; the hold outlives both, so it is never
+// Time budget of a paid request, counted from when it claimed its key. The
+// work ends paidDeadline after that (a thorough identify: fetches of 15 s,
+// fingerprints, a vision model of 30 s); settling then has a few short tries;
+// the hold (holdSeconds after the start) outlives both, so it is never
 // released by its expiry under a request still running; and the
 // idempotency lease (2 minutes) outlives the hold, so a retry after a crash
 // finds its credits back.
@@ -138,10 +140,11 @@ func handlePaid(payments *subgraph.Client, idem *idempotency.Service, rt paidRou
 		// client hanging up must not strand a hold half-way, so the work runs
 		// on its own deadline.
 		ctx = context.WithoutCancel(ctx)
+		start := time.Now()
 		// The hold's reference names this request (key and body), so a retry
 		// finds what became of an earlier attempt's hold.
 		ref := rt.name + ":" + key + ":" + hash[:16]
-		balance, out, err := runPaid(ctx, payments, rt, req, price, paidAttempt{ref: ref, lookback: idem.Retention}, log)
+		balance, out, err := runPaid(ctx, payments, rt, req, price, paidAttempt{ref: ref, lookback: idem.Retention, start: start}, log)
 		if errors.Is(err, errUnsettled) {
 			log.Error().Str("route", rt.name).Msg("paid request: charge in doubt; its Idempotency-Key stays claimed until the lease lapses")
 			apierr.Write(w, http.StatusServiceUnavailable, apierr.CodeUnavailable, "the charge for this request could not be confirmed; retry with the same Idempotency-Key in a few minutes")
@@ -173,6 +176,9 @@ func handlePaid(payments *subgraph.Client, idem *idempotency.Service, rt paidRou
 type paidAttempt struct {
 	ref      string
 	lookback time.Duration
+	// start is when the request claimed its key: the time budget counts
+	// from there.
+	start time.Time
 }
 
 // priorHold is what became of an earlier attempt's hold: "" (none, or
@@ -185,7 +191,7 @@ func priorHold(ctx context.Context, payments *subgraph.Client, at paidAttempt) (
 			Balance   int64
 		}
 	}
-	within := int64(min(at.lookback, 7*24*time.Hour) / time.Second)
+	within := max(1, int64(min(at.lookback, 7*24*time.Hour)/time.Second))
 	if err := ledgerCall(ctx, payments, opPriorHold, map[string]any{"reference": at.ref, "within": within}, &out, len(ledgerRetryDelays)); err != nil {
 		return "", "", 0, err
 	}
@@ -196,29 +202,51 @@ func priorHold(ctx context.Context, payments *subgraph.Client, at paidAttempt) (
 	return h.ID, h.State, h.Balance, nil
 }
 
+// earlierAttempt deals with the hold an earlier attempt of the same request
+// may have left (its charge was in doubt, or its release failed): a held one
+// is given back; a settled one means the request is paid for (paid, with the
+// balance now).
+func earlierAttempt(ctx context.Context, payments *subgraph.Client, at paidAttempt, log zerolog.Logger) (paid bool, balance int64, err error) {
+	for try := 0; ; try++ {
+		id, state, balance, err := priorHold(ctx, payments, at)
+		switch {
+		case err != nil:
+			return false, 0, err
+		case state == "SETTLED":
+			log.Warn().Str("reservation", id).Msg("paid request: an earlier attempt was charged but its answer was lost; running it again without charging")
+			return true, balance, nil
+		case state != "HELD":
+			return false, 0, nil
+		}
+		err = ledgerCall(ctx, payments, opReleaseCredits, map[string]any{"id": id}, nil, len(ledgerRetryDelays))
+		if err == nil {
+			return false, 0, nil
+		}
+		// Closed meanwhile (settled or expired): look again, once.
+		var gerrs subgraph.Errors
+		if errors.As(err, &gerrs) && gerrs.Code() == "RESERVATION_CLOSED" && try == 0 {
+			continue
+		}
+		log.Error().Err(err).Str("reservation", id).Msg("release an earlier attempt's credits")
+		return false, 0, errUnsettled
+	}
+}
+
 // runPaid holds the price, works, and settles or releases; it returns the
-// balance after settlement and the response body. An earlier attempt of the
-// same request may have left its hold behind (its charge was in doubt, or
-// its release failed): a held one is released first, and a settled one
-// means the request is paid for, so it runs again without a second charge.
+// balance after settlement and the response body. An earlier attempt's hold
+// is dealt with first (earlierAttempt): when it was charged, the request runs
+// again without a second charge.
 func runPaid(ctx context.Context, payments *subgraph.Client, rt paidRoute, req any, price int64, at paidAttempt, log zerolog.Logger) (int64, []byte, error) {
-	priorID, priorState, balance, err := priorHold(ctx, payments, at)
+	paid, balance, err := earlierAttempt(ctx, payments, at, log.With().Str("route", rt.name).Logger())
 	if err != nil {
 		return 0, nil, err
 	}
-	switch priorState {
-	case "SETTLED":
-		log.Warn().Str("route", rt.name).Str("reservation", priorID).Msg("paid request: an earlier attempt was charged but its answer was lost; running it again without charging")
-		body, _, err := work(ctx, rt, req)
+	if paid {
+		body, _, err := work(ctx, rt, req, at)
 		if err != nil {
 			return 0, nil, err
 		}
 		return balance, body, nil
-	case "HELD":
-		if err := ledgerCall(ctx, payments, opReleaseCredits, map[string]any{"id": priorID}, nil, len(ledgerRetryDelays)); err != nil {
-			log.Error().Err(err).Str("reservation", priorID).Msg("release an earlier attempt's credits")
-			return 0, nil, errUnsettled
-		}
 	}
 	var hold struct {
 		ReserveCredits struct {
@@ -226,7 +254,10 @@ func runPaid(ctx context.Context, payments *subgraph.Client, rt paidRoute, req a
 			Balance int64
 		}
 	}
-	err = ledgerCall(ctx, payments, opReserveCredits, map[string]any{"amount": price, "reference": at.ref, "ttl": holdSeconds}, &hold, 1)
+	// The hold ends holdSeconds after the request began, whatever the steps
+	// before it took, so it still outlives the work and the settling.
+	ttl := max(1, int64(math.Ceil((holdSeconds*time.Second - time.Since(at.start)).Seconds())))
+	err = ledgerCall(ctx, payments, opReserveCredits, map[string]any{"amount": price, "reference": at.ref, "ttl": ttl}, &hold, 1)
 	var gerrs subgraph.Errors
 	if errors.As(err, &gerrs) && gerrs.Code() == "INSUFFICIENT_CREDITS" {
 		balance, _ := gerrs[0].Extensions["balance"].(float64)
@@ -245,7 +276,7 @@ func runPaid(ctx context.Context, payments *subgraph.Client, rt paidRoute, req a
 		}
 		return err
 	}
-	body, cost, err := work(ctx, rt, req)
+	body, cost, err := work(ctx, rt, req, at)
 	if err != nil {
 		release()
 		return 0, nil, err
@@ -263,9 +294,10 @@ func runPaid(ctx context.Context, payments *subgraph.Client, rt paidRoute, req a
 	return settled.SettleCredits.Balance, body, nil
 }
 
-// work runs the route on its deadline and returns the response body.
-func work(ctx context.Context, rt paidRoute, req any) ([]byte, int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, paidDeadline)
+// work runs the route until paidDeadline after the request began and
+// returns the response body.
+func work(ctx context.Context, rt paidRoute, req any, at paidAttempt) ([]byte, int64, error) {
+	ctx, cancel := context.WithDeadline(ctx, at.start.Add(paidDeadline))
 	defer cancel()
 	resp, cost, err := rt.work(ctx, req)
 	if err != nil {

@@ -128,18 +128,24 @@ func TestLatestReservation(t *testing.T) {
 		if _, err := st.LatestReservation(ctx, "key_a", ref, now.Add(-time.Hour)); !errors.Is(err, payments.ErrNotFound) {
 			t.Fatalf("no hold yet: %v", err)
 		}
-		old, _, _ := st.Reserve(ctx, "key_a", 5, ref, now.Add(time.Minute))
+		reserve := func(key string, amount int64, ref string) *payments.Reservation {
+			t.Helper()
+			r, _, err := st.Reserve(ctx, key, amount, ref, now.Add(time.Minute))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		old := reserve("key_a", 5, ref)
 		if _, err := st.Settle(ctx, "key_a", old.ID, 5); err != nil {
 			t.Fatal(err)
 		}
+		reserve("key_a", 1, "identify:req-0:abcd")
+		start := now
 		now = now.Add(10 * time.Minute)
-		held, _, _ := st.Reserve(ctx, "key_a", 3, ref, now.Add(time.Minute))
-		if _, _, err := st.Reserve(ctx, "key_a", 1, "identify:req-2:abcd", now.Add(time.Minute)); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := st.Reserve(ctx, "key_b", 1, ref, now.Add(time.Minute)); err != nil {
-			t.Fatal(err)
-		}
+		held := reserve("key_a", 3, ref)
+		reserve("key_a", 1, "identify:req-2:abcd")
+		reserve("key_b", 1, ref)
 		got, err := st.LatestReservation(ctx, "key_a", ref, now.Add(-time.Hour))
 		if err != nil || got.ID != held.ID || got.State != payments.Held || got.Amount != 3 {
 			t.Fatalf("latest: %+v %v, want the held %s", got, err, held.ID)
@@ -151,8 +157,11 @@ func TestLatestReservation(t *testing.T) {
 			t.Fatalf("after settling: %+v", got)
 		}
 		// The window excludes older holds; another key's holds are never seen.
-		if got, _ := st.LatestReservation(ctx, "key_a", ref, now.Add(-time.Minute)); got == nil || got.ID != held.ID {
-			t.Fatalf("window: %+v", got)
+		if got, _ := st.LatestReservation(ctx, "key_a", "identify:req-0:abcd", start); got == nil || got.Amount != 1 {
+			t.Fatalf("a window from the hold's creation: %+v", got)
+		}
+		if _, err := st.LatestReservation(ctx, "key_a", "identify:req-0:abcd", start.Add(time.Minute)); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("a window after the only hold: %v", err)
 		}
 		if _, err := st.LatestReservation(ctx, "key_a", ref, now.Add(time.Second)); !errors.Is(err, payments.ErrNotFound) {
 			t.Fatalf("a window after every hold: %v", err)
