@@ -64,3 +64,33 @@ func BenchmarkBaselineDecode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompare: one query photo against one evidence, all kinds of
+// evidence (what recognize does for each shortlisted item). Compare with
+// BenchmarkBaselineCosine, the index vectors' cosine alone.
+func BenchmarkCompare(b *testing.B) {
+	q, e := comparePair(b)
+	for b.Loop() {
+		Compare(q, e)
+	}
+}
+
+func BenchmarkBaselineCosine(b *testing.B) {
+	q, e := comparePair(b)
+	for b.Loop() {
+		cosine(q.Vector, e.Vector)
+	}
+}
+
+func comparePair(b *testing.B) (query, evidence *Fingerprint) {
+	b.Helper()
+	e, err := evidenceFor("Arturo Fuente", "Hemingway")
+	if err != nil {
+		b.Fatal(err)
+	}
+	q, err := Compute(photoOf("Arturo Fuente", "Hemingway", bandart.Strong, 2), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return q, e
+}

@@ -53,12 +53,14 @@ func labFInv(t float64) float64 {
 
 // rgbToLab converts 8-bit-range sRGB (floats, 0..255) to CIELAB.
 func rgbToLab(r, g, b float64) (L, A, B float64) {
-	var lr, lg, lb float64
 	if r == math.Trunc(r) && g == math.Trunc(g) && b == math.Trunc(b) && r >= 0 && g >= 0 && b >= 0 && r <= 255 && g <= 255 && b <= 255 {
-		lr, lg, lb = srgbToLinearLUT[int(r)], srgbToLinearLUT[int(g)], srgbToLinearLUT[int(b)]
-	} else {
-		lr, lg, lb = srgbToLinear(r), srgbToLinear(g), srgbToLinear(b)
+		return linearToLab(srgbToLinearLUT[int(r)], srgbToLinearLUT[int(g)], srgbToLinearLUT[int(b)])
 	}
+	return linearToLab(srgbToLinear(r), srgbToLinear(g), srgbToLinear(b))
+}
+
+// linearToLab converts linear RGB (0..1) to CIELAB.
+func linearToLab(lr, lg, lb float64) (L, A, B float64) {
 	x := (0.4124564*lr + 0.3575761*lg + 0.1804375*lb) / whiteX
 	y := (0.2126729*lr + 0.7151522*lg + 0.0721750*lb) / whiteY
 	z := (0.0193339*lr + 0.1191920*lg + 0.9503041*lb) / whiteZ
@@ -66,14 +68,19 @@ func rgbToLab(r, g, b float64) (L, A, B float64) {
 	return 116*fy - 16, 500 * (fx - fy), 200 * (fy - fz)
 }
 
-// labToRGB converts CIELAB to sRGB floats (0..255, clamped).
-func labToRGB(L, A, B float64) (r, g, b float64) {
+// labToLinear converts CIELAB to linear RGB (not clamped).
+func labToLinear(L, A, B float64) (lr, lg, lb float64) {
 	fy := (L + 16) / 116
 	fx, fz := fy+A/500, fy-B/200
 	x, y, z := labFInv(fx)*whiteX, labFInv(fy)*whiteY, labFInv(fz)*whiteZ
-	lr := 3.2404542*x - 1.5371385*y - 0.4985314*z
-	lg := -0.9692660*x + 1.8760108*y + 0.0415560*z
-	lb := 0.0556434*x - 0.2040259*y + 1.0572252*z
+	return 3.2404542*x - 1.5371385*y - 0.4985314*z,
+		-0.9692660*x + 1.8760108*y + 0.0415560*z,
+		0.0556434*x - 0.2040259*y + 1.0572252*z
+}
+
+// labToRGB converts CIELAB to sRGB floats (0..255, clamped).
+func labToRGB(L, A, B float64) (r, g, b float64) {
+	lr, lg, lb := labToLinear(L, A, B)
 	cl := func(v float64) float64 { return math.Max(0, math.Min(255, linearToSRGB(math.Max(0, v)))) }
 	return cl(lr), cl(lg), cl(lb)
 }

@@ -15,8 +15,9 @@ type Scores struct {
 	Vector float64 `json:"vector"`
 	// Color compares the dominant colours (share-weighted nearest ΔE).
 	Color float64 `json:"color"`
-	// Layout compares the colour layouts (allowing a small shift along the
-	// band), stripes, medallion and text lines.
+	// Layout compares the colour layouts (corrected for the photo's white
+	// balance and brightness, aligned along the band), stripes, medallion
+	// and text lines.
 	Layout float64 `json:"layout"`
 	// Hash compares the dHash and pHash (Hamming).
 	Hash float64 `json:"hash"`
@@ -151,25 +152,7 @@ func layoutSimilarity(q, e *Fingerprint) float64 {
 	b, ok2 := parseColourLayout(e.Hashes.ColorLayout)
 	grid := 0.0
 	if ok1 && ok2 {
-		// Normalise lightness per band (lighting), allow shifts of up to two
-		// columns (the band turned on the cigar).
-		na, nb := normL(a), normL(b)
-		for shift := -2; shift <= 2; shift++ {
-			var sum float64
-			var cnt int
-			for y := range colourLayoutH {
-				for x := range colourLayoutW {
-					xe := x + shift
-					if xe < 0 || xe >= colourLayoutW {
-						continue
-					}
-					sum += labDist(na[y*colourLayoutW+x], nb[y*colourLayoutW+xe])
-					cnt++
-				}
-			}
-			penalty := 1 - 0.04*math.Abs(float64(shift))
-			grid = math.Max(grid, penalty*math.Exp(-sum/float64(cnt)/14))
-		}
+		grid = gridSimilarity(normL(castTo(a, b)), normL(b))
 	}
 	// Structure: stripes, medallion, text lines.
 	st := 0.0
@@ -185,6 +168,104 @@ func layoutSimilarity(q, e *Fingerprint) float64 {
 	lq, le := len(q.Typography.Lines), len(e.Typography.Lines)
 	st += 0.3 * math.Exp(-math.Abs(float64(lq-le)))
 	return 0.75*grid + 0.25*st
+}
+
+// castTo corrects the query's colour layout q for the photo's light: the
+// per-channel gains that bring its cells closest to the evidence's e (least
+// squares, in linear RGB), an overall brightness times a colour cast of at
+// most about ±15% per channel of 8-bit sRGB, as a camera's white balance
+// gets wrong. (A gain on 8-bit sRGB is about its 2.2nd power in linear RGB.)
+func castTo(q, e [][3]float64) [][3]float64 {
+	ql := make([][3]float64, len(q))
+	var num, den [3]float64
+	for i := range q {
+		r, g, b := labToLinear(q[i][0], q[i][1], q[i][2])
+		ql[i] = [3]float64{math.Max(0, r), math.Max(0, g), math.Max(0, b)}
+		r, g, b = labToLinear(e[i][0], e[i][1], e[i][2])
+		for c, v := range [3]float64{math.Max(0, r), math.Max(0, g), math.Max(0, b)} {
+			num[c] += ql[i][c] * v
+			den[c] += ql[i][c] * ql[i][c]
+		}
+	}
+	var gain [3]float64
+	for c := range 3 {
+		gain[c] = 1
+		if den[c] > 0 {
+			gain[c] = clampF(num[c]/den[c], castGain[0], castGain[1])
+		}
+	}
+	mean := math.Cbrt(gain[0] * gain[1] * gain[2])
+	for c := range 3 {
+		gain[c] = mean * clampF(gain[c]/mean, castRel[0], castRel[1])
+	}
+	out := make([][3]float64, len(q))
+	for i, p := range ql {
+		L, A, B := linearToLab(math.Min(1, p[0]*gain[0]), math.Min(1, p[1]*gain[1]), math.Min(1, p[2]*gain[2]))
+		out[i] = [3]float64{L, A, B}
+	}
+	return out
+}
+
+var castGain, castRel = [2]float64{0.3, 2.5}, [2]float64{0.75, 1.33}
+
+// gridSimilarity compares two colour layouts, the query's q resampled
+// along the band at a few scales and shifts (the best wins, with a small
+// penalty for moving): the design spans more or less of the cigar's
+// visible half with the cigar's thickness, the band may be turned on it,
+// and a located band may be a little too wide or off centre.
+func gridSimilarity(q, e [][3]float64) float64 {
+	const W = float64(colourLayoutW)
+	type column struct {
+		xe, i0, i1 int
+		f          float64
+	}
+	cols := make([]column, 0, colourLayoutW)
+	best := 0.0
+	// The identity first: it sets a bound that most other alignments
+	// cannot beat, and they stop as soon as their distance passes it.
+	for _, k := range [...]float64{1, 0.8, 0.9, 1.1} {
+		for _, step := range [...]int{0, -1, 1, -2, 2, -3, 3, -4, 4} {
+			shift := float64(step) * 0.05 // of the band's half-width
+			cols = cols[:0]
+			for xe := range colourLayoutW {
+				tq := ((float64(xe)+0.5)/W*2-1)*k + shift
+				fq := (tq+1)/2*W - 0.5
+				if fq < 0 || fq > W-1 {
+					continue
+				}
+				i0 := int(fq)
+				cols = append(cols, column{xe, i0, min(i0+1, colourLayoutW-1), fq - float64(i0)})
+			}
+			cnt := len(cols) * colourLayoutH
+			if cnt < colourLayoutW*colourLayoutH*6/10 {
+				continue
+			}
+			penalty := 1 - 0.2*(math.Abs(shift)+math.Abs(k-1))
+			if penalty <= best {
+				continue
+			}
+			// penalty*exp(-sum/cnt/14) > best needs sum < limit.
+			limit := math.Inf(1)
+			if best > 0 {
+				limit = float64(cnt) * 14 * math.Log(penalty/best)
+			}
+			var sum float64
+			for _, c := range cols {
+				for y := range colourLayoutH {
+					a, b := q[y*colourLayoutW+c.i0], q[y*colourLayoutW+c.i1]
+					v := [3]float64{a[0] + (b[0]-a[0])*c.f, a[1] + (b[1]-a[1])*c.f, a[2] + (b[2]-a[2])*c.f}
+					sum += labDist(v, e[y*colourLayoutW+c.xe])
+				}
+				if sum >= limit {
+					break
+				}
+			}
+			if sum < limit {
+				best = math.Max(best, penalty*math.Exp(-sum/float64(cnt)/14))
+			}
+		}
+	}
+	return best
 }
 
 func normL(c [][3]float64) [][3]float64 {
