@@ -206,18 +206,43 @@ func locateCigar(lab *raster) (box, float64) {
 	// the best hypotheses, prefer those whose band agrees in angle with
 	// the silhouette (a clutter edge next to a tilted cigar does not).
 	sort.SliceStable(hyps, func(i, j int) bool { return hyps[i].q > hyps[j].q })
-	best, bestQ, bestR := box{}, 0.0, 0.0
+	best, bestAng, bestQ, bestR := box{}, 0.0, 0.0, 0.0
 	for i := range min(len(hyps), 5) {
 		hb := hyps[i]
 		ang := refineAngle(sm, hb.b)
 		d := (ang - hb.b.angle) / (10 * math.Pi / 180)
 		if r := hb.q * math.Exp(-d*d); r > bestR {
-			best, bestQ, bestR = hb.b, hb.q, r
-			best.angle = ang
+			best, bestAng, bestQ, bestR = hb.b, ang, hb.q, r
 		}
+	}
+	if bestQ > 0 {
+		best = remeasure(sm, best, bestAng)
 	}
 	best.conf = bestQ
 	return best, bestQ
+}
+
+// remeasure turns the band b to its refined axis angle and measures its
+// rows again across that axis: under perspective the band's edges are not
+// square to the silhouettes, and rows taken across the silhouettes' axis
+// smear them (a band found too tall, or off centre).
+func remeasure(sm *raster, b box, angle float64) box {
+	c, s := math.Cos(angle), math.Sin(angle)
+	mid := b.cx*c + b.cy*s
+	out := b
+	out.angle = angle
+	nb, q := bandAlong(sm, angle, mid-b.halfW, mid+b.halfW)
+	if q <= 0 {
+		return out
+	}
+	// Only the same band, found again: not another run along the cigar.
+	t0, t1 := -b.cx*s+b.cy*c, -nb.cx*s+nb.cy*c
+	if math.Abs(t1-t0) >= b.halfH {
+		return out
+	}
+	out.cx, out.cy = mid*c-t1*s, mid*s+t1*c
+	out.halfH = nb.halfH
+	return out
 }
 
 // refineAngle re-estimates the band's axis from its own long edges,
@@ -534,3 +559,5 @@ func wrapperExtent(sm *raster, theta, r, side, maxD float64) float64 {
 	}
 	return maxD
 }
+
+
