@@ -559,5 +559,3 @@ func wrapperExtent(sm *raster, theta, r, side, maxD float64) float64 {
 	}
 	return maxD
 }
-
-
