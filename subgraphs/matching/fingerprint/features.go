@@ -425,6 +425,15 @@ func typographyOf(lab *raster, p *pal) Typography {
 // VectorLen is the length of Fingerprint.Vector.
 const VectorLen = 32*3 + 70 + 16*3 + 32 + 64
 
+// Where the parts of the vector laid out along the band begin: the 8x4 cell
+// layout (3 values a cell), the 32-column profile and the 8x2 edge cells (4
+// orientations a cell).
+const (
+	vecCells   = 0
+	vecColumns = 32*3 + 70 + 16*3
+	vecEdges   = vecColumns + 32
+)
+
 // vectorOf builds the index vector: blocks (colour layout with lighting-
 // normalised L, colour histogram, row and column profiles, edge orientation
 // grid) each L2-normalised and weighted, then the whole L2-normalised.

@@ -82,7 +82,7 @@ func Similarity(query, evidence *Fingerprint) float64 { return Compare(query, ev
 // Compare scores a query fingerprint against an evidence fingerprint.
 func Compare(query, evidence *Fingerprint) Scores {
 	var s Scores
-	s.Vector = math.Max(0, cosine(query.Vector, evidence.Vector))
+	s.Vector = vectorSimilarity(query.Vector, evidence.Vector)
 	s.Color = colorSimilarity(query.Colors, evidence.Colors)
 	s.Layout = layoutSimilarity(query, evidence)
 	d, ok1 := hashSimilarity(query.Hashes.DHash, evidence.Hashes.DHash)
@@ -208,65 +208,180 @@ func castTo(q, e [][3]float64) [][3]float64 {
 
 var castGain, castRel = [2]float64{0.3, 2.5}, [2]float64{0.75, 1.33}
 
-// gridSimilarity compares two colour layouts, the query's q resampled
-// along the band at a few scales and shifts (the best wins, with a small
-// penalty for moving): the design spans more or less of the cigar's
-// visible half with the cigar's thickness, the band may be turned on it,
-// and a located band may be a little too wide or off centre.
+// alignment lays a query's band over an evidence's: the evidence's column
+// at t (-1..1 along the band) is the query's at t*k + shift. A design spans
+// more or less of a thicker or thinner cigar, may be turned on it, and a
+// located band may be a little too wide or off centre.
+type alignment struct{ k, shift float64 }
+
+// alignments are those tried, the identity first; shifts are fractions of
+// the band's half-width.
+var alignments = func() []alignment {
+	var out []alignment
+	for _, k := range [...]float64{1, 0.8, 0.9, 1.1} {
+		for _, step := range [...]int{0, -1, 1, -2, 2, -3, 3, -4, 4} {
+			out = append(out, alignment{k, float64(step) * 0.05})
+		}
+	}
+	return out
+}()
+
+// penalty discounts a score found by moving: the further, the more.
+func (a alignment) penalty() float64 { return 1 - 0.2*(math.Abs(a.shift)+math.Abs(a.k-1)) }
+
+// column is where an evidence column xe of n samples the query's: between
+// i0 and i1, f of the way; inside is false when that falls outside the
+// query's columns (then i0 = i1 is the nearest).
+func (a alignment) column(xe, n int) (i0, i1 int, f float64, inside bool) {
+	tq := ((float64(xe)+0.5)/float64(n)*2-1)*a.k + a.shift
+	fq := (tq+1)/2*float64(n) - 0.5
+	inside = fq >= 0 && fq <= float64(n-1)
+	fq = clampF(fq, 0, float64(n-1))
+	i0 = int(fq)
+	return i0, min(i0+1, n-1), fq - float64(i0), inside
+}
+
+// gridSimilarity compares two colour layouts, the query's q under each
+// alignment; the best wins, discounted by its penalty.
 func gridSimilarity(q, e [][3]float64) float64 {
-	const W = float64(colourLayoutW)
 	type column struct {
 		xe, i0, i1 int
 		f          float64
 	}
 	cols := make([]column, 0, colourLayoutW)
 	best := 0.0
-	// The identity first: it sets a bound that most other alignments
-	// cannot beat, and they stop as soon as their distance passes it.
-	for _, k := range [...]float64{1, 0.8, 0.9, 1.1} {
-		for _, step := range [...]int{0, -1, 1, -2, 2, -3, 3, -4, 4} {
-			shift := float64(step) * 0.05 // of the band's half-width
-			cols = cols[:0]
-			for xe := range colourLayoutW {
-				tq := ((float64(xe)+0.5)/W*2-1)*k + shift
-				fq := (tq+1)/2*W - 0.5
-				if fq < 0 || fq > W-1 {
-					continue
-				}
-				i0 := int(fq)
-				cols = append(cols, column{xe, i0, min(i0+1, colourLayoutW-1), fq - float64(i0)})
+	for _, al := range alignments {
+		cols = cols[:0]
+		for xe := range colourLayoutW {
+			if i0, i1, f, inside := al.column(xe, colourLayoutW); inside {
+				cols = append(cols, column{xe, i0, i1, f})
 			}
-			cnt := len(cols) * colourLayoutH
-			if cnt < colourLayoutW*colourLayoutH*6/10 {
-				continue
+		}
+		cnt := len(cols) * colourLayoutH
+		penalty := al.penalty()
+		if cnt < colourLayoutW*colourLayoutH*6/10 || penalty <= best {
+			continue
+		}
+		// penalty*exp(-sum/cnt/14) beats best only while sum < limit: most
+		// alignments stop early once the identity has set best.
+		limit := math.Inf(1)
+		if best > 0 {
+			limit = float64(cnt) * 14 * math.Log(penalty/best)
+		}
+		var sum float64
+		for _, c := range cols {
+			for y := range colourLayoutH {
+				a, b := q[y*colourLayoutW+c.i0], q[y*colourLayoutW+c.i1]
+				v := [3]float64{a[0] + (b[0]-a[0])*c.f, a[1] + (b[1]-a[1])*c.f, a[2] + (b[2]-a[2])*c.f}
+				sum += labDist(v, e[y*colourLayoutW+c.xe])
 			}
-			penalty := 1 - 0.2*(math.Abs(shift)+math.Abs(k-1))
-			if penalty <= best {
-				continue
+			if sum >= limit {
+				break
 			}
-			// penalty*exp(-sum/cnt/14) > best needs sum < limit.
-			limit := math.Inf(1)
-			if best > 0 {
-				limit = float64(cnt) * 14 * math.Log(penalty/best)
-			}
-			var sum float64
-			for _, c := range cols {
-				for y := range colourLayoutH {
-					a, b := q[y*colourLayoutW+c.i0], q[y*colourLayoutW+c.i1]
-					v := [3]float64{a[0] + (b[0]-a[0])*c.f, a[1] + (b[1]-a[1])*c.f, a[2] + (b[2]-a[2])*c.f}
-					sum += labDist(v, e[y*colourLayoutW+c.xe])
-				}
-				if sum >= limit {
-					break
-				}
-			}
-			if sum < limit {
-				best = math.Max(best, penalty*math.Exp(-sum/float64(cnt)/14))
-			}
+		}
+		if sum < limit {
+			best = math.Max(best, penalty*math.Exp(-sum/float64(cnt)/14))
 		}
 	}
 	return best
 }
+
+// vectorSimilarity is the cosine of two index vectors (clamped at 0), the
+// query's also under each alignment (its parts laid out along the band
+// resampled: see alignVector); the best wins, discounted by its penalty.
+func vectorSimilarity(q, e []float32) float64 {
+	best := math.Max(0, cosine(q, e))
+	if len(q) != VectorLen || len(e) != VectorLen {
+		return best
+	}
+	// Only the parts along the band change with the alignment: the dot
+	// product and norms of the rest are computed once.
+	var ev, qv [VectorLen]float64
+	var en, fixedDot, fixedNorm float64
+	for i := range e {
+		ev[i], qv[i] = float64(e[i]), float64(q[i])
+		en += ev[i] * ev[i]
+		if i >= vecCells+32*3 && i < vecColumns {
+			fixedDot += qv[i] * ev[i]
+			fixedNorm += qv[i] * qv[i]
+		}
+	}
+	if en == 0 {
+		return best
+	}
+	var buf [VectorLen]float64
+	for i, al := range alignments[1:] {
+		penalty := al.penalty()
+		if penalty <= best {
+			continue
+		}
+		alignVector(buf[:], qv[:], &alignmentColumns[i+1])
+		d, qn := fixedDot, fixedNorm
+		for _, r := range [...][2]int{{vecCells, vecCells + 32*3}, {vecColumns, VectorLen}} {
+			for i := r[0]; i < r[1]; i++ {
+				d += buf[i] * ev[i]
+				qn += buf[i] * buf[i]
+			}
+		}
+		if qn > 0 {
+			best = math.Max(best, penalty*d/math.Sqrt(qn*en))
+		}
+	}
+	return best
+}
+
+// alignVector writes into dst the parts of the index vector v laid out
+// along the band (vectorOf's 8x4 cell layout, 32-column profile and 8x2
+// edge cells), resampled under the alignment whose columns are cols;
+// columns outside the query take its nearest. The other parts of dst are
+// left as they are.
+func alignVector(dst, v []float64, cols *alignedColumns) {
+	for xe, c := range cols.of8 {
+		for r := range 4 {
+			for k := range 3 {
+				a, b := v[vecCells+(r*8+c.i0)*3+k], v[vecCells+(r*8+c.i1)*3+k]
+				dst[vecCells+(r*8+xe)*3+k] = a + (b-a)*c.f
+			}
+		}
+		for r := range 2 {
+			for k := range 4 {
+				a, b := v[vecEdges+(r*8+c.i0)*4+k], v[vecEdges+(r*8+c.i1)*4+k]
+				dst[vecEdges+(r*8+xe)*4+k] = a + (b-a)*c.f
+			}
+		}
+	}
+	for xe, c := range cols.of32 {
+		a, b := v[vecColumns+c.i0], v[vecColumns+c.i1]
+		dst[vecColumns+xe] = a + (b-a)*c.f
+	}
+}
+
+// alignedColumns are an alignment's columns (see alignment.column) for the
+// vector's 8- and 32-column parts, computed once.
+type alignedColumns struct {
+	of8  [8]columnOf
+	of32 [32]columnOf
+}
+
+type columnOf struct {
+	i0, i1 int
+	f      float64
+}
+
+var alignmentColumns = func() []alignedColumns {
+	out := make([]alignedColumns, len(alignments))
+	for i, al := range alignments {
+		for xe := range 8 {
+			i0, i1, f, _ := al.column(xe, 8)
+			out[i].of8[xe] = columnOf{i0, i1, f}
+		}
+		for xe := range 32 {
+			i0, i1, f, _ := al.column(xe, 32)
+			out[i].of32[xe] = columnOf{i0, i1, f}
+		}
+	}
+	return out
+}()
 
 func normL(c [][3]float64) [][3]float64 {
 	var m float64
