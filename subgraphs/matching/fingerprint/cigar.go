@@ -222,15 +222,25 @@ func locateCigar(lab *raster) (box, float64) {
 	return best, bestQ
 }
 
+// remeasureSmear is the least smear (over the band's half-height) that
+// remeasure measures the rows again for.
+var remeasureSmear = 0.1
+
 // remeasure turns the band b to its refined axis angle and measures its
 // rows again across that axis: under perspective the band's edges are not
 // square to the silhouettes, and rows taken across the silhouettes' axis
 // smear them (a band found too tall, or off centre).
+//
+// A small turn smears little: then the rows stay as they were (a band whose
+// ground is the wrapper's colour may be found again as only part of itself).
 func remeasure(sm *raster, b box, angle float64) box {
 	c, s := math.Cos(angle), math.Sin(angle)
 	mid := b.cx*c + b.cy*s
 	out := b
 	out.angle = angle
+	if smear := b.halfW * math.Abs(math.Tan(angle-b.angle)); smear < remeasureSmear*b.halfH {
+		return out
+	}
 	nb, q := bandAlong(sm, angle, mid-b.halfW, mid+b.halfW)
 	if q <= 0 {
 		return out
