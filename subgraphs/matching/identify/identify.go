@@ -197,7 +197,7 @@ func Decide(r Request) Result {
 			// A model's word is one more witness, never the only one.
 			c.Confidence = 1 - (1-c.Confidence)*0.5
 			if c.Evidence == "" {
-				c.Confidence, c.Evidence = 0.5, EvidenceModel
+				c.Confidence, c.Evidence = modelOnly(), EvidenceModel
 			}
 		}
 		cands = append(cands, c)
@@ -258,6 +258,11 @@ func Decide(r Request) Result {
 	}
 	return res
 }
+
+// modelOnly is the confidence of a candidate only the vision model names:
+// just under the image decision threshold, so the paid-for answer ranks
+// above photos that merely look alike and below decisive evidence.
+func modelOnly() float64 { return fingerprint.MatchThreshold - 0.02 }
 
 func imageTop(cs []ImageCandidate) string {
 	if len(cs) == 0 {

@@ -60,6 +60,8 @@ func TestDecide(t *testing.T) {
 			status: identify.OpenWorldID, reason: "not_confident", suggested: 1, openWorld: true},
 		{name: "a decisive image the model contradicts", req: identify.Request{Image: images(0.9, 0.5), Model: &short},
 			status: identify.Suggestions, reason: "not_confident", suggested: 3},
+		{name: "the model's answer ranks above photos that merely look alike", req: identify.Request{Image: images(0.59, 0.58), Model: &short, Limit: 1},
+			status: identify.Suggestions, evidence: identify.EvidenceModel, reason: "not_confident", suggested: 1},
 		{name: "evidence of a cigar the catalog dropped cannot win",
 			req:    identify.Request{Image: []identify.ImageCandidate{{CigarID: "cig_gone", Score: 0.95}, {CigarID: "cig_a", Score: 0.82}, {CigarID: "cig_c", Score: 0.4}}},
 			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 1},
@@ -87,6 +89,9 @@ func TestDecide(t *testing.T) {
 			}
 			if c.match == "" && r.Match != nil {
 				t.Fatalf("matched %+v, want no match", r.Match)
+			}
+			if c.match == "" && c.evidence != "" && (len(r.Suggestions) == 0 || r.Suggestions[0].Evidence != c.evidence) {
+				t.Fatalf("suggestions %+v, want the first by %s", r.Suggestions, c.evidence)
 			}
 			for i := 1; i < len(r.Suggestions); i++ {
 				if r.Suggestions[i].Confidence > r.Suggestions[i-1].Confidence {
