@@ -206,6 +206,9 @@ func castTo(q, e [][3]float64) [][3]float64 {
 	return out
 }
 
+// Bounds on castTo's gains in linear RGB: overall (a photo's brightness
+// and contrast) and of each channel against their geometric mean (a white
+// balance about ±13% off on 8-bit sRGB).
 var castGain, castRel = [2]float64{0.3, 2.5}, [2]float64{0.75, 1.33}
 
 // alignment lays a query's band over an evidence's: the evidence's column
@@ -244,20 +247,10 @@ func (a alignment) column(xe, n int) (i0, i1 int, f float64, inside bool) {
 // gridSimilarity compares two colour layouts, the query's q under each
 // alignment; the best wins, discounted by its penalty.
 func gridSimilarity(q, e [][3]float64) float64 {
-	type column struct {
-		xe, i0, i1 int
-		f          float64
-	}
-	cols := make([]column, 0, colourLayoutW)
 	best := 0.0
-	for _, al := range alignments {
-		cols = cols[:0]
-		for xe := range colourLayoutW {
-			if i0, i1, f, inside := al.column(xe, colourLayoutW); inside {
-				cols = append(cols, column{xe, i0, i1, f})
-			}
-		}
-		cnt := len(cols) * colourLayoutH
+	for i, al := range alignments {
+		cols := &alignmentColumns[i]
+		cnt := cols.inside16 * colourLayoutH
 		penalty := al.penalty()
 		if cnt < colourLayoutW*colourLayoutH*6/10 || penalty <= best {
 			continue
@@ -269,11 +262,14 @@ func gridSimilarity(q, e [][3]float64) float64 {
 			limit = float64(cnt) * 14 * math.Log(penalty/best)
 		}
 		var sum float64
-		for _, c := range cols {
+		for xe, c := range cols.of16 {
+			if !c.inside {
+				continue
+			}
 			for y := range colourLayoutH {
 				a, b := q[y*colourLayoutW+c.i0], q[y*colourLayoutW+c.i1]
 				v := [3]float64{a[0] + (b[0]-a[0])*c.f, a[1] + (b[1]-a[1])*c.f, a[2] + (b[2]-a[2])*c.f}
-				sum += labDist(v, e[y*colourLayoutW+c.xe])
+				sum += labDist(v, e[y*colourLayoutW+xe])
 			}
 			if sum >= limit {
 				break
@@ -356,29 +352,38 @@ func alignVector(dst, v []float64, cols *alignedColumns) {
 	}
 }
 
-// alignedColumns are an alignment's columns (see alignment.column) for the
-// vector's 8- and 32-column parts, computed once.
+// alignedColumns are an alignment's columns (see alignment.column), computed
+// once, for the colour layout's 16 columns (inside16 of them inside the
+// query) and the vector's 8- and 32-column parts.
 type alignedColumns struct {
-	of8  [8]columnOf
-	of32 [32]columnOf
+	of16     [colourLayoutW]columnOf
+	inside16 int
+	of8      [8]columnOf
+	of32     [32]columnOf
 }
 
 type columnOf struct {
 	i0, i1 int
 	f      float64
+	inside bool
 }
 
 var alignmentColumns = func() []alignedColumns {
 	out := make([]alignedColumns, len(alignments))
+	fill := func(dst []columnOf, al alignment) (inside int) {
+		for xe := range dst {
+			i0, i1, f, in := al.column(xe, len(dst))
+			dst[xe] = columnOf{i0, i1, f, in}
+			if in {
+				inside++
+			}
+		}
+		return inside
+	}
 	for i, al := range alignments {
-		for xe := range 8 {
-			i0, i1, f, _ := al.column(xe, 8)
-			out[i].of8[xe] = columnOf{i0, i1, f}
-		}
-		for xe := range 32 {
-			i0, i1, f, _ := al.column(xe, 32)
-			out[i].of32[xe] = columnOf{i0, i1, f}
-		}
+		out[i].inside16 = fill(out[i].of16[:], al)
+		fill(out[i].of8[:], al)
+		fill(out[i].of32[:], al)
 	}
 	return out
 }()
