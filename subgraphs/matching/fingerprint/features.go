@@ -425,13 +425,16 @@ func typographyOf(lab *raster, p *pal) Typography {
 // VectorLen is the length of Fingerprint.Vector.
 const VectorLen = 32*3 + 70 + 16*3 + 32 + 64
 
-// Where the parts of the vector laid out along the band begin: the 8x4 cell
-// layout (3 values a cell), the 32-column profile and the 8x2 edge cells (4
-// orientations a cell).
+// The parts of the vector laid out along the band: the 8x4 cell layout (3
+// values a cell, [vecCells, vecCellsEnd)), the 32-column profile (from
+// vecColumns) and the 8x2 edge cells (4 orientations a cell, from vecEdges
+// to the end). Between the cells and the columns are the colour histogram
+// and the row profile, which do not depend on where along the band.
 const (
-	vecCells   = 0
-	vecColumns = 32*3 + 70 + 16*3
-	vecEdges   = vecColumns + 32
+	vecCells    = 0
+	vecCellsEnd = vecCells + 32*3
+	vecColumns  = vecCellsEnd + 70 + 16*3
+	vecEdges    = vecColumns + 32
 )
 
 // vectorOf builds the index vector: blocks (colour layout with lighting-

@@ -297,7 +297,7 @@ func vectorSimilarity(q, e []float32) float64 {
 	for i := range e {
 		ev[i], qv[i] = float64(e[i]), float64(q[i])
 		en += ev[i] * ev[i]
-		if i >= vecCells+32*3 && i < vecColumns {
+		if i >= vecCellsEnd && i < vecColumns {
 			fixedDot += qv[i] * ev[i]
 			fixedNorm += qv[i] * qv[i]
 		}
@@ -313,7 +313,7 @@ func vectorSimilarity(q, e []float32) float64 {
 		}
 		alignVector(buf[:], qv[:], &alignmentColumns[i+1])
 		d, qn := fixedDot, fixedNorm
-		for _, r := range [...][2]int{{vecCells, vecCells + 32*3}, {vecColumns, VectorLen}} {
+		for _, r := range [...][2]int{{vecCells, vecCellsEnd}, {vecColumns, VectorLen}} {
 			for i := r[0]; i < r[1]; i++ {
 				d += buf[i] * ev[i]
 				qn += buf[i] * buf[i]
