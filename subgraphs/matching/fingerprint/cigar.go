@@ -421,8 +421,12 @@ func bandAlong(sm *raster, theta, r0, r1 float64) (box, float64) {
 			}
 		}
 	}
+	// A band whose ground is the wrapper's colour stands out by its
+	// borders only: also try each matching pair of runs as one band.
+	rs := runs(band)
+	rs = append(rs, pairedRuns(rs, rowCol, half)...)
 	bestMass, b0, b1 := 0.0, 0, 0
-	for _, r := range runs(band) {
+	for _, r := range rs {
 		length := float64(r[1] - r[0])
 		if length < 0.12*half || length > 1.6*half {
 			continue
@@ -568,4 +572,47 @@ func wrapperExtent(sm *raster, theta, r, side, maxD float64) float64 {
 		}
 	}
 	return maxD
+}
+
+// pairGap and pairColour bound pairedRuns: a band's ground is rarely more
+// than three times as high as a border, and a band's two borders are
+// printed alike.
+const (
+	pairGap    = 3.0
+	pairColour = 12.0
+)
+
+// pairedRuns joins each two neighbouring runs (rows [start, end) along the
+// cigar) that look like a band's top and bottom borders: lengths within
+// 1.6x of each other, mean colours (rowCol, Lab) within pairColour (ΔE), apart by at
+// most pairGap times the longer, and together no longer than a band can be
+// (1.6 half-widths of the cigar). The runs themselves are left as they are.
+func pairedRuns(rs [][2]int, rowCol [][3]float64, half float64) [][2]int {
+	mean := func(r [2]int) [3]float64 {
+		var m [3]float64
+		for i := r[0]; i < r[1]; i++ {
+			for k := range 3 {
+				m[k] += rowCol[i][k]
+			}
+		}
+		n := float64(r[1] - r[0])
+		return [3]float64{m[0] / n, m[1] / n, m[2] / n}
+	}
+	var out [][2]int
+	for i := 0; i+1 < len(rs); i++ {
+		a, b := rs[i], rs[i+1]
+		la, lb := float64(a[1]-a[0]), float64(b[1]-b[0])
+		if la < 2 || lb < 2 || math.Max(la, lb) > 1.6*math.Min(la, lb) {
+			continue
+		}
+		gap := float64(b[0] - a[1])
+		if gap > pairGap*math.Max(la, lb) || float64(b[1]-a[0]) > 1.6*half {
+			continue
+		}
+		if deltaE76(mean(a), mean(b)) > pairColour {
+			continue
+		}
+		out = append(out, [2]int{a[0], b[1]})
+	}
+	return out
 }

@@ -131,14 +131,61 @@ func TestComputeDeterministicJSON(t *testing.T) {
 }
 
 func TestLocateFindsBand(t *testing.T) {
-	band := bandart.Render(bandart.DesignFor("Arturo Fuente", "Hemingway"), 800)
-	img, truth := bandart.PhotoWithTruth(band, bandart.Mild, 1)
-	fp, err := Compute(img, Options{})
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		brand, line string
+		level       bandart.Level
+		seed        int64
+		maxErr      float64
+	}{
+		{"Arturo Fuente", "Hemingway", bandart.Mild, 1, 0.1},
+		// The ground is the wrapper's brown: only the two borders stand
+		// out, and the band is found as the pair (once only the top one).
+		{"CAO", "Colombia", bandart.Strong, 44000, 0.05},
+	} {
+		band := bandart.Render(bandart.DesignFor(c.brand, c.line), 800)
+		img, truth := bandart.PhotoWithTruth(band, c.level, c.seed)
+		fp, err := Compute(img, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := locError(fp, truth, img.Rect.Dx(), img.Rect.Dy()); e > c.maxErr {
+			t.Errorf("%s %s (%v, seed %d): band found %.3f off, want at most %.2f (corners %v, truth %v)",
+				c.brand, c.line, c.level, c.seed, e, c.maxErr, fp.Band.Corners, truth.Corners)
+		}
 	}
-	if e := locError(fp, truth, img.Rect.Dx(), img.Rect.Dy()); e > 0.1 {
-		t.Fatalf("band found %v off (corners %v, truth %v)", e, fp.Band.Corners, truth.Corners)
+}
+
+// TestPairedRuns: two runs along the cigar that look like one band's top
+// and bottom borders are also offered joined; others are not.
+func TestPairedRuns(t *testing.T) {
+	gold, cream, blue := [3]float64{70, 5, 45}, [3]float64{90, 0, 10}, [3]float64{40, 5, -40}
+	rows := func(colours map[[2]int][3]float64, n int) [][3]float64 {
+		out := make([][3]float64, n)
+		for r, c := range colours {
+			for i := r[0]; i < r[1]; i++ {
+				out[i] = c
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		runs [][2]int
+		cols map[[2]int][3]float64
+		half float64
+		want [][2]int
+	}{
+		{"alike borders", [][2]int{{10, 16}, {30, 36}}, map[[2]int][3]float64{{10, 16}: gold, {30, 36}: gold}, 50, [][2]int{{10, 36}}},
+		{"borders of another colour", [][2]int{{10, 16}, {30, 36}}, map[[2]int][3]float64{{10, 16}: gold, {30, 36}: blue}, 50, nil},
+		{"lengths far apart", [][2]int{{10, 13}, {30, 40}}, map[[2]int][3]float64{{10, 13}: gold, {30, 40}: gold}, 50, nil},
+		{"gap too wide", [][2]int{{10, 14}, {30, 34}}, map[[2]int][3]float64{{10, 14}: gold, {30, 34}: gold}, 50, nil},
+		{"longer than a band", [][2]int{{10, 16}, {30, 36}}, map[[2]int][3]float64{{10, 16}: gold, {30, 36}: gold}, 15, nil},
+		{"neighbours only", [][2]int{{10, 16}, {20, 26}, {30, 36}}, map[[2]int][3]float64{{10, 16}: gold, {20, 26}: cream, {30, 36}: gold}, 50, nil},
+	} {
+		got := pairedRuns(c.runs, rows(c.cols, 60), c.half)
+		if len(got) != len(c.want) || (len(got) > 0 && got[0] != c.want[0]) {
+			t.Errorf("%s: pairedRuns = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 
