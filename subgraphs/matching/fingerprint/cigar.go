@@ -584,9 +584,10 @@ const (
 
 // pairedRuns joins each two neighbouring runs (rows [start, end) along the
 // cigar) that look like a band's top and bottom borders: lengths within
-// 1.6x of each other, mean colours (rowCol, Lab) within pairColour (ΔE), apart by at
-// most pairGap times the longer, and together no longer than a band can be
-// (1.6 half-widths of the cigar). The runs themselves are left as they are.
+// 1.6x of each other, mean colours (rowCol, Lab) within pairColour (ΔE),
+// apart by at most pairGap times the longer, and together no longer than a
+// band can be (1.6 half-widths of the cigar). The runs themselves are left
+// as they are.
 func pairedRuns(rs [][2]int, rowCol [][3]float64, half float64) [][2]int {
 	mean := func(r [2]int) [3]float64 {
 		var m [3]float64
