@@ -171,14 +171,15 @@ func TestAccuracy(t *testing.T) {
 	}
 	single := reportBench(t, lines, evidence, qs, photos, ocr != nil)
 	// Floors on single photos without OCR, below the measured figures (README)
-	// with room for the sample's size: a regression fails here. The strong
-	// floor is a guard, not the 80% target, which is not met yet.
+	// with room for the sample's size (56 photos a level): a regression fails
+	// here. The whole benchmark is what meets the targets (90% mild, 80%
+	// strong); the sample, at 83.9% strong, has too few photos to hold 80%.
 	for _, f := range []struct {
 		level             bandart.Level
 		top1, wrongAtMost float64
 	}{
 		{bandart.Mild, 0.90, 0.02},
-		{bandart.Strong, 0.58, 0.04},
+		{bandart.Strong, 0.70, 0.04},
 	} {
 		got := single[f.level]
 		if got.n == 0 {

@@ -94,3 +94,29 @@ func comparePair(b *testing.B) (query, evidence *Fingerprint) {
 	}
 	return q, e
 }
+
+// BenchmarkLight: evening the light along a normalised band and white-
+// balancing a copy (flatten and grayWorld, part of Compute). Compare with
+// BenchmarkBaselineToLab, converting the same band to Lab once.
+func BenchmarkLight(b *testing.B) {
+	band := normBand(b)
+	work := newRaster(band.w, band.h)
+	for b.Loop() {
+		copy(work.p, band.p)
+		flatten(work)
+		grayWorld(work)
+	}
+}
+
+func BenchmarkBaselineToLab(b *testing.B) {
+	band := normBand(b)
+	for b.Loop() {
+		toLab(band)
+	}
+}
+
+func normBand(b *testing.B) *raster {
+	b.Helper()
+	rgb, _ := downscale(photoOf("Arturo Fuente", "Hemingway", bandart.Strong, 2), workSide)
+	return rectify(rgb, locate(toLab(rgb)), false, NormWidth, NormHeight)
+}

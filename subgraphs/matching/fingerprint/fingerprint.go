@@ -3,7 +3,7 @@
 //
 // Compute finds the band (an oriented rectangle; a band wraps a cigar, so it
 // is unrolled assuming it spans the cigar's visible width), rectifies it to a
-// normalised 256x64 image, and measures it: dominant colours in CIELAB with
+// normalised 256x64 image, evens out the light along it, and measures it: dominant colours in CIELAB with
 // roles, stripes, medallion and borders, text lines and OCR text, perceptual
 // hashes, and a fixed-length vector for nearest-neighbour indexes.
 //
@@ -14,9 +14,9 @@
 // The JSON is deterministic: the same image and options give byte-identical
 // JSON (single-threaded, no map iteration, floats rounded).
 //
-// # Format (version "vitola-band-1")
+// # Format (version "vitola-band-2")
 //
-//	version     "vitola-band-1"
+//	version     "vitola-band-2"
 //	band        where: box [x0,y0,x1,y1] and corners (0..1 of the image),
 //	            angle (degrees, clockwise), confidence (0..1), flat
 //	colors      up to 5 CIELAB colours {role, l, a, b, share}, largest first;
@@ -25,9 +25,11 @@
 //	            shape}, border none|single|double, end_panels
 //	typography  ocr ok|empty|unavailable|error, text, lines [{y, height, x0,
 //	            x1}], stroke_density, char_height, glyphs
-//	hashes      dhash, phash (64-bit, 16 hex digits), color_layout (16x4
-//	            cells of Lab, 384 hex digits)
-//	vector      VectorLen floats, L2-normalised (cosine = dot product)
+//	hashes      dhash, phash (64-bit, 16 hex digits; of the band white-
+//	            balanced by grey world), color_layout (16x4 cells of Lab,
+//	            384 hex digits; as seen)
+//	vector      VectorLen floats, L2-normalised (cosine = dot product); of
+//	            the band white-balanced by grey world
 //	label       {brand, line} on evidence only
 //	seal        empty from Compute; the platform's seal over the rest
 //
@@ -52,7 +54,7 @@ import (
 )
 
 // Version is the format version written in every fingerprint.
-const Version = "vitola-band-1"
+const Version = "vitola-band-2"
 
 // workSide is the longer side of the working image the band is found in.
 const workSide = 400
@@ -70,7 +72,7 @@ const thetaC = 80 * math.Pi / 180
 // Fingerprint describes one band in one image. Every float is rounded (3
 // decimals, vector 4) so the JSON is short and stable.
 type Fingerprint struct {
-	// Version is the format version, "vitola-band-1".
+	// Version is the format version, "vitola-band-2".
 	Version string `json:"version"`
 	// Band is where the band is in the image.
 	Band Band `json:"band"`
@@ -238,7 +240,10 @@ func compute(img image.Image, opts Options, given *box) (*Fingerprint, error) {
 		b = locate(toLab(rgb))
 	}
 	norm := rectify(rgb, b, opts.Flat, NormWidth, NormHeight)
+	flatten(norm)
 	lab := toLab(norm)
+	// Structure is compared white-balanced; colours are reported as seen.
+	balanced := toLab(grayWorld(norm))
 
 	fp := &Fingerprint{Version: Version}
 	fp.Band = bandOf(b, rgb.w, rgb.h, opts.Flat)
@@ -246,8 +251,8 @@ func compute(img image.Image, opts Options, given *box) (*Fingerprint, error) {
 	fp.Colors = pal.colors()
 	fp.Layout = layoutOf(lab, pal)
 	fp.Typography = typographyOf(lab, pal)
-	fp.Hashes = Hashes{DHash: hex64(dHash(lab)), PHash: hex64(pHash(lab)), ColorLayout: colourLayout(lab)}
-	fp.Vector = vectorOf(lab)
+	fp.Hashes = Hashes{DHash: hex64(dHash(balanced)), PHash: hex64(pHash(balanced)), ColorLayout: colourLayout(lab)}
+	fp.Vector = vectorOf(balanced)
 
 	fp.Typography.OCR = "unavailable"
 	if opts.OCR != nil {
