@@ -32,6 +32,9 @@ type Fingerprint struct {
 var (
 	ErrMalformedFingerprint = errors.New("fingerprint is not a band_fingerprint object as the fingerprint route returns it")
 	ErrBadSeal              = errors.New("fingerprint was modified or truncated (its seal does not match): pass back the whole object the fingerprint route returned")
+	// ErrStaleFingerprint: sealed by this platform, but its views are of
+	// another band format, which the evidence cannot be compared with.
+	ErrStaleFingerprint = errors.New("fingerprint was made in another band format (version " + fingerprint.Version + " is served): fingerprint the images again")
 )
 
 // canonical is the JSON the seal covers: the fingerprint without its seal, as
@@ -55,7 +58,8 @@ func (s *Sealer) SealFingerprint(f *Fingerprint) ([]byte, error) {
 }
 
 // OpenFingerprint decodes a fingerprint a client passed back and checks its
-// seal: unknown or missing fields, another version, or any change fails.
+// seal: unknown or missing fields, another version, or any change fails; a
+// sealed fingerprint whose views are of another band format is stale.
 func (s *Sealer) OpenFingerprint(raw []byte) (*Fingerprint, error) {
 	var f Fingerprint
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -77,6 +81,11 @@ func (s *Sealer) OpenFingerprint(raw []byte) (*Fingerprint, error) {
 	}
 	if !s.Verify(body, f.Seal) {
 		return nil, ErrBadSeal
+	}
+	for _, v := range f.Views {
+		if v.Version != fingerprint.Version {
+			return nil, ErrStaleFingerprint
+		}
 	}
 	return &f, nil
 }

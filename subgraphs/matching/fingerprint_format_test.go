@@ -27,6 +27,16 @@ func TestFingerprintSealSurvivesFormattingNotChanges(t *testing.T) {
 	if _, err := s.OpenFingerprint(pretty.Bytes()); err != nil {
 		t.Fatalf("re-indented: %v", err)
 	}
+	// A fingerprint this platform sealed in an older band format is stale,
+	// not forged: it says to fingerprint again.
+	old := &fingerprint.Fingerprint{Version: "vitola-band-1", Vector: []float32{0.6, 0.8}}
+	staleRaw, err := s.SealFingerprint(&matching.Fingerprint{Views: []*fingerprint.Fingerprint{view, old}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.OpenFingerprint(staleRaw); !errors.Is(err, matching.ErrStaleFingerprint) {
+		t.Errorf("older band format: %v, want %v", err, matching.ErrStaleFingerprint)
+	}
 	for name, c := range map[string]struct {
 		raw  string
 		want error

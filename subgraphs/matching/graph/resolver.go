@@ -65,7 +65,7 @@ func matchError(ctx context.Context, err error) error {
 		return fail(ctx, CodeImageRefused, fe.Message, map[string]any{"reason": fe.Code})
 	case errors.Is(err, matcher.ErrNoBand):
 		return fail(ctx, CodeNoBand, err.Error(), nil)
-	case errors.Is(err, matching.ErrBadSeal), errors.Is(err, matching.ErrMalformedFingerprint):
+	case errors.Is(err, matching.ErrBadSeal), errors.Is(err, matching.ErrMalformedFingerprint), errors.Is(err, matching.ErrStaleFingerprint):
 		return fail(ctx, CodeFingerprintInvalid, err.Error(), nil)
 	}
 	return err
