@@ -100,6 +100,12 @@ func (r restResponse) code() string {
 	return e.Error
 }
 
+func (r restResponse) message() string {
+	var e struct{ Message string }
+	json.Unmarshal(r.Body, &e)
+	return e.Message
+}
+
 func (f *fixture) postJSON(t *testing.T, path, key, idem, body string) restResponse {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(body))
@@ -188,6 +194,14 @@ func (f *fixture) testPaidFingerprint(t *testing.T) {
 		r := f.postJSON(t, path, key, "refused-"+c.code+strconv.Itoa(len(u)), fmt.Sprintf(`{"imageUrl": %q}`, u))
 		if r.Status/100 != 4 || r.code() != c.code {
 			t.Errorf("%s: %d %s, want 4xx %s", u, r.Status, r.Body, c.code)
+		}
+		// The message names the field the client sent; in a list, the URL's place.
+		if !strings.HasPrefix(r.message(), "imageUrl: ") {
+			t.Errorf("%s: message %q does not begin with the field sent, imageUrl", u, r.message())
+		}
+		many := f.postJSON(t, path, key, "refused-list-"+c.code+strconv.Itoa(len(u)), fmt.Sprintf(`{"imageUrls": [%q, %q]}`, photos.URL+"/band.png?seed=1", u))
+		if many.Status/100 != 4 || many.code() != c.code || !strings.HasPrefix(many.message(), "imageUrls[1]: ") {
+			t.Errorf("%s second in a list: %d %s, want 4xx %s naming imageUrls[1]", u, many.Status, many.Body, c.code)
 		}
 	}
 	if b := f.balance(t, id); b != 8 {

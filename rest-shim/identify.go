@@ -61,6 +61,13 @@ type openWorldReading struct {
 	Text string `json:"text"`
 }
 
+// identifyInput is identify's parsed request: matching's input, and the
+// images as the client named them.
+type identifyInput struct {
+	vars   map[string]any
+	images images
+}
+
 // identifyRoute is POST /v1/ai/cigars/identify (and its alias POST /v1/matches).
 func identifyRoute(matching *subgraph.Client) paidRoute {
 	return paidRoute{
@@ -74,14 +81,15 @@ func identifyRoute(matching *subgraph.Client) paidRoute {
 				return nil, 0, &routeError{http.StatusBadRequest, code, msg}
 			}
 			vars := map[string]any{"imageUrls": []string{}, "suggestionLimit": 3, "researchMode": identify.Auto, "researchProfile": identify.Quick}
+			var im images
 			force := in.Force != nil && *in.Force
 			if !force || in.ImageURL != nil || in.ImageURLs != nil {
-				urls, rerr := imageURLs(in.ImageURL, in.ImageURLs)
-				if rerr != nil {
+				var rerr *routeError
+				if im, rerr = imageURLs(in.ImageURL, in.ImageURLs); rerr != nil {
 					rerr.Message += " (or set force: true to identify from the prompt alone)"
 					return nil, 0, rerr
 				}
-				vars["imageUrls"] = urls
+				vars["imageUrls"] = im.urls
 			}
 			if in.Prompt != nil {
 				if utf8.RuneCountInString(*in.Prompt) > identify.MaxPrompt {
@@ -89,7 +97,7 @@ func identifyRoute(matching *subgraph.Client) paidRoute {
 				}
 				vars["prompt"] = *in.Prompt
 			}
-			if force && len(vars["imageUrls"].([]string)) == 0 && (in.Prompt == nil || *in.Prompt == "") {
+			if force && len(im.urls) == 0 && (in.Prompt == nil || *in.Prompt == "") {
 				return bad("invalid_prompt", "with force and no image, give a prompt that names the cigar")
 			}
 			if in.SuggestionLimit != nil {
@@ -116,9 +124,10 @@ func identifyRoute(matching *subgraph.Client) paidRoute {
 			if err := matching.Do(ctx, opIdentifyMaxPrice, map[string]any{"profile": vars["researchProfile"]}, &price); err != nil {
 				return nil, 0, err
 			}
-			return vars, price.IdentifyMaxPrice, nil
+			return identifyInput{vars, im}, price.IdentifyMaxPrice, nil
 		},
 		work: func(ctx context.Context, req any) (any, int64, error) {
+			in := req.(identifyInput)
 			var out struct {
 				Identify struct {
 					Status                          string
@@ -132,8 +141,8 @@ func identifyRoute(matching *subgraph.Client) paidRoute {
 					Cost                            int64
 				}
 			}
-			if err := matching.Do(ctx, opIdentify, map[string]any{"input": req}, &out); err != nil {
-				return nil, 0, matchingFailure(err)
+			if err := matching.Do(ctx, opIdentify, map[string]any{"input": in.vars}, &out); err != nil {
+				return nil, 0, in.images.failure(err)
 			}
 			id := out.Identify
 			res := identifyResult{Status: id.Status, Suggestions: convert(id.Suggestions), PendingSuggestions: convert(id.PendingSuggestions), OpenWorld: id.OpenWorld}

@@ -51,25 +51,50 @@ func decodeStrict(body []byte, v any) error {
 	return nil
 }
 
+// images are the image URLs a request gave, and whether it gave its one URL
+// as imageUrl: matching numbers every URL in its messages ("imageUrls[0]:
+// ..."), and a client should read the name of the field it sent.
+type images struct {
+	urls []string
+	one  bool
+}
+
 // imageURLs reads the spec's image fields: imageUrl (one) or imageUrls (1 to 8).
-func imageURLs(one *string, many []string) ([]string, *routeError) {
-	bad := func(msg string) *routeError { return &routeError{http.StatusBadRequest, "invalid_image_urls", msg} }
+func imageURLs(one *string, many []string) (images, *routeError) {
+	bad := func(msg string) (images, *routeError) {
+		return images{}, &routeError{http.StatusBadRequest, "invalid_image_urls", msg}
+	}
 	switch {
 	case one != nil && many != nil:
-		return nil, bad("give imageUrl (one image) or imageUrls (up to 8), not both")
+		return bad("give imageUrl (one image) or imageUrls (up to 8), not both")
 	case one != nil:
-		many = []string{*one}
+		if strings.TrimSpace(*one) == "" {
+			return bad("imageUrl is empty")
+		}
+		return images{urls: []string{*one}, one: true}, nil
 	case len(many) == 0:
-		return nil, bad("imageUrl or imageUrls (1 to 8 image URLs) is required")
+		return bad("imageUrl or imageUrls (1 to 8 image URLs) is required")
 	case len(many) > matching.MaxViews:
-		return nil, bad(fmt.Sprintf("imageUrls holds %d URLs: at most %d images per request", len(many), matching.MaxViews))
+		return bad(fmt.Sprintf("imageUrls holds %d URLs: at most %d images per request", len(many), matching.MaxViews))
 	}
 	for i, u := range many {
 		if strings.TrimSpace(u) == "" {
-			return nil, bad(fmt.Sprintf("imageUrls[%d] is empty", i))
+			return bad(fmt.Sprintf("imageUrls[%d] is empty", i))
 		}
 	}
-	return many, nil
+	return images{urls: many}, nil
+}
+
+// failure is matchingFailure, naming the field the client sent.
+func (im images) failure(err error) error {
+	err = matchingFailure(err)
+	var re *routeError
+	if im.one && errors.As(err, &re) {
+		if rest, ok := strings.CutPrefix(re.Message, "imageUrls[0]: "); ok {
+			re.Message = "imageUrl: " + rest
+		}
+	}
+	return err
 }
 
 // matchingFailure turns the matching subgraph's refusals into REST errors: a
@@ -111,19 +136,19 @@ func fingerprintRoute(matching *subgraph.Client) paidRoute {
 			if err := decodeStrict(body, &in); err != nil {
 				return nil, 0, &routeError{http.StatusBadRequest, "invalid_body", "the body must be a JSON object with imageUrl or imageUrls: " + err.Error()}
 			}
-			urls, rerr := imageURLs(in.ImageURL, in.ImageURLs)
+			im, rerr := imageURLs(in.ImageURL, in.ImageURLs)
 			if rerr != nil {
 				return nil, 0, rerr
 			}
-			return urls, int64(len(urls)) * PriceFingerprintPerImage, nil
+			return im, int64(len(im.urls)) * PriceFingerprintPerImage, nil
 		},
 		work: func(ctx context.Context, req any) (any, int64, error) {
-			urls := req.([]string)
+			im := req.(images)
 			var out struct{ Fingerprint string }
-			if err := matching.Do(ctx, opFingerprint, map[string]any{"urls": urls}, &out); err != nil {
-				return nil, 0, matchingFailure(err)
+			if err := matching.Do(ctx, opFingerprint, map[string]any{"urls": im.urls}, &out); err != nil {
+				return nil, 0, im.failure(err)
 			}
-			return json.RawMessage(out.Fingerprint), int64(len(urls)) * PriceFingerprintPerImage, nil
+			return json.RawMessage(out.Fingerprint), int64(len(im.urls)) * PriceFingerprintPerImage, nil
 		},
 	}
 }
