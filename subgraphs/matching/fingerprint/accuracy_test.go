@@ -267,7 +267,43 @@ func reportBench(t *testing.T, lines []benchLine, evidence []*Fingerprint, qs []
 			single = s
 		}
 	}
+	if withOCR {
+		reportReading(t, lines, evidence, qs)
+	}
 	return single
+}
+
+// reportReading says how often OCR read the brand's name (its first word)
+// on the evidence's studio photos and on the queries of each level.
+func reportReading(t *testing.T, lines []benchLine, evidence []*Fingerprint, qs []*query) {
+	read := func(fp *Fingerprint, line int) bool {
+		return strings.Contains(normText(fp.Typography.Text), normText(strings.Fields(lines[line].brand)[0]))
+	}
+	queried := map[int]bool{}
+	counts := map[bandart.Level][2]int{}
+	for _, q := range qs {
+		queried[q.line] = true
+		c := counts[q.level]
+		if read(q.fp, q.line) {
+			c[0]++
+		}
+		c[1]++
+		counts[q.level] = c
+	}
+	for i, e := range evidence {
+		if queried[i] {
+			c := counts[bandart.Studio]
+			if read(e, i) {
+				c[0]++
+			}
+			c[1]++
+			counts[bandart.Studio] = c
+		}
+	}
+	for _, lv := range []bandart.Level{bandart.Studio, bandart.Mild, bandart.Strong} {
+		c := counts[lv]
+		t.Logf("OCR read the brand's name on %d of %d %v photos (%s)", c[0], c[1], lv, pct(c[0], c[1]))
+	}
 }
 
 // scoresFor compares a query with every evidence fingerprint.

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
@@ -243,6 +244,54 @@ func TestTesseract(t *testing.T) {
 	}
 	if fp.Typography.OCR != "ok" || textSimilarity(normText(fp.Typography.Text), []string{"PADRON 1964 ANNIVERSARY SERIES"}) < 0.7 {
 		t.Fatalf("tesseract read %q (%s)", fp.Typography.Text, fp.Typography.OCR)
+	}
+}
+
+// TestTesseractModes runs Tesseract.Read against a fake tesseract program
+// (a shell script answering per page segmentation mode): one run per mode,
+// the distinct readings joined in order, a failing run an error.
+func TestTesseractModes(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		psms      []int
+		script    string // the body of a case on $4, the mode
+		want      string
+		wantError bool
+	}{
+		{"default modes 6 then 11", nil, `6) echo "MACANUDO" ;; 11) echo "INSPIRADO  BLACK" ;;`, "MACANUDO INSPIRADO BLACK", false},
+		{"the same reading once", nil, `*) echo "CAO FLATHEAD" ;;`, "CAO FLATHEAD", false},
+		{"a mode that reads nothing", nil, `6) echo "" ;; 11) echo "PADRON" ;;`, "PADRON", false},
+		{"modes given", []int{7}, `7) echo "ONE LINE" ;; *) echo "WRONG MODE" ;;`, "ONE LINE", false},
+		{"a failing run", nil, `11) echo "boom" >&2; exit 3 ;; *) echo "TEXT" ;;`, "", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prog := filepath.Join(t.TempDir(), "tesseract")
+			// tesseract's arguments: stdin stdout --psm MODE -l LANG.
+			script := "#!/bin/sh\n[ \"$1 $2 $3 $5 $6\" = \"stdin stdout --psm -l eng\" ] || { echo \"bad args: $*\" >&2; exit 2; }\ncat >/dev/null\ncase \"$4\" in " + c.script + " esac\n"
+			if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			got, err := Tesseract{Path: prog, PSMs: c.psms}.Read(context.Background(), image.NewGray(image.Rect(0, 0, 8, 8)))
+			if (err != nil) != c.wantError || got != c.want {
+				t.Fatalf("got %q, %v; want %q (error %v)", got, err, c.want, c.wantError)
+			}
+		})
+	}
+}
+
+// TestTesseractAmongDecorations: on this band (a black panel across a light
+// ground, dotted rows, end panels) tesseract's block mode reads noise; its
+// sparse mode reads the words, and Read keeps both.
+func TestTesseractAmongDecorations(t *testing.T) {
+	if testing.Short() || !TesseractAvailable() {
+		t.Skip("tesseract not installed, or -short")
+	}
+	fp, err := Compute(bandart.StudioPhoto("CAO", "Flathead"), Options{OCR: Tesseract{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := normText(fp.Typography.Text); !strings.Contains(got, "CAO") || !strings.Contains(got, "FLATHEAD") {
+		t.Fatalf("tesseract read %q (%s), want CAO and FLATHEAD in it", fp.Typography.Text, fp.Typography.OCR)
 	}
 }
 

