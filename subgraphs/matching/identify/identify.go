@@ -86,6 +86,10 @@ type Request struct {
 	Image []ImageCandidate
 	// Text is the resolution of the prompt and OCR text (nil without text).
 	Text *TextResult
+	// Prompt says the text includes what the user typed. Text the catalog
+	// could not resolve is a hint, not a claim, unless the user typed it:
+	// OCR's reading of a band is already weighed in the image scores.
+	Prompt bool
 	// TextRead is the band's OCR text, for open-world answers.
 	TextRead string
 	// Model is the vision model's answer resolved in the catalog (nil when no
@@ -170,15 +174,23 @@ func Decide(r Request) Result {
 		t.image, t.hasImage = max(t.image, ic.Score), true
 	}
 	if r.Text != nil {
+		// OCR the catalog could not resolve is a hint at half weight: noise
+		// resolves to something, and it must not rank above what the photo
+		// looks like, nor lift a candidate to a match.
+		weight := 1.0
+		if !r.Text.Resolved && !r.Prompt {
+			weight = 0.5
+		}
 		for i, c := range r.Text.Candidates {
 			t := get(c)
-			t.text, t.hasText = max(t.text, textScore(i, r.Text.Resolved)), true
+			t.text, t.hasText = max(t.text, weight*textScore(i, r.Text.Resolved)), true
 		}
 	}
 	if r.Model != nil {
 		get(*r.Model).model = true
 	}
 	haveImage, haveText := len(r.Image) > 0, r.Text != nil && len(r.Text.Candidates) > 0
+	disagree := haveImage && haveText && textDisagrees(r)
 	res := Result{CandidateCount: len(order), Source: source(haveImage, haveText, r.Model != nil)}
 
 	cands := make([]Candidate, 0, len(order))
@@ -217,11 +229,11 @@ func Decide(r Request) Result {
 		switch {
 		case t.hasImage && t.hasText && top.Confidence >= CombinedMatch && top.Confidence-second >= 0.05 && imageTop(r.Image) == top.ID:
 			match, res.Reason = &top, "image_and_text_agree"
-		case haveImage && !haveText && imageTop(r.Image) == top.ID && imageDecisive(r.Image, r.Cigars) && (r.Model == nil || t.model):
+		case haveImage && !disagree && imageTop(r.Image) == top.ID && imageDecisive(r.Image, r.Cigars) && (r.Model == nil || t.model):
 			match, res.Reason = &top, "image_decisive"
 		case !haveImage && haveText && r.Text.Resolved && top.Evidence == EvidenceText:
 			match, res.Reason = &top, "text_resolved"
-		case haveImage && haveText && imageTop(r.Image) != textTop(r.Text):
+		case disagree:
 			res.Reason = "image_and_text_disagree"
 		case len(cands) > 0:
 			res.Reason = "not_confident"
@@ -231,9 +243,9 @@ func Decide(r Request) Result {
 		if match != nil && c.ID == match.ID {
 			continue
 		}
-		// With both kinds of evidence present, a candidate only one supports
+		// When image and text disagree, a candidate only one supports
 		// awaits confirmation.
-		if haveImage && haveText && c.Evidence != EvidenceCombined {
+		if disagree && c.Evidence != EvidenceCombined {
 			res.Pending = append(res.Pending, c)
 		} else {
 			res.Suggestions = append(res.Suggestions, c)
@@ -276,6 +288,30 @@ func textTop(t *TextResult) string {
 		return ""
 	}
 	return t.Candidates[0].ID
+}
+
+// textDisagrees says whether the text contradicts the image's best
+// candidate. Text the catalog resolved to another cigar does. Unresolved
+// text does only when the user typed some of it and none of its candidates
+// is of the image's brand: OCR that reads part of a band (its brand, a few
+// letters, noise) is a hint, and it already counts in the image scores.
+func textDisagrees(r Request) bool {
+	top := imageTop(r.Image)
+	if top == textTop(r.Text) {
+		return false
+	}
+	if r.Text.Resolved {
+		return true
+	}
+	if !r.Prompt {
+		return false
+	}
+	for _, c := range r.Text.Candidates {
+		if c.Brand == r.Cigars[top].Brand {
+			return false
+		}
+	}
+	return true
 }
 
 // imageDecisive applies the recognition decision rule: a high score and a

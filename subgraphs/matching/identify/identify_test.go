@@ -10,7 +10,9 @@ var (
 	exclusivo = identify.Cigar{ID: "cig_a", Number: 1, Brand: "Padrón", Name: "1964 Anniversary Series Exclusivo"}
 	natural   = identify.Cigar{ID: "cig_b", Number: 2, Brand: "Padrón", Name: "1964 Anniversary Series Natural Exclusivo"}
 	short     = identify.Cigar{ID: "cig_c", Number: 3, Brand: "Arturo Fuente", Name: "Hemingway Short Story"}
-	cigars    = map[string]identify.Cigar{"cig_a": exclusivo, "cig_b": natural, "cig_c": short}
+	reserve   = identify.Cigar{ID: "cig_d", Number: 4, Brand: "Padrón", Name: "Family Reserve 46 Years"}
+	serieV    = identify.Cigar{ID: "cig_e", Number: 5, Brand: "Oliva", Name: "Serie V Double Robusto"}
+	cigars    = map[string]identify.Cigar{"cig_a": exclusivo, "cig_b": natural, "cig_c": short, "cig_d": reserve, "cig_e": serieV}
 )
 
 func images(scores ...float64) []identify.ImageCandidate {
@@ -43,6 +45,16 @@ func TestDecide(t *testing.T) {
 		{name: "image and text agree", req: identify.Request{Image: images(0.66, 0.6), Text: &identify.TextResult{Candidates: []identify.Cigar{exclusivo, natural}, Resolved: true}},
 			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceCombined, reason: "image_and_text_agree", suggested: 1},
 		{name: "image and text disagree", req: identify.Request{Image: images(0.9, 0.5), Text: &identify.TextResult{Candidates: []identify.Cigar{short}, Resolved: true}},
+			status: identify.Suggestions, reason: "image_and_text_disagree", pending: 3},
+		{name: "OCR the catalog cannot resolve does not outvote a decisive image", req: identify.Request{Image: images(0.82, 0.6), Text: &identify.TextResult{Candidates: []identify.Cigar{serieV}}},
+			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 2},
+		{name: "OCR noise beside a weak image: suggestions, the photo's first, none pending", req: identify.Request{Image: images(0.5, 0.3), Text: &identify.TextResult{Candidates: []identify.Cigar{serieV}}},
+			status: identify.Suggestions, evidence: identify.EvidenceImage, reason: "not_confident", suggested: 3},
+		{name: "an unresolved OCR hint cannot lift a close image to a match", req: identify.Request{Image: images(0.65, 0.62), Text: &identify.TextResult{Candidates: []identify.Cigar{exclusivo}}},
+			status: identify.Suggestions, evidence: identify.EvidenceCombined, reason: "not_confident", suggested: 2},
+		{name: "an unresolved prompt of the image's brand lets the image name the line", req: identify.Request{Prompt: true, Image: images(0.82, 0.6), Text: &identify.TextResult{Candidates: []identify.Cigar{reserve}}},
+			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 2},
+		{name: "an unresolved prompt of another brand holds a decisive image for confirmation", req: identify.Request{Prompt: true, Image: images(0.82, 0.6), Text: &identify.TextResult{Candidates: []identify.Cigar{serieV}}},
 			status: identify.Suggestions, reason: "image_and_text_disagree", pending: 3},
 		{name: "text alone, resolved (force)", req: identify.Request{Text: &identify.TextResult{Candidates: []identify.Cigar{short, exclusivo}, Resolved: true}},
 			status: identify.Matched, match: "cig_c", evidence: identify.EvidenceText, reason: "text_resolved", suggested: 1},

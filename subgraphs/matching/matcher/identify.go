@@ -77,7 +77,7 @@ func (m *Matcher) Identify(ctx context.Context, in IdentifyInput) (*Identificati
 	if in.Profile == identify.Thorough {
 		out.Cost = PriceThorough
 	}
-	req := identify.Request{Mode: in.Mode, Limit: in.Limit}
+	req := identify.Request{Mode: in.Mode, Limit: in.Limit, Prompt: strings.TrimSpace(in.Prompt) != ""}
 	var read []string
 	if len(in.ImageURLs) > 0 {
 		views, err := m.views(ctx, in.ImageURLs, in.Profile == identify.Thorough)
