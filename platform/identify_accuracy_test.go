@@ -29,7 +29,8 @@ import (
 //
 // By default it runs on a sample (every 28th demo line, one photo a level)
 // with floors that catch regressions: no wrong match, and the thorough
-// profile (which adds OCR) matching about as often as the quick one.
+// profile (which adds OCR), with or without the brand typed as the prompt,
+// matching about as often as the quick one.
 // VITOLA_BENCH_IDENTIFY=1 runs every 7th line with two photos a level and
 // reports the table.
 func TestIdentifyAccuracy(t *testing.T) {
@@ -52,13 +53,20 @@ func TestIdentifyAccuracy(t *testing.T) {
 	for i := 3; i < len(facts.Lines); i += stride {
 		lines = append(lines, i)
 	}
-	profiles := []string{"quick", "thorough"}
-	key, _ := f.aiKey(t, int64(len(lines)*photos*2*(2+5)))
+	// What the user sends: a profile, and perhaps the brand typed as the
+	// prompt (the app's "which brand is it?").
+	variants := []struct {
+		name, profile string
+		brand         bool
+	}{
+		{"quick", "quick", false}, {"thorough", "thorough", false}, {"thorough+brand", "thorough", true},
+	}
+	key, _ := f.aiKey(t, int64(len(lines)*photos*2*(2+5+5)))
 	var (
 		mu     sync.Mutex
 		counts = map[outcome]int{}
 		wg     sync.WaitGroup
-		work   = make(chan [4]string)
+		work   = make(chan [4]string) // line, level, seed, variant
 	)
 	for range 4 {
 		wg.Add(1)
@@ -66,8 +74,13 @@ func TestIdentifyAccuracy(t *testing.T) {
 			defer wg.Done()
 			for w := range work {
 				line, _ := strconv.Atoi(w[0])
+				v, _ := strconv.Atoi(w[3])
+				prompt := ""
+				if variants[v].brand {
+					prompt = facts.Lines[line].Brand
+				}
 				r := f.postJSON(t, "/v1/ai/cigars/identify", key, strings.Join(w[:], "-"),
-					fmt.Sprintf(`{"imageUrl": %q, "researchProfile": %q}`, fmt.Sprintf("%s/%s/%s/%s.png", host.URL, w[0], w[1], w[2]), w[3]))
+					fmt.Sprintf(`{"imageUrl": %q, "researchProfile": %q, "prompt": %q}`, fmt.Sprintf("%s/%s/%s/%s.png", host.URL, w[0], w[1], w[2]), variants[v].profile, prompt))
 				result := "error"
 				if r.Status == 200 {
 					var got identified
@@ -77,7 +90,7 @@ func TestIdentifyAccuracy(t *testing.T) {
 					t.Errorf("identify %v: %d %s", w, r.Status, r.Body)
 				}
 				mu.Lock()
-				counts[outcome{w[1], w[3], result}]++
+				counts[outcome{w[1], variants[v].name, result}]++
 				mu.Unlock()
 			}
 		}()
@@ -85,8 +98,8 @@ func TestIdentifyAccuracy(t *testing.T) {
 	for _, i := range lines {
 		for _, lv := range []bandart.Level{bandart.Mild, bandart.Strong} {
 			for s := range photos {
-				for _, p := range profiles {
-					work <- [4]string{strconv.Itoa(i), lv.String(), strconv.Itoa(500 + s), p}
+				for v := range variants {
+					work <- [4]string{strconv.Itoa(i), lv.String(), strconv.Itoa(500 + s), strconv.Itoa(v)}
 				}
 			}
 		}
@@ -98,15 +111,16 @@ func TestIdentifyAccuracy(t *testing.T) {
 	results := []string{"matched", "WRONG match", "suggested first", "suggested lower", "not suggested"}
 	var report strings.Builder
 	fmt.Fprintf(&report, "identify on %d photos a level (every %dth demo line; OCR %v):\n", n, stride, fingerprint.TesseractAvailable())
-	fmt.Fprintf(&report, "%-7s %-9s", "level", "profile")
+	fmt.Fprintf(&report, "%-7s %-15s", "level", "request")
 	for _, r := range results {
 		fmt.Fprintf(&report, " %16s", r)
 	}
 	for _, lv := range []bandart.Level{bandart.Mild, bandart.Strong} {
-		for _, p := range profiles {
-			fmt.Fprintf(&report, "\n%-7v %-9s", lv, p)
+		for _, v := range variants {
+			fmt.Fprintf(&report, "\n%-7v %-15s", lv, v.name)
 			for _, r := range results {
-				fmt.Fprintf(&report, " %16s", fmt.Sprintf("%d (%.0f%%)", counts[outcome{lv.String(), p, r}], 100*float64(counts[outcome{lv.String(), p, r}])/float64(n)))
+				c := counts[outcome{lv.String(), v.name, r}]
+				fmt.Fprintf(&report, " %16s", fmt.Sprintf("%d (%.0f%%)", c, 100*float64(c)/float64(n)))
 			}
 		}
 	}
@@ -117,12 +131,15 @@ func TestIdentifyAccuracy(t *testing.T) {
 			t.Errorf("%s, %s: %d wrong matches", o.level, o.profile, c)
 		}
 	}
-	// OCR must help or stay out of the way: a reading the catalog cannot
-	// resolve once made thorough match half as often as quick.
+	// OCR and the user's words must help or stay out of the way: a reading
+	// the catalog cannot resolve once made thorough match half as often as
+	// quick.
 	for _, lv := range []bandart.Level{bandart.Mild, bandart.Strong} {
-		quick, thorough := counts[outcome{lv.String(), "quick", "matched"}], counts[outcome{lv.String(), "thorough", "matched"}]
-		if thorough < quick-max(1, n/10) {
-			t.Errorf("%v photos: thorough matched %d, quick %d: OCR text is outvoting the image", lv, thorough, quick)
+		quick := counts[outcome{lv.String(), "quick", "matched"}]
+		for _, v := range variants[1:] {
+			if m := counts[outcome{lv.String(), v.name, "matched"}]; m < quick-max(1, n/10) {
+				t.Errorf("%v photos: %s matched %d, quick %d: text is outvoting the image", lv, v.name, m, quick)
+			}
 		}
 	}
 	if m := counts[outcome{"mild", "quick", "matched"}]; m < n*3/4 {

@@ -226,11 +226,24 @@ func Decide(r Request) Result {
 			second = cands[1].Confidence
 		}
 		t := byID[top.ID]
+		// The photo's best candidate, whatever text or model added to others.
+		var pic *Candidate
+		for i := range cands {
+			if haveImage && cands[i].ID == imageTop(r.Image) {
+				pic = &cands[i]
+			}
+		}
 		switch {
-		case t.hasImage && t.hasText && top.Confidence >= CombinedMatch && top.Confidence-second >= 0.05 && imageTop(r.Image) == top.ID:
+		// Only text the catalog resolved to one cigar agrees: an unresolved
+		// list (a brand's lines, a vague prompt) would lift whichever of
+		// two close photos it happens to list first.
+		case t.hasImage && t.hasText && r.Text.Resolved && top.Confidence >= CombinedMatch && top.Confidence-second >= 0.05 && imageTop(r.Image) == top.ID:
 			match, res.Reason = &top, "image_and_text_agree"
-		case haveImage && !disagree && imageTop(r.Image) == top.ID && imageDecisive(r.Image, r.Cigars) && (r.Model == nil || t.model):
-			match, res.Reason = &top, "image_decisive"
+		// A decisive photo names the line, unless text disagrees or the
+		// model names another: text that does not disagree (a brand, a
+		// hint) cannot tell the brand's lines apart better than the photo.
+		case pic != nil && !disagree && imageDecisive(r.Image, r.Cigars) && (r.Model == nil || byID[pic.ID].model):
+			match, res.Reason = pic, "image_decisive"
 		case !haveImage && haveText && r.Text.Resolved && top.Evidence == EvidenceText:
 			match, res.Reason = &top, "text_resolved"
 		case disagree:
@@ -292,9 +305,11 @@ func textTop(t *TextResult) string {
 
 // textDisagrees says whether the text contradicts the image's best
 // candidate. Text the catalog resolved to another cigar does. Unresolved
-// text does only when the user typed some of it and none of its candidates
-// is of the image's brand: OCR that reads part of a band (its brand, a few
-// letters, noise) is a hint, and it already counts in the image scores.
+// text does only when the user typed it and the catalog narrowed it to one
+// brand that is not the image's ("padron" under a photo of an Oliva band); a
+// vague prompt ("the maduro one") does not. OCR that reads part of a band
+// (its brand, a few letters, noise) is a hint, and it already counts in the
+// image scores.
 func textDisagrees(r Request) bool {
 	top := imageTop(r.Image)
 	if top == textTop(r.Text) {
@@ -306,12 +321,13 @@ func textDisagrees(r Request) bool {
 	if !r.Prompt {
 		return false
 	}
+	brand := r.Text.Candidates[0].Brand
 	for _, c := range r.Text.Candidates {
-		if c.Brand == r.Cigars[top].Brand {
+		if c.Brand != brand {
 			return false
 		}
 	}
-	return true
+	return brand != r.Cigars[top].Brand
 }
 
 // imageDecisive applies the recognition decision rule: a high score and a

@@ -103,12 +103,9 @@ func (m *Matcher) Identify(ctx context.Context, in IdentifyInput) (*Identificati
 		}
 	}
 	req.TextRead = strings.Join(read, " / ")
-	if text := clip(strings.TrimSpace(in.Prompt+" "+strings.Join(read, " ")), maxResolveText); utf8.RuneCountInString(text) >= 2 {
-		res, err := m.Catalog.Resolve(ctx, text, 5)
-		if err != nil {
-			return nil, err
-		}
-		req.Text = res
+	var err error
+	if req.Text, err = m.resolveText(ctx, strings.TrimSpace(in.Prompt), strings.Join(read, " ")); err != nil {
+		return nil, err
 	}
 	out.Result = identify.Decide(req)
 	// The model is asked only when the rest is not conclusive, and only in the
@@ -133,6 +130,29 @@ func (m *Matcher) Identify(ctx context.Context, in IdentifyInput) (*Identificati
 		}
 	}
 	return out, nil
+}
+
+// resolveText resolves the prompt and the OCR reading in the catalog (nil
+// when there is neither). The prompt is resolved on its own: OCR often reads
+// noise among a band's decorations, and noise appended to the user's words
+// can lead the resolver astray. Prompt and reading together are used only
+// when the catalog resolves them to one cigar (a prompt "padron" and a
+// reading "1964 ANNIVERSARY").
+func (m *Matcher) resolveText(ctx context.Context, prompt, read string) (*identify.TextResult, error) {
+	resolve := func(text string) (*identify.TextResult, error) {
+		if text = clip(strings.TrimSpace(text), maxResolveText); utf8.RuneCountInString(text) < 2 {
+			return nil, nil
+		}
+		return m.Catalog.Resolve(ctx, text, 5)
+	}
+	if prompt == "" || read == "" {
+		return resolve(prompt + read)
+	}
+	both, err := resolve(prompt + " " + read)
+	if err != nil || (both != nil && both.Resolved) {
+		return both, err
+	}
+	return resolve(prompt)
 }
 
 // views fetches and describes the photos, concurrently; OCR runs only when
