@@ -15,10 +15,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vitolahq/vitola/secret"
-	"github.com/vitolahq/vitola/trust"
+	"github.com/vitolahq/vitola/internal/secret"
+	"github.com/vitolahq/vitola/internal/trust"
 
-	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/internal/ids"
 )
 
 // Entitlements a key can carry.

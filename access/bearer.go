@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vitolahq/vitola/trust"
+	"github.com/vitolahq/vitola/internal/trust"
 
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 )

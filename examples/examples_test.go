@@ -15,9 +15,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/examples"
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/platform"
 	"github.com/vitolahq/vitola/sdk/sdktest"
-	"github.com/vitolahq/vitola/sqldb"
 	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
 )
 

@@ -22,8 +22,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/platform"
-	"github.com/vitolahq/vitola/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
 )

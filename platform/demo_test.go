@@ -11,8 +11,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/platform"
-	"github.com/vitolahq/vitola/sqldb"
 )
 
 // A start that stopped half-way through making the demo key is completed by

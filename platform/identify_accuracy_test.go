@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb"
 	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
 	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"

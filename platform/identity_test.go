@@ -11,9 +11,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/platform"
-	"github.com/vitolahq/vitola/sqldb"
-	"github.com/vitolahq/vitola/trust"
 )
 
 // identityRecorder slows every subgraph call down, so that identical requests

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	"github.com/vitolahq/vitola/subgraphs/catalog/search"

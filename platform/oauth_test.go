@@ -20,9 +20,9 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/oauth2"
 
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/platform"
-	"github.com/vitolahq/vitola/sqldb"
-	"github.com/vitolahq/vitola/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/users"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 	userssql "github.com/vitolahq/vitola/subgraphs/users/sqlstore"

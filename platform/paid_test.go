@@ -16,8 +16,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/platform"
-	"github.com/vitolahq/vitola/sqldb"
 )
 
 // ledgerFaults breaks the shim's calls to the payments subgraph the way a

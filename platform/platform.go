@@ -22,20 +22,20 @@ import (
 
 	"github.com/vitolahq/vitola/access"
 	accesssql "github.com/vitolahq/vitola/access/sqlstore"
-	"github.com/vitolahq/vitola/idempotency"
-	"github.com/vitolahq/vitola/inproc"
-	"github.com/vitolahq/vitola/kv"
-	"github.com/vitolahq/vitola/kv/memory"
-	kvredis "github.com/vitolahq/vitola/kv/redis"
+	"github.com/vitolahq/vitola/internal/idempotency"
+	"github.com/vitolahq/vitola/internal/inproc"
+	"github.com/vitolahq/vitola/internal/kv"
+	"github.com/vitolahq/vitola/internal/kv/memory"
+	kvredis "github.com/vitolahq/vitola/internal/kv/redis"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/trust"
 	restshim "github.com/vitolahq/vitola/rest-shim"
 	"github.com/vitolahq/vitola/router"
 	"github.com/vitolahq/vitola/router/limits"
 	"github.com/vitolahq/vitola/schema"
-	"github.com/vitolahq/vitola/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/payments"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
-	"github.com/vitolahq/vitola/trust"
 )
 
 // Options configure the one-process platform.

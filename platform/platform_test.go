@@ -17,15 +17,15 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/access"
-	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/internal/ids"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/platform"
-	"github.com/vitolahq/vitola/sqldb"
-	"github.com/vitolahq/vitola/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
 	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
-	"github.com/vitolahq/vitola/trust"
 )
 
 var internalKey = []byte("test-internal-key-0123456789abcdef")

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/sdk/sdktest"
-	"github.com/vitolahq/vitola/sqldb"
 	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
 )
 

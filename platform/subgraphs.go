@@ -10,9 +10,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/vitolahq/vitola/follow"
+	"github.com/vitolahq/vitola/internal/follow"
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/schema"
-	"github.com/vitolahq/vitola/sqldb"
 	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	cataloggraph "github.com/vitolahq/vitola/subgraphs/catalog/graph"
 	"github.com/vitolahq/vitola/subgraphs/catalog/search"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/internal/ids"
 	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 	userssql "github.com/vitolahq/vitola/subgraphs/users/sqlstore"

@@ -8,8 +8,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/access"
-	"github.com/vitolahq/vitola/apierr"
-	"github.com/vitolahq/vitola/trust"
+	"github.com/vitolahq/vitola/internal/apierr"
+	"github.com/vitolahq/vitola/internal/trust"
 )
 
 // KeyChecker authenticates developer keys (access.Service implements it).

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vitolahq/vitola/timestamp"
+	"github.com/vitolahq/vitola/internal/timestamp"
 )
 
 type componentStatus struct {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/vitolahq/vitola/apierr"
+	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/subgraphs/matching"
 	"github.com/vitolahq/vitola/subgraphs/matching/recognize"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"

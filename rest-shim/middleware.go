@@ -5,7 +5,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/vitolahq/vitola/apierr"
+	"github.com/vitolahq/vitola/internal/apierr"
 )
 
 // withRecovery turns a panic into a 500 with the error body, logged once.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/vitolahq/vitola/kv"
+	"github.com/vitolahq/vitola/internal/kv"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 )

@@ -13,10 +13,10 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/vitolahq/vitola/apierr"
-	"github.com/vitolahq/vitola/idempotency"
+	"github.com/vitolahq/vitola/internal/apierr"
+	"github.com/vitolahq/vitola/internal/idempotency"
+	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
-	"github.com/vitolahq/vitola/trust"
 )
 
 // CreditsHeader carries a paid response's spendable balance after settlement.

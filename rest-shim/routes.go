@@ -4,8 +4,8 @@ import (
 	"net/http"
 
 	"github.com/vitolahq/vitola/access"
-	"github.com/vitolahq/vitola/apierr"
 	"github.com/vitolahq/vitola/examples"
+	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/webui"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/vitolahq/vitola/apierr"
+	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
 

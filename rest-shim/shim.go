@@ -10,8 +10,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/access"
-	"github.com/vitolahq/vitola/idempotency"
-	"github.com/vitolahq/vitola/kv"
+	"github.com/vitolahq/vitola/internal/idempotency"
+	"github.com/vitolahq/vitola/internal/kv"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
 

@@ -14,9 +14,9 @@ import (
 
 	"github.com/vitolahq/vitola/access"
 	accesssql "github.com/vitolahq/vitola/access/sqlstore"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/trust"
 	restshim "github.com/vitolahq/vitola/rest-shim"
-	"github.com/vitolahq/vitola/sqldb"
-	"github.com/vitolahq/vitola/trust"
 )
 
 func call(t *testing.T, h http.Handler, method, path, key string) (int, map[string]any, http.Header) {

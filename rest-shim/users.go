@@ -9,9 +9,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/access"
-	"github.com/vitolahq/vitola/apierr"
+	"github.com/vitolahq/vitola/internal/apierr"
+	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
-	"github.com/vitolahq/vitola/trust"
 )
 
 var (

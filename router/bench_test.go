@@ -23,11 +23,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/platform"
 	"github.com/vitolahq/vitola/router"
 	"github.com/vitolahq/vitola/schema"
-	"github.com/vitolahq/vitola/sqldb"
-	"github.com/vitolahq/vitola/trust"
 )
 
 // The router-overhead benchmark (unix only: it reads the process's CPU time with

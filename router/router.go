@@ -21,8 +21,8 @@ import (
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/graphqlerrors"
 
 	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/router/limits"
-	"github.com/vitolahq/vitola/trust"
 	"github.com/vitolahq/vitola/webui"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/vitolahq/vitola/idempotency"
-	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/internal/idempotency"
+	"github.com/vitolahq/vitola/internal/sqldb"
 )
 
 // Idempotency keeps idempotency records in the access store.

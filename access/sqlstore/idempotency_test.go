@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/vitolahq/vitola/access/sqlstore"
-	"github.com/vitolahq/vitola/idempotency"
-	"github.com/vitolahq/vitola/sqldb"
-	"github.com/vitolahq/vitola/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/internal/idempotency"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 )
 
 func TestIdempotencyRules(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/vitolahq/vitola/access"
-	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb"
 )
 
 //go:embed migrations/*.sql

@@ -10,8 +10,8 @@ import (
 
 	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/access/sqlstore"
-	"github.com/vitolahq/vitola/sqldb"
-	"github.com/vitolahq/vitola/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 )
 
 // clock is a settable clock for the key cache.

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	catalogsql "github.com/vitolahq/vitola/subgraphs/catalog/sqlstore"
 	"github.com/vitolahq/vitola/subgraphs/matching"

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vitolahq/vitola/logging"
-	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/internal/logging"
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	catalogimport "github.com/vitolahq/vitola/subgraphs/catalog/importer"
 	catalogsql "github.com/vitolahq/vitola/subgraphs/catalog/sqlstore"

@@ -21,8 +21,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/platform"
-	"github.com/vitolahq/vitola/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
@@ -30,7 +31,6 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 	userssql "github.com/vitolahq/vitola/subgraphs/users/sqlstore"
 	"github.com/vitolahq/vitola/subgraphs/venues"
-	"github.com/vitolahq/vitola/trust"
 )
 
 // lockedBuffer is a bytes.Buffer safe to write from run's goroutine while the

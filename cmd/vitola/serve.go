@@ -19,8 +19,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/access"
-	"github.com/vitolahq/vitola/idempotency"
-	"github.com/vitolahq/vitola/logging"
+	"github.com/vitolahq/vitola/internal/idempotency"
+	"github.com/vitolahq/vitola/internal/logging"
+	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/platform"
 	restshim "github.com/vitolahq/vitola/rest-shim"
 	"github.com/vitolahq/vitola/router"
@@ -29,7 +30,6 @@ import (
 	cataloggraph "github.com/vitolahq/vitola/subgraphs/catalog/graph"
 	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
-	"github.com/vitolahq/vitola/trust"
 )
 
 // Components `serve --component` runs alone.

@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vitolahq/vitola/sqldb"
-	"github.com/vitolahq/vitola/trust"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/trust"
 )
 
 // Every setting is a flag whose default comes from an environment variable, so a

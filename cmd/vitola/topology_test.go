@@ -39,8 +39,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/vitolahq/vitola/internal/trust"
 	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
-	"github.com/vitolahq/vitola/trust"
 )
 
 const (

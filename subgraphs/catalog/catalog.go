@@ -7,7 +7,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/internal/ids"
 )
 
 // Brand is a cigar brand.

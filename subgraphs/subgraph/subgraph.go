@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vitolahq/vitola/timestamp"
+	"github.com/vitolahq/vitola/internal/timestamp"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -19,9 +19,9 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/vitolahq/vitola/pagination"
+	"github.com/vitolahq/vitola/internal/pagination"
 
-	"github.com/vitolahq/vitola/trust"
+	"github.com/vitolahq/vitola/internal/trust"
 )
 
 // NewGraphQLServer serves an executable schema over POST with parsed-query

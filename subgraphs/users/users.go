@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/internal/ids"
 )
 
 // User is an account. Email and the password hash are private.

@@ -8,7 +8,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/internal/ids"
 )
 
 // Venue is a place where people smoke cigars: a lounge, a shop, a bar.

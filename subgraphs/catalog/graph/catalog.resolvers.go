@@ -8,7 +8,7 @@ package graph
 import (
 	"context"
 
-	"github.com/vitolahq/vitola/pagination"
+	"github.com/vitolahq/vitola/internal/pagination"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/catalog/graph/model"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"

@@ -16,7 +16,7 @@ import (
 	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vitolahq/vitola/pagination"
+	"github.com/vitolahq/vitola/internal/pagination"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/catalog/graph/model"
 )
@@ -1995,7 +1995,7 @@ func (ec *executionContext) _BrandConnection_pageInfo(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *pagination.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋpaginationᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋinternalᚋpaginationᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2357,7 +2357,7 @@ func (ec *executionContext) _CigarConnection_pageInfo(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *pagination.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋpaginationᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋinternalᚋpaginationᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3177,7 +3177,7 @@ func (ec *executionContext) _ProductConnection_pageInfo(ctx context.Context, fie
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *pagination.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋpaginationᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋinternalᚋpaginationᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7433,7 +7433,7 @@ func (ec *executionContext) marshalNNode2githubᚗcomᚋvitolahqᚋvitolaᚋsubg
 	return ec._Node(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋpaginationᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *pagination.PageInfo) graphql.Marshaler {
+func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋinternalᚋpaginationᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *pagination.PageInfo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/catalog/graph/model"
 )

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/vitolahq/vitola/pagination"
+	"github.com/vitolahq/vitola/internal/pagination"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/catalog/graph/model"
 	"github.com/vitolahq/vitola/subgraphs/catalog/search"

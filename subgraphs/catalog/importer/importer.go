@@ -17,7 +17,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/vitolahq/vitola/jsonlines"
+	"github.com/vitolahq/vitola/internal/jsonlines"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vitolahq/vitola/sqldb"
-	"github.com/vitolahq/vitola/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/catalog/importer"
 	"github.com/vitolahq/vitola/subgraphs/catalog/sqlstore"

@@ -6,7 +6,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/vitolahq/vitola/follow"
+	"github.com/vitolahq/vitola/internal/follow"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 )
 

@@ -17,7 +17,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	"github.com/vitolahq/vitola/subgraphs/matching"

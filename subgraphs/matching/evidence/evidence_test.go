@@ -6,8 +6,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/vitolahq/vitola/sqldb"
-	"github.com/vitolahq/vitola/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	"github.com/vitolahq/vitola/subgraphs/matching/evidence"
 	"github.com/vitolahq/vitola/subgraphs/matching/recognize"

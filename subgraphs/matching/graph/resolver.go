@@ -13,12 +13,12 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/subgraphs/matching"
 	"github.com/vitolahq/vitola/subgraphs/matching/identify"
 	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"
 	"github.com/vitolahq/vitola/subgraphs/matching/matcher"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
-	"github.com/vitolahq/vitola/trust"
 )
 
 // Resolver holds the subgraph's dependencies.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/vitolahq/vitola/follow"
+	"github.com/vitolahq/vitola/internal/follow"
 	"github.com/vitolahq/vitola/subgraphs/matching"
 	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
 	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitolahq/vitola/ids"
-	"github.com/vitolahq/vitola/sqldb"
-	"github.com/vitolahq/vitola/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/internal/ids"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/matching"
 	"github.com/vitolahq/vitola/subgraphs/matching/sqlstore"
 )

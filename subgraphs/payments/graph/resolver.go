@@ -11,9 +11,9 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/subgraphs/payments"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
-	"github.com/vitolahq/vitola/trust"
 )
 
 // Resolver holds the subgraph's dependencies.

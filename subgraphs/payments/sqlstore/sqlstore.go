@@ -11,8 +11,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/vitolahq/vitola/ids"
-	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/internal/ids"
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/payments"
 )
 

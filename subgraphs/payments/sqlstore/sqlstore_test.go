@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitolahq/vitola/sqldb"
-	"github.com/vitolahq/vitola/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/payments"
 	"github.com/vitolahq/vitola/subgraphs/payments/sqlstore"
 )

@@ -5,9 +5,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/vitolahq/vitola/timestamp"
+	"github.com/vitolahq/vitola/internal/timestamp"
 
-	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/subgraphs/users"
 )
 

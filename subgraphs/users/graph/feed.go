@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vitolahq/vitola/timestamp"
+	"github.com/vitolahq/vitola/internal/timestamp"
 
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	"github.com/vitolahq/vitola/subgraphs/users"

@@ -16,7 +16,7 @@ import (
 	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vitolahq/vitola/pagination"
+	"github.com/vitolahq/vitola/internal/pagination"
 	"github.com/vitolahq/vitola/subgraphs/users"
 	"github.com/vitolahq/vitola/subgraphs/users/graph/model"
 )
@@ -2538,7 +2538,7 @@ func (ec *executionContext) _CheckInConnection_pageInfo(ctx context.Context, fie
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *pagination.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋpaginationᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋinternalᚋpaginationᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2827,7 +2827,7 @@ func (ec *executionContext) _CollectionConnection_pageInfo(ctx context.Context, 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *pagination.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋpaginationᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋinternalᚋpaginationᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3255,7 +3255,7 @@ func (ec *executionContext) _HumidorConnection_pageInfo(ctx context.Context, fie
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *pagination.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋpaginationᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋinternalᚋpaginationᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4935,7 +4935,7 @@ func (ec *executionContext) _SmokeSessionConnection_pageInfo(ctx context.Context
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *pagination.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋpaginationᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋinternalᚋpaginationᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9090,7 +9090,7 @@ func (ec *executionContext) marshalNOAuthAuthorizeCheck2ᚖgithubᚗcomᚋvitola
 	return ec._OAuthAuthorizeCheck(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋpaginationᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *pagination.PageInfo) graphql.Marshaler {
+func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋinternalᚋpaginationᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *pagination.PageInfo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

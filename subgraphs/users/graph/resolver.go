@@ -10,11 +10,11 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/vitolahq/vitola/pagination"
+	"github.com/vitolahq/vitola/internal/pagination"
+	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	"github.com/vitolahq/vitola/subgraphs/users"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
-	"github.com/vitolahq/vitola/trust"
 )
 
 // Resolver holds the subgraph's dependencies.

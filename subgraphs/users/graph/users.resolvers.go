@@ -11,10 +11,10 @@ import (
 	"errors"
 	"time"
 
+	"github.com/vitolahq/vitola/internal/timestamp"
 	"github.com/vitolahq/vitola/subgraphs/users"
 	"github.com/vitolahq/vitola/subgraphs/users/graph/model"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
-	"github.com/vitolahq/vitola/timestamp"
 )
 
 // Sessions is the resolver for the sessions field.

@@ -19,10 +19,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vitolahq/vitola/ids"
-	"github.com/vitolahq/vitola/jsonlines"
+	"github.com/vitolahq/vitola/internal/ids"
+	"github.com/vitolahq/vitola/internal/jsonlines"
+	"github.com/vitolahq/vitola/internal/timestamp"
 	"github.com/vitolahq/vitola/subgraphs/users"
-	"github.com/vitolahq/vitola/timestamp"
 )
 
 // Record is one line of a sessions file.

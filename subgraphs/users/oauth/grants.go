@@ -9,7 +9,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/vitolahq/vitola/secret"
+	"github.com/vitolahq/vitola/internal/secret"
 )
 
 // Lifetimes of the grants.

@@ -19,8 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vitolahq/vitola/ids"
-	"github.com/vitolahq/vitola/secret"
+	"github.com/vitolahq/vitola/internal/ids"
+	"github.com/vitolahq/vitola/internal/secret"
 )
 
 // Scopes a token can carry. Write-oriented scopes may be granted but enable

@@ -15,8 +15,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/vitolahq/vitola/sqldb"
-	"github.com/vitolahq/vitola/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 	"github.com/vitolahq/vitola/subgraphs/users/sqlstore"
 )

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/subgraphs/users"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/vitolahq/vitola/jsonlines"
-	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/internal/jsonlines"
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/users"
 )
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/users"
 )
 

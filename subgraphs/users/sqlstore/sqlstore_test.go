@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitolahq/vitola/sqldb"
-	"github.com/vitolahq/vitola/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/users"
 	"github.com/vitolahq/vitola/subgraphs/users/sqlstore"
 )

@@ -7,7 +7,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/subgraphs/venues"
 )
 

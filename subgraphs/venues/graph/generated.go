@@ -16,7 +16,7 @@ import (
 	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vitolahq/vitola/pagination"
+	"github.com/vitolahq/vitola/internal/pagination"
 	"github.com/vitolahq/vitola/subgraphs/venues"
 	"github.com/vitolahq/vitola/subgraphs/venues/graph/model"
 )
@@ -1502,7 +1502,7 @@ func (ec *executionContext) _EventConnection_pageInfo(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *pagination.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋpaginationᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋinternalᚋpaginationᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2154,7 +2154,7 @@ func (ec *executionContext) _VenueConnection_pageInfo(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *pagination.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋpaginationᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋinternalᚋpaginationᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4778,7 +4778,7 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
-func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋpaginationᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *pagination.PageInfo) graphql.Marshaler {
+func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋinternalᚋpaginationᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *pagination.PageInfo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

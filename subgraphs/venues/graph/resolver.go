@@ -6,7 +6,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/vitolahq/vitola/pagination"
+	"github.com/vitolahq/vitola/internal/pagination"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	"github.com/vitolahq/vitola/subgraphs/venues"
 	"github.com/vitolahq/vitola/subgraphs/venues/graph/model"

@@ -8,11 +8,11 @@ package graph
 import (
 	"context"
 
-	"github.com/vitolahq/vitola/pagination"
+	"github.com/vitolahq/vitola/internal/pagination"
+	"github.com/vitolahq/vitola/internal/timestamp"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	"github.com/vitolahq/vitola/subgraphs/venues"
 	"github.com/vitolahq/vitola/subgraphs/venues/graph/model"
-	"github.com/vitolahq/vitola/timestamp"
 )
 
 // Events is the resolver for the events field.

@@ -17,8 +17,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/vitolahq/vitola/ids"
-	"github.com/vitolahq/vitola/jsonlines"
+	"github.com/vitolahq/vitola/internal/ids"
+	"github.com/vitolahq/vitola/internal/jsonlines"
 	"github.com/vitolahq/vitola/subgraphs/venues"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/venues"
 )
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitolahq/vitola/sqldb"
-	"github.com/vitolahq/vitola/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/venues"
 	"github.com/vitolahq/vitola/subgraphs/venues/sqlstore"
 )

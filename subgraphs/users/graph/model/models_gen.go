@@ -3,7 +3,7 @@
 package model
 
 import (
-	"github.com/vitolahq/vitola/pagination"
+	"github.com/vitolahq/vitola/internal/pagination"
 	"github.com/vitolahq/vitola/subgraphs/users"
 )
 

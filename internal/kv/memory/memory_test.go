@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitolahq/vitola/kv"
-	"github.com/vitolahq/vitola/kv/kvtest"
-	"github.com/vitolahq/vitola/kv/memory"
+	"github.com/vitolahq/vitola/internal/kv"
+	"github.com/vitolahq/vitola/internal/kv/kvtest"
+	"github.com/vitolahq/vitola/internal/kv/memory"
 )
 
 func TestContract(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitolahq/vitola/kv"
-	"github.com/vitolahq/vitola/kv/kvtest"
-	"github.com/vitolahq/vitola/kv/redis"
+	"github.com/vitolahq/vitola/internal/kv"
+	"github.com/vitolahq/vitola/internal/kv/kvtest"
+	"github.com/vitolahq/vitola/internal/kv/redis"
 )
 
 // TestContract runs against a real Redis server (VITOLA_TEST_REDIS_URL), each store

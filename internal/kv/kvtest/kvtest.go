@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitolahq/vitola/kv"
+	"github.com/vitolahq/vitola/internal/kv"
 )
 
 // Harness gives the suite a fresh store and a way to let time pass: a fake clock

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vitolahq/vitola/idempotency"
+	"github.com/vitolahq/vitola/internal/idempotency"
 )
 
 func TestValidKey(t *testing.T) {

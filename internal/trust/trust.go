@@ -19,7 +19,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/vitolahq/vitola/apierr"
+	"github.com/vitolahq/vitola/internal/apierr"
 )
 
 // Identity is who an internal call acts for.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vitolahq/vitola/jsonlines"
+	"github.com/vitolahq/vitola/internal/jsonlines"
 )
 
 type rec struct {

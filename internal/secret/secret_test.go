@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vitolahq/vitola/secret"
+	"github.com/vitolahq/vitola/internal/secret"
 )
 
 func TestHash(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/vitolahq/vitola/kv"
+	"github.com/vitolahq/vitola/internal/kv"
 )
 
 // Store implements kv.Store.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/vitolahq/vitola/trust"
+	"github.com/vitolahq/vitola/internal/trust"
 )
 
 var key = []byte("0123456789abcdef0123456789abcdef")

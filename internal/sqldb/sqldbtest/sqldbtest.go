@@ -14,7 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/vitolahq/vitola/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb"
 )
 
 // Backends returns the store configurations to run storage tests against: SQLite,

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vitolahq/vitola/kv"
+	"github.com/vitolahq/vitola/internal/kv"
 )
 
 type entry struct {

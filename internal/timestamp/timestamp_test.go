@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitolahq/vitola/timestamp"
+	"github.com/vitolahq/vitola/internal/timestamp"
 )
 
 func TestFormat(t *testing.T) {

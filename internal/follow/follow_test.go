@@ -9,7 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/vitolahq/vitola/follow"
+	"github.com/vitolahq/vitola/internal/follow"
 )
 
 func TestFollowRebuildsWhenTheVersionMoves(t *testing.T) {

@@ -3,7 +3,7 @@ package ids_test
 import (
 	"testing"
 
-	"github.com/vitolahq/vitola/ids"
+	"github.com/vitolahq/vitola/internal/ids"
 )
 
 func TestNewIsPrefixedAndUnique(t *testing.T) {
