@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"image/png"
 	"io"
 	"net"
@@ -55,12 +56,35 @@ func (l *lockedBuffer) String() string {
 // loopbackAddr returns a free 127.0.0.1 address.
 func loopbackAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return fmt.Sprintf("127.0.0.1:%d", loopbackPort(t))
+}
+
+// handedOut remembers the ports this test binary gave out: the kernel may hand
+// a port just closed to the next bind of :0, and two servers of one test (the
+// API and the payments origin) must not be given the same one.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// loopbackPort returns a free loopback port no other caller in this test binary
+// was given.
+func loopbackPort(t *testing.T) int {
+	t.Helper()
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // noEnv is a getenv that sees no environment: tests say everything with flags.
@@ -72,16 +96,19 @@ func serveForTest(t *testing.T, addr string, args ...string) (stdout, stderr *lo
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr = &lockedBuffer{}, &lockedBuffer{}
-	done := make(chan error, 1)
+	done := make(chan struct{})
+	var runErr error
 	go func() {
-		done <- run(ctx, append([]string{"vitola", "serve", "--addr", addr, "--log-format", "json"}, args...), noEnv, nil, stdout, stderr)
+		defer close(done)
+		runErr = run(ctx, append([]string{"vitola", "serve", "--addr", addr, "--log-format", "json"}, args...), noEnv, nil, stdout, stderr)
 	}()
+	exitedEarly := false
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve returned %v", err)
+		case <-done:
+			if runErr != nil && !exitedEarly {
+				t.Errorf("serve returned %v", runErr)
 			}
 		case <-time.After(15 * time.Second):
 			t.Error("serve did not stop within 15 s of cancellation")
@@ -90,8 +117,9 @@ func serveForTest(t *testing.T, addr string, args ...string) (stdout, stderr *lo
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		select {
-		case err := <-done:
-			t.Fatalf("serve exited early: %v\n%s", err, stderr)
+		case <-done:
+			exitedEarly = true
+			t.Fatalf("serve exited early: %v\n%s", runErr, stderr)
 		default:
 		}
 		res, err := http.Get("http://" + addr + "/health")

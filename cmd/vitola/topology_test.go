@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -89,7 +88,7 @@ func TestScaleOutTopology(t *testing.T) {
 		vars:        map[string]string{"VITOLA_INTERNAL_KEY": randomHex(32)},
 		redisPrefix: "vitola_topo_" + randomHex(6) + ":",
 	}
-	topo.allocPort = freePort(t)
+	topo.allocPort = func() int { return loopbackPort(t) }
 	topo.dbURL = createTestDatabase(t, dbURL)
 	topo.redisURL = redisURL
 	t.Cleanup(func() { deleteRedisPrefix(t, redisURL, topo.redisPrefix) })
@@ -905,18 +904,6 @@ func deleteRedisPrefix(t *testing.T, redisURL, prefix string) {
 	}
 	if err := iter.Err(); err != nil {
 		t.Logf("delete test keys under %s: %v", prefix, err)
-	}
-}
-
-// freePort returns a function handing out free loopback ports.
-func freePort(t *testing.T) func() int {
-	return func() int {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return ln.Addr().(*net.TCPAddr).Port
 	}
 }
 
