@@ -26,6 +26,7 @@ import (
 	"github.com/vitolahq/vitola/platform"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
+	"github.com/vitolahq/vitola/subgraphs/payments"
 )
 
 // bandPhotos serves photos of rendered demo bands on loopback: the test's
@@ -85,7 +86,7 @@ func (f *fixture) balance(t *testing.T, keyID string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a.Balance
+	return a.Credits()
 }
 
 type restResponse struct {
@@ -232,12 +233,8 @@ func (f *fixture) testConcurrentIdempotency(t *testing.T) {
 		t.Fatalf("balance %d after 50 identical requests, want 4 (one charge)", b)
 	}
 	a, _ := f.p.Credits.Account(context.Background(), id)
-	entries, _ := f.p.Credits.Entries(context.Background(), a.ID)
-	var sum int64
-	for _, e := range entries {
-		sum += e.Amount
-	}
-	if sum != 4 {
+	txs, _ := f.p.Credits.Transactions(context.Background(), a.ID)
+	if sum := payments.SumBook(txs, a.ID, payments.AICredits, payments.BookAvailable); sum != 4 {
 		t.Fatalf("ledger sums to %d, balance 4", sum)
 	}
 }

@@ -49,7 +49,7 @@ func TestDemoKeyResumesAnInterruptedStart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return a.Balance
+		return a.Credits()
 	}
 
 	p, out := start(t)

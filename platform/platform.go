@@ -298,11 +298,11 @@ func grantDemoCredits(ctx context.Context, credits payments.Ledger, keyID string
 	if err != nil {
 		return fmt.Errorf("demo credits: %w", err)
 	}
-	entries, err := credits.Entries(ctx, a.ID)
+	txs, err := credits.Transactions(ctx, a.ID)
 	if err != nil {
 		return fmt.Errorf("demo credits: %w", err)
 	}
-	if len(entries) > 0 {
+	if len(txs) > 0 {
 		return nil
 	}
 	if _, err := credits.Grant(ctx, keyID, DemoCredits, "demo"); err != nil {

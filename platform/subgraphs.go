@@ -2,14 +2,17 @@ package platform
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/vitolahq/vitola/internal/envelope"
 	"github.com/vitolahq/vitola/internal/follow"
 	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/schema"
@@ -27,6 +30,8 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/matching/recognize"
 	matchingsql "github.com/vitolahq/vitola/subgraphs/matching/sqlstore"
 	"github.com/vitolahq/vitola/subgraphs/payments"
+	paymentsdemo "github.com/vitolahq/vitola/subgraphs/payments/demo"
+	"github.com/vitolahq/vitola/subgraphs/payments/gateway/sandbox"
 	paymentsgraph "github.com/vitolahq/vitola/subgraphs/payments/graph"
 	paymentssql "github.com/vitolahq/vitola/subgraphs/payments/sqlstore"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
@@ -54,6 +59,8 @@ type Subgraph struct {
 	// Credits is the payments subgraph's ledger (nil for the others): the
 	// one-process platform grants the demo key its credits through it.
 	Credits payments.Ledger
+	// Payments is the payments subgraph's service (nil for the others).
+	Payments *payments.Service
 }
 
 // SubgraphOptions configure OpenSubgraph.
@@ -76,7 +83,23 @@ type SubgraphOptions struct {
 	// VisionModelURL and VisionModelKey configure identify's optional model
 	// fallback (empty URL: off).
 	VisionModelURL, VisionModelKey string
-	Logger                         zerolog.Logger
+	// Payments configures the payments subgraph.
+	Payments PaymentsOptions
+	Logger   zerolog.Logger
+}
+
+// PaymentsOptions configure the payments subgraph.
+type PaymentsOptions struct {
+	// PublicURL is the payments origin's public URL ({payments_origin}):
+	// billing account assertions name {payments_origin}/api/v1 as audience.
+	PublicURL string
+	// KEKs are the key-encryption keys ("ID:BASE64,ID:BASE64", the first
+	// current) that seal gateway credentials and vault references; empty:
+	// one derived from the internal key.
+	KEKs string
+	// StripeAPIURL is the Stripe API's base URL (stripe-mock in tests);
+	// empty: Stripe's own.
+	StripeAPIURL string
 }
 
 // stopping closes a store after stopping the work that reads it.
@@ -186,30 +209,61 @@ func openVenues(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subg
 }
 
 func openPayments(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subgraph, bool, error) {
+	keys, err := PaymentsKeyring(o.Payments.KEKs, o.Secret)
+	if err != nil {
+		return nil, false, err
+	}
 	st, err := paymentssql.Open(ctx, cfg)
 	if err != nil {
 		return nil, false, err
 	}
-	// Holds of requests that died are given back: every replica sweeps, and a
-	// hold is released once (its state guards the release).
+	svc := &payments.Service{Store: st, Keys: keys, Audience: strings.TrimSuffix(o.Payments.PublicURL, "/") + "/api/v1",
+		Gateways: map[string]payments.Gateway{sandbox.Name: &sandbox.Gateway{DB: st.DB()}}}
+	seeded, err := seedIfEmpty(ctx, o.Demo, st.CountMerchants, func(ctx context.Context) error { return paymentsdemo.Seed(ctx, svc) })
+	if err != nil {
+		st.Close()
+		return nil, false, err
+	}
+	// Every replica runs the background work; each piece is guarded so it
+	// happens once: a hold is released once (its state guards the release),
+	// a purchase is claimed by one replica (a lease, SKIP LOCKED).
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	go sweepReservations(sctx, st, o.Logger)
-	return &Subgraph{GraphQL: paymentsgraph.NewHandler(st), Store: stopping{StoreHandle: st, stop: stop}, Credits: st}, false, nil
+	go every(sctx, 30*time.Second, o.Logger, "release expired credit holds", st.ReleaseExpired)
+	go every(sctx, 30*time.Second, o.Logger, "expire payment sessions", st.ExpireSessions)
+	go every(sctx, time.Second, o.Logger, "charge reloads and reconcile pending charges", func(ctx context.Context, _ time.Time) (int, error) {
+		return svc.RunWorker(ctx)
+	})
+	return &Subgraph{GraphQL: paymentsgraph.NewHandler(svc), Store: stopping{StoreHandle: st, stop: stop}, Credits: st, Payments: svc}, seeded, nil
 }
 
-// sweepReservations releases expired credit holds every 30 seconds.
-func sweepReservations(ctx context.Context, ledger payments.Ledger, log zerolog.Logger) {
-	t := time.NewTicker(30 * time.Second)
+// PaymentsKeyring reads the payments KEKs, or derives one from the internal
+// key when none are configured (the embedded default: the data directory
+// keeps the internal key, so it survives restarts).
+func PaymentsKeyring(spec string, internalKey []byte) (*envelope.Keyring, error) {
+	if spec != "" {
+		return envelope.ParseKeyring(spec)
+	}
+	sum := sha256.Sum256(append([]byte("vitola payments key-encryption key\x00"), internalKey...))
+	k := &envelope.Keyring{}
+	if err := k.Add("internal", sum[:]); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// every runs work every interval until ctx ends, logging what it did.
+func every(ctx context.Context, interval time.Duration, log zerolog.Logger, what string, work func(context.Context, time.Time) (int, error)) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			if n, err := ledger.ReleaseExpired(ctx, now); err != nil && ctx.Err() == nil {
-				log.Error().Err(err).Msg("release expired credit holds")
+			if n, err := work(ctx, now); err != nil && ctx.Err() == nil {
+				log.Error().Err(err).Msg(what)
 			} else if n > 0 {
-				log.Info().Int("released", n).Msg("released expired credit holds")
+				log.Info().Int("count", n).Msg(what)
 			}
 		}
 	}

@@ -64,13 +64,13 @@ func runCredits(ctx context.Context, args []string, getenv func(string) string, 
 		if err != nil {
 			return fmt.Errorf("credits balance: %w", err)
 		}
-		fmt.Fprintf(stdout, "%s has %d credits\n", k.ID, a.Balance)
+		fmt.Fprintf(stdout, "%s has %d credits\n", k.ID, a.Credits())
 		return nil
 	}
 	a, err := ledger.Grant(ctx, k.ID, n, *note)
 	if err != nil {
 		return fmt.Errorf("credits add: %w", err)
 	}
-	fmt.Fprintf(stdout, "granted %d credits to %s: %d credits now\n", n, k.ID, a.Balance)
+	fmt.Fprintf(stdout, "granted %d credits to %s: %d credits now\n", n, k.ID, a.Credits())
 	return nil
 }

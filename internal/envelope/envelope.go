@@ -31,7 +31,8 @@ type Sealed struct {
 	KEKID      string
 }
 
-// Keyring holds the KEKs: the current one seals, any of them opens.
+// Keyring holds the KEKs: the current one seals, any of them opens. The zero
+// Keyring is empty: Add the first KEK.
 type Keyring struct {
 	current string
 	keks    map[string]cipher.AEAD
@@ -90,6 +91,9 @@ func decodeKey(s string) ([]byte, error) {
 func (k *Keyring) Add(id string, key []byte) error {
 	if !kekID.MatchString(id) {
 		return fmt.Errorf("key-encryption key ID %q: use 1 to 64 letters, digits, '.', '_' or '-'", id)
+	}
+	if k.keks == nil {
+		k.keks = map[string]cipher.AEAD{}
 	}
 	if _, dup := k.keks[id]; dup {
 		return fmt.Errorf("key-encryption key %q is given twice", id)

@@ -26,6 +26,14 @@ const (
 	BillingAccount    = "acc"
 	CreditReservation = "rsv"
 	LedgerEntry       = "lde"
+	LedgerTransaction = "ltx"
+	LedgerPosting     = "lpo"
+	ServiceClient     = "pcl"
+	Offer             = "off"
+	MerchantAccount   = "mer"
+	PaymentSession    = "pss"
+	Purchase          = "pur"
+	PaymentMethod     = "pmt"
 	// Band evidence, owned by the matching subgraph.
 	Evidence = "evd"
 )

@@ -35,6 +35,8 @@ type Identity struct {
 	Scopes []string `json:"scp,omitempty"`
 	// TokenID is the access token's jti, for the revocation check.
 	TokenID string `json:"tid,omitempty"`
+	// ClientID is the payments service client the shim authenticated.
+	ClientID string `json:"cid,omitempty"`
 }
 
 // HasScope reports whether the identity's token carries scope.
@@ -137,7 +139,7 @@ func (i *Issuer) Token(id Identity) (string, error) {
 }
 
 func cacheKey(id Identity) string {
-	return strings.Join([]string{id.Caller, id.KeyID, strings.Join(id.Entitlements, ","), id.UserID, strings.Join(id.Scopes, " "), id.TokenID}, "\x00")
+	return strings.Join([]string{id.Caller, id.KeyID, strings.Join(id.Entitlements, ","), id.UserID, strings.Join(id.Scopes, " "), id.TokenID, id.ClientID}, "\x00")
 }
 
 // Verifier checks internal tokens. Issuers reuse a token for half a minute, so

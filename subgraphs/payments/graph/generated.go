@@ -15,7 +15,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vitolahq/vitola/subgraphs/payments"
 	"github.com/vitolahq/vitola/subgraphs/payments/graph/model"
 )
 
@@ -37,6 +36,29 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AutoReload struct {
+		ConsecutiveFailures func(childComplexity int) int
+		DisabledReason      func(childComplexity int) int
+		Enabled             func(childComplexity int) int
+		OfferID             func(childComplexity int) int
+		PaymentMethodID     func(childComplexity int) int
+		Threshold           func(childComplexity int) int
+		UpdatedAt           func(childComplexity int) int
+	}
+
+	BillingAccount struct {
+		AccountReference func(childComplexity int) int
+		AutoReload       func(childComplexity int) int
+		Balances         func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		ID               func(childComplexity int) int
+	}
+
+	CreatedPaymentSession struct {
+		Session func(childComplexity int) int
+		Token   func(childComplexity int) int
+	}
+
 	CreditAccount struct {
 		Balance func(childComplexity int) int
 		ID      func(childComplexity int) int
@@ -50,15 +72,91 @@ type ComplexityRoot struct {
 		State   func(childComplexity int) int
 	}
 
+	MerchantAccount struct {
+		CreatedAt             func(childComplexity int) int
+		CredentialsConfigured func(childComplexity int) int
+		CredentialsUpdatedAt  func(childComplexity int) int
+		Gateway               func(childComplexity int) int
+		ID                    func(childComplexity int) int
+		Name                  func(childComplexity int) int
+		Status                func(childComplexity int) int
+		UpdatedAt             func(childComplexity int) int
+	}
+
+	Money struct {
+		Amount   func(childComplexity int) int
+		Currency func(childComplexity int) int
+	}
+
 	Mutation struct {
-		ReleaseCredits func(childComplexity int, reservationID string) int
-		ReserveCredits func(childComplexity int, amount int64, reference string, ttlSeconds *int64) int
-		SettleCredits  func(childComplexity int, reservationID string, cost int64) int
+		ConfigureAutoReload       func(childComplexity int, input model.AutoReloadInput) int
+		CreateMerchantAccount     func(childComplexity int, input model.MerchantAccountInput) int
+		CreateOffer               func(childComplexity int, input model.OfferInput) int
+		CreatePaymentSession      func(childComplexity int, input model.PaymentSessionInput) int
+		ReleaseCredits            func(childComplexity int, reservationID string) int
+		ReserveCredits            func(childComplexity int, amount int64, reference string, ttlSeconds *int64) int
+		ResolveBillingAccount     func(childComplexity int, accountReference string, assertion *string) int
+		RevokeMerchantCredentials func(childComplexity int, id string) int
+		SetMerchantCredentials    func(childComplexity int, id string, credentials string) int
+		SettleCredits             func(childComplexity int, reservationID string, cost int64) int
+	}
+
+	Offer struct {
+		CreatedAt         func(childComplexity int) int
+		ID                func(childComplexity int) int
+		MerchantAccountID func(childComplexity int) int
+		Name              func(childComplexity int) int
+		Price             func(childComplexity int) int
+		Quantity          func(childComplexity int) int
+		ResourceType      func(childComplexity int) int
+	}
+
+	PaymentSession struct {
+		BillingAccountID func(childComplexity int) int
+		CancelURL        func(childComplexity int) int
+		ClosedAt         func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		ExpiresAt        func(childComplexity int) int
+		ID               func(childComplexity int) int
+		OfferID          func(childComplexity int) int
+		ParentOrigin     func(childComplexity int) int
+		Purchase         func(childComplexity int) int
+		RedeemedAt       func(childComplexity int) int
+		ReturnURL        func(childComplexity int) int
+		State            func(childComplexity int) int
+	}
+
+	Purchase struct {
+		CreatedAt      func(childComplexity int) int
+		FailureCode    func(childComplexity int) int
+		FailureMessage func(childComplexity int) int
+		ID             func(childComplexity int) int
+		Kind           func(childComplexity int) int
+		Price          func(childComplexity int) int
+		Quantity       func(childComplexity int) int
+		ResourceType   func(childComplexity int) int
+		State          func(childComplexity int) int
+		UpdatedAt      func(childComplexity int) int
 	}
 
 	Query struct {
-		CreditReservation func(childComplexity int, reference string, withinSeconds int64) int
-		Credits           func(childComplexity int) int
+		AuthenticateServiceClient func(childComplexity int, id string, secret string) int
+		CreditReservation         func(childComplexity int, reference string, withinSeconds int64) int
+		Credits                   func(childComplexity int) int
+		MerchantAccounts          func(childComplexity int) int
+		Offers                    func(childComplexity int, resourceType string) int
+		PaymentSession            func(childComplexity int, id string) int
+	}
+
+	ResourceBalance struct {
+		Available    func(childComplexity int) int
+		Held         func(childComplexity int) int
+		ResourceType func(childComplexity int) int
+	}
+
+	ServiceClient struct {
+		ID   func(childComplexity int) int
+		Name func(childComplexity int) int
 	}
 }
 
@@ -68,12 +166,23 @@ type ComplexityRoot struct {
 
 type MutationResolver interface {
 	ReserveCredits(ctx context.Context, amount int64, reference string, ttlSeconds *int64) (*model.CreditReservation, error)
-	SettleCredits(ctx context.Context, reservationID string, cost int64) (*payments.Account, error)
-	ReleaseCredits(ctx context.Context, reservationID string) (*payments.Account, error)
+	SettleCredits(ctx context.Context, reservationID string, cost int64) (*model.CreditAccount, error)
+	ReleaseCredits(ctx context.Context, reservationID string) (*model.CreditAccount, error)
+	ResolveBillingAccount(ctx context.Context, accountReference string, assertion *string) (*model.BillingAccount, error)
+	ConfigureAutoReload(ctx context.Context, input model.AutoReloadInput) (*model.BillingAccount, error)
+	CreateOffer(ctx context.Context, input model.OfferInput) (*model.Offer, error)
+	CreatePaymentSession(ctx context.Context, input model.PaymentSessionInput) (*model.CreatedPaymentSession, error)
+	CreateMerchantAccount(ctx context.Context, input model.MerchantAccountInput) (*model.MerchantAccount, error)
+	SetMerchantCredentials(ctx context.Context, id string, credentials string) (*model.MerchantAccount, error)
+	RevokeMerchantCredentials(ctx context.Context, id string) (*model.MerchantAccount, error)
 }
 type QueryResolver interface {
-	Credits(ctx context.Context) (*payments.Account, error)
+	Credits(ctx context.Context) (*model.CreditAccount, error)
 	CreditReservation(ctx context.Context, reference string, withinSeconds int64) (*model.CreditReservation, error)
+	AuthenticateServiceClient(ctx context.Context, id string, secret string) (*model.ServiceClient, error)
+	Offers(ctx context.Context, resourceType string) ([]*model.Offer, error)
+	PaymentSession(ctx context.Context, id string) (*model.PaymentSession, error)
+	MerchantAccounts(ctx context.Context) ([]*model.MerchantAccount, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -93,6 +202,93 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "AutoReload.consecutiveFailures":
+		if e.ComplexityRoot.AutoReload.ConsecutiveFailures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AutoReload.ConsecutiveFailures(childComplexity), true
+	case "AutoReload.disabledReason":
+		if e.ComplexityRoot.AutoReload.DisabledReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AutoReload.DisabledReason(childComplexity), true
+	case "AutoReload.enabled":
+		if e.ComplexityRoot.AutoReload.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AutoReload.Enabled(childComplexity), true
+	case "AutoReload.offerId":
+		if e.ComplexityRoot.AutoReload.OfferID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AutoReload.OfferID(childComplexity), true
+	case "AutoReload.paymentMethodId":
+		if e.ComplexityRoot.AutoReload.PaymentMethodID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AutoReload.PaymentMethodID(childComplexity), true
+	case "AutoReload.threshold":
+		if e.ComplexityRoot.AutoReload.Threshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AutoReload.Threshold(childComplexity), true
+	case "AutoReload.updatedAt":
+		if e.ComplexityRoot.AutoReload.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AutoReload.UpdatedAt(childComplexity), true
+
+	case "BillingAccount.accountReference":
+		if e.ComplexityRoot.BillingAccount.AccountReference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingAccount.AccountReference(childComplexity), true
+	case "BillingAccount.autoReload":
+		if e.ComplexityRoot.BillingAccount.AutoReload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingAccount.AutoReload(childComplexity), true
+	case "BillingAccount.balances":
+		if e.ComplexityRoot.BillingAccount.Balances == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingAccount.Balances(childComplexity), true
+	case "BillingAccount.createdAt":
+		if e.ComplexityRoot.BillingAccount.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingAccount.CreatedAt(childComplexity), true
+	case "BillingAccount.id":
+		if e.ComplexityRoot.BillingAccount.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingAccount.ID(childComplexity), true
+
+	case "CreatedPaymentSession.session":
+		if e.ComplexityRoot.CreatedPaymentSession.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatedPaymentSession.Session(childComplexity), true
+	case "CreatedPaymentSession.token":
+		if e.ComplexityRoot.CreatedPaymentSession.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatedPaymentSession.Token(childComplexity), true
 
 	case "CreditAccount.balance":
 		if e.ComplexityRoot.CreditAccount.Balance == nil {
@@ -138,6 +334,112 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreditReservation.State(childComplexity), true
 
+	case "MerchantAccount.createdAt":
+		if e.ComplexityRoot.MerchantAccount.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MerchantAccount.CreatedAt(childComplexity), true
+	case "MerchantAccount.credentialsConfigured":
+		if e.ComplexityRoot.MerchantAccount.CredentialsConfigured == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MerchantAccount.CredentialsConfigured(childComplexity), true
+	case "MerchantAccount.credentialsUpdatedAt":
+		if e.ComplexityRoot.MerchantAccount.CredentialsUpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MerchantAccount.CredentialsUpdatedAt(childComplexity), true
+	case "MerchantAccount.gateway":
+		if e.ComplexityRoot.MerchantAccount.Gateway == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MerchantAccount.Gateway(childComplexity), true
+	case "MerchantAccount.id":
+		if e.ComplexityRoot.MerchantAccount.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MerchantAccount.ID(childComplexity), true
+	case "MerchantAccount.name":
+		if e.ComplexityRoot.MerchantAccount.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MerchantAccount.Name(childComplexity), true
+	case "MerchantAccount.status":
+		if e.ComplexityRoot.MerchantAccount.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MerchantAccount.Status(childComplexity), true
+	case "MerchantAccount.updatedAt":
+		if e.ComplexityRoot.MerchantAccount.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MerchantAccount.UpdatedAt(childComplexity), true
+
+	case "Money.amount":
+		if e.ComplexityRoot.Money.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Money.Amount(childComplexity), true
+	case "Money.currency":
+		if e.ComplexityRoot.Money.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Money.Currency(childComplexity), true
+
+	case "Mutation.configureAutoReload":
+		if e.ComplexityRoot.Mutation.ConfigureAutoReload == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_configureAutoReload_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ConfigureAutoReload(childComplexity, args["input"].(model.AutoReloadInput)), true
+	case "Mutation.createMerchantAccount":
+		if e.ComplexityRoot.Mutation.CreateMerchantAccount == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createMerchantAccount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateMerchantAccount(childComplexity, args["input"].(model.MerchantAccountInput)), true
+	case "Mutation.createOffer":
+		if e.ComplexityRoot.Mutation.CreateOffer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createOffer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateOffer(childComplexity, args["input"].(model.OfferInput)), true
+	case "Mutation.createPaymentSession":
+		if e.ComplexityRoot.Mutation.CreatePaymentSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createPaymentSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreatePaymentSession(childComplexity, args["input"].(model.PaymentSessionInput)), true
 	case "Mutation.releaseCredits":
 		if e.ComplexityRoot.Mutation.ReleaseCredits == nil {
 			break
@@ -160,6 +462,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ReserveCredits(childComplexity, args["amount"].(int64), args["reference"].(string), args["ttlSeconds"].(*int64)), true
+	case "Mutation.resolveBillingAccount":
+		if e.ComplexityRoot.Mutation.ResolveBillingAccount == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resolveBillingAccount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResolveBillingAccount(childComplexity, args["accountReference"].(string), args["assertion"].(*string)), true
+	case "Mutation.revokeMerchantCredentials":
+		if e.ComplexityRoot.Mutation.RevokeMerchantCredentials == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeMerchantCredentials_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeMerchantCredentials(childComplexity, args["id"].(string)), true
+	case "Mutation.setMerchantCredentials":
+		if e.ComplexityRoot.Mutation.SetMerchantCredentials == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setMerchantCredentials_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetMerchantCredentials(childComplexity, args["id"].(string), args["credentials"].(string)), true
 	case "Mutation.settleCredits":
 		if e.ComplexityRoot.Mutation.SettleCredits == nil {
 			break
@@ -172,6 +507,194 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.SettleCredits(childComplexity, args["reservationId"].(string), args["cost"].(int64)), true
 
+	case "Offer.createdAt":
+		if e.ComplexityRoot.Offer.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.CreatedAt(childComplexity), true
+	case "Offer.id":
+		if e.ComplexityRoot.Offer.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.ID(childComplexity), true
+	case "Offer.merchantAccountId":
+		if e.ComplexityRoot.Offer.MerchantAccountID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.MerchantAccountID(childComplexity), true
+	case "Offer.name":
+		if e.ComplexityRoot.Offer.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.Name(childComplexity), true
+	case "Offer.price":
+		if e.ComplexityRoot.Offer.Price == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.Price(childComplexity), true
+	case "Offer.quantity":
+		if e.ComplexityRoot.Offer.Quantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.Quantity(childComplexity), true
+	case "Offer.resourceType":
+		if e.ComplexityRoot.Offer.ResourceType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.ResourceType(childComplexity), true
+
+	case "PaymentSession.billingAccountId":
+		if e.ComplexityRoot.PaymentSession.BillingAccountID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.BillingAccountID(childComplexity), true
+	case "PaymentSession.cancelUrl":
+		if e.ComplexityRoot.PaymentSession.CancelURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.CancelURL(childComplexity), true
+	case "PaymentSession.closedAt":
+		if e.ComplexityRoot.PaymentSession.ClosedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.ClosedAt(childComplexity), true
+	case "PaymentSession.createdAt":
+		if e.ComplexityRoot.PaymentSession.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.CreatedAt(childComplexity), true
+	case "PaymentSession.expiresAt":
+		if e.ComplexityRoot.PaymentSession.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.ExpiresAt(childComplexity), true
+	case "PaymentSession.id":
+		if e.ComplexityRoot.PaymentSession.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.ID(childComplexity), true
+	case "PaymentSession.offerId":
+		if e.ComplexityRoot.PaymentSession.OfferID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.OfferID(childComplexity), true
+	case "PaymentSession.parentOrigin":
+		if e.ComplexityRoot.PaymentSession.ParentOrigin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.ParentOrigin(childComplexity), true
+	case "PaymentSession.purchase":
+		if e.ComplexityRoot.PaymentSession.Purchase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.Purchase(childComplexity), true
+	case "PaymentSession.redeemedAt":
+		if e.ComplexityRoot.PaymentSession.RedeemedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.RedeemedAt(childComplexity), true
+	case "PaymentSession.returnUrl":
+		if e.ComplexityRoot.PaymentSession.ReturnURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.ReturnURL(childComplexity), true
+	case "PaymentSession.state":
+		if e.ComplexityRoot.PaymentSession.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.State(childComplexity), true
+
+	case "Purchase.createdAt":
+		if e.ComplexityRoot.Purchase.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Purchase.CreatedAt(childComplexity), true
+	case "Purchase.failureCode":
+		if e.ComplexityRoot.Purchase.FailureCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Purchase.FailureCode(childComplexity), true
+	case "Purchase.failureMessage":
+		if e.ComplexityRoot.Purchase.FailureMessage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Purchase.FailureMessage(childComplexity), true
+	case "Purchase.id":
+		if e.ComplexityRoot.Purchase.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Purchase.ID(childComplexity), true
+	case "Purchase.kind":
+		if e.ComplexityRoot.Purchase.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Purchase.Kind(childComplexity), true
+	case "Purchase.price":
+		if e.ComplexityRoot.Purchase.Price == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Purchase.Price(childComplexity), true
+	case "Purchase.quantity":
+		if e.ComplexityRoot.Purchase.Quantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Purchase.Quantity(childComplexity), true
+	case "Purchase.resourceType":
+		if e.ComplexityRoot.Purchase.ResourceType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Purchase.ResourceType(childComplexity), true
+	case "Purchase.state":
+		if e.ComplexityRoot.Purchase.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Purchase.State(childComplexity), true
+	case "Purchase.updatedAt":
+		if e.ComplexityRoot.Purchase.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Purchase.UpdatedAt(childComplexity), true
+
+	case "Query.authenticateServiceClient":
+		if e.ComplexityRoot.Query.AuthenticateServiceClient == nil {
+			break
+		}
+
+		args, err := ec.field_Query_authenticateServiceClient_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AuthenticateServiceClient(childComplexity, args["id"].(string), args["secret"].(string)), true
 	case "Query.creditReservation":
 		if e.ComplexityRoot.Query.CreditReservation == nil {
 			break
@@ -190,6 +713,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Credits(childComplexity), true
 
+	case "Query.merchantAccounts":
+		if e.ComplexityRoot.Query.MerchantAccounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.MerchantAccounts(childComplexity), true
+	case "Query.offers":
+		if e.ComplexityRoot.Query.Offers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_offers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Offers(childComplexity, args["resourceType"].(string)), true
+	case "Query.paymentSession":
+		if e.ComplexityRoot.Query.PaymentSession == nil {
+			break
+		}
+
+		args, err := ec.field_Query_paymentSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PaymentSession(childComplexity, args["id"].(string)), true
+
+	case "ResourceBalance.available":
+		if e.ComplexityRoot.ResourceBalance.Available == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceBalance.Available(childComplexity), true
+	case "ResourceBalance.held":
+		if e.ComplexityRoot.ResourceBalance.Held == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceBalance.Held(childComplexity), true
+	case "ResourceBalance.resourceType":
+		if e.ComplexityRoot.ResourceBalance.ResourceType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceBalance.ResourceType(childComplexity), true
+
+	case "ServiceClient.id":
+		if e.ComplexityRoot.ServiceClient.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ServiceClient.ID(childComplexity), true
+	case "ServiceClient.name":
+		if e.ComplexityRoot.ServiceClient.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ServiceClient.Name(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -197,7 +781,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
-	inputUnmarshalMap := graphql.BuildUnmarshalerMap()
+	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAutoReloadInput,
+		ec.unmarshalInputMerchantAccountInput,
+		ec.unmarshalInputOfferInput,
+		ec.unmarshalInputPaymentSessionInput,
+	)
 	first := true
 
 	switch opCtx.Operation.Operation {
@@ -273,8 +862,13 @@ func newExecutionContext(
 
 var sources = []*ast.Source{
 	{Name: "../../../schema/payments.graphqls", Input: `# The payments subgraph's internal API. It is never composed into the public
-# graph: only the shim calls it, with an internal token naming the developer key
-# it acts for. Every field acts on that key's billing account alone.
+# graph: only the shim calls it, with an internal token naming whom it acts
+# for: a developer key (credits), or a service client the shim authenticated
+# (the payments API). Every field acts for that caller alone; refusals carry
+# extensions.code, the payments API's error code in upper case.
+#
+# Field names are the payments API's JSON names: the shim passes objects
+# through as they come. Times are RFC 3339 UTC with milliseconds.
 
 type Query {
   "The calling key's credits."
@@ -286,6 +880,19 @@ type Query {
   or gave them back (RELEASED).
   """
   creditReservation(reference: String!, withinSeconds: Int!): CreditReservation
+
+  """
+  The service client with this ID and secret, or null when there is none, it
+  is revoked, or the secret is wrong (all alike). Secrets are compared as
+  hashes in constant time; a rotated-out secret works for its grace period.
+  """
+  authenticateServiceClient(id: ID!, secret: String!): ServiceClient
+  "Active offers of a resource type that the calling client sells, cheapest per unit first."
+  offers(resourceType: String!): [Offer!]!
+  "A payment session of the calling client's, with its purchase."
+  paymentSession(id: ID!): PaymentSession!
+  "The calling client's merchant accounts (scope merchant_accounts:read)."
+  merchantAccounts: [MerchantAccount!]!
 }
 
 type Mutation {
@@ -300,11 +907,30 @@ type Mutation {
   settleCredits(reservationId: ID!, cost: Int!): CreditAccount!
   "Gives a failed request's hold back whole."
   releaseCredits(reservationId: ID!): CreditAccount!
+
+  """
+  Finds or creates the calling client's billing account for its reference (a
+  client bound to a developer key names the key's ID to reach its AI credits).
+  A client that requires assertions sends one; its jti is spent.
+  """
+  resolveBillingAccount(accountReference: String!, assertion: String): BillingAccount!
+  "Sets or turns off an account's automatic reload (assertion as for resolve)."
+  configureAutoReload(input: AutoReloadInput!): BillingAccount!
+  "Creates an offer of the calling client's; its merchant account must be configured."
+  createOffer(input: OfferInput!): Offer!
+  "Creates a hosted payment session and its purchase intent; the token is shown once."
+  createPaymentSession(input: PaymentSessionInput!): CreatedPaymentSession!
+  "Creates a merchant account without credentials (scope merchant_accounts:write)."
+  createMerchantAccount(input: MerchantAccountInput!): MerchantAccount!
+  "Configures or rotates a merchant account's credentials: a JSON object the gateway defines."
+  setMerchantCredentials(id: ID!, credentials: String!): MerchantAccount!
+  "Revokes a merchant account's credentials."
+  revokeMerchantCredentials(id: ID!): MerchantAccount!
 }
 
 type CreditAccount {
   id: ID!
-  "Spendable credits: the sum of the account's ledger entries."
+  "Spendable AI credits."
   balance: Int!
 }
 
@@ -323,6 +949,140 @@ enum CreditReservationState {
   SETTLED
   RELEASED
 }
+
+type ServiceClient {
+  id: ID!
+  name: String!
+}
+
+type BillingAccount {
+  id: ID!
+  "The client's reference for the account (the developer key's ID for a key's account)."
+  accountReference: String!
+  "Balances of every resource type the client sells (zero when none)."
+  balances: [ResourceBalance!]!
+  autoReload: AutoReload
+  createdAt: String!
+}
+
+type ResourceBalance {
+  resourceType: String!
+  "Spendable units."
+  available: Int!
+  "Units held by paid requests still running."
+  held: Int!
+}
+
+type AutoReload {
+  enabled: Boolean!
+  threshold: Int
+  offerId: ID
+  paymentMethodId: ID
+  "Reloads that failed in a row; at 3 the rule turns itself off."
+  consecutiveFailures: Int!
+  "Why the rule turned itself off, when it did."
+  disabledReason: String
+  updatedAt: String!
+}
+
+input AutoReloadInput {
+  accountReference: String!
+  assertion: String
+  enabled: Boolean!
+  threshold: Int
+  offerId: ID
+  paymentMethodId: ID
+}
+
+type Money {
+  "Integer minor units of the currency (cents for USD)."
+  amount: Int!
+  "ISO 4217 code."
+  currency: String!
+}
+
+type Offer {
+  id: ID!
+  resourceType: String!
+  name: String!
+  quantity: Int!
+  price: Money!
+  merchantAccountId: ID!
+  createdAt: String!
+}
+
+input OfferInput {
+  resourceType: String!
+  name: String!
+  quantity: Int!
+  price: Int!
+  currency: String!
+  merchantAccountId: ID!
+}
+
+input PaymentSessionInput {
+  billingAccountId: ID!
+  offerId: ID!
+  returnUrl: String!
+  cancelUrl: String
+  parentOrigin: String
+  "Lifetime: 60 to 86400 (default 1800)."
+  expiresInSeconds: Int
+}
+
+type CreatedPaymentSession {
+  session: PaymentSession!
+  "The one-time token of the hosted URL; kept only as a hash."
+  token: String!
+}
+
+type PaymentSession {
+  id: ID!
+  "open, active, completed, cancelled or expired."
+  state: String!
+  billingAccountId: ID!
+  offerId: ID!
+  returnUrl: String!
+  cancelUrl: String!
+  parentOrigin: String
+  expiresAt: String!
+  createdAt: String!
+  redeemedAt: String
+  closedAt: String
+  purchase: Purchase!
+}
+
+type Purchase {
+  id: ID!
+  "checkout or reload."
+  kind: String!
+  "open, queued, processing, pending, succeeded, failed, cancelled or refunded."
+  state: String!
+  resourceType: String!
+  quantity: Int!
+  price: Money!
+  failureCode: String
+  failureMessage: String
+  createdAt: String!
+  updatedAt: String!
+}
+
+type MerchantAccount {
+  id: ID!
+  name: String!
+  gateway: String!
+  "unconfigured, configured or revoked."
+  status: String!
+  credentialsConfigured: Boolean!
+  credentialsUpdatedAt: String
+  createdAt: String!
+  updatedAt: String!
+}
+
+input MerchantAccountInput {
+  name: String!
+  gateway: String!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -330,6 +1090,52 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_AutoReload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "enabled":
+		return ec.fieldContext_AutoReload_enabled(ctx, field)
+	case "threshold":
+		return ec.fieldContext_AutoReload_threshold(ctx, field)
+	case "offerId":
+		return ec.fieldContext_AutoReload_offerId(ctx, field)
+	case "paymentMethodId":
+		return ec.fieldContext_AutoReload_paymentMethodId(ctx, field)
+	case "consecutiveFailures":
+		return ec.fieldContext_AutoReload_consecutiveFailures(ctx, field)
+	case "disabledReason":
+		return ec.fieldContext_AutoReload_disabledReason(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_AutoReload_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AutoReload", field.Name)
+}
+
+func (ec *executionContext) childFields_BillingAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_BillingAccount_id(ctx, field)
+	case "accountReference":
+		return ec.fieldContext_BillingAccount_accountReference(ctx, field)
+	case "balances":
+		return ec.fieldContext_BillingAccount_balances(ctx, field)
+	case "autoReload":
+		return ec.fieldContext_BillingAccount_autoReload(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_BillingAccount_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BillingAccount", field.Name)
+}
+
+func (ec *executionContext) childFields_CreatedPaymentSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "session":
+		return ec.fieldContext_CreatedPaymentSession_session(ctx, field)
+	case "token":
+		return ec.fieldContext_CreatedPaymentSession_token(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreatedPaymentSession", field.Name)
+}
 
 func (ec *executionContext) childFields_CreditAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -355,6 +1161,136 @@ func (ec *executionContext) childFields_CreditReservation(ctx context.Context, f
 		return ec.fieldContext_CreditReservation_cost(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreditReservation", field.Name)
+}
+
+func (ec *executionContext) childFields_MerchantAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_MerchantAccount_id(ctx, field)
+	case "name":
+		return ec.fieldContext_MerchantAccount_name(ctx, field)
+	case "gateway":
+		return ec.fieldContext_MerchantAccount_gateway(ctx, field)
+	case "status":
+		return ec.fieldContext_MerchantAccount_status(ctx, field)
+	case "credentialsConfigured":
+		return ec.fieldContext_MerchantAccount_credentialsConfigured(ctx, field)
+	case "credentialsUpdatedAt":
+		return ec.fieldContext_MerchantAccount_credentialsUpdatedAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_MerchantAccount_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_MerchantAccount_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MerchantAccount", field.Name)
+}
+
+func (ec *executionContext) childFields_Money(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "amount":
+		return ec.fieldContext_Money_amount(ctx, field)
+	case "currency":
+		return ec.fieldContext_Money_currency(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+}
+
+func (ec *executionContext) childFields_Offer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Offer_id(ctx, field)
+	case "resourceType":
+		return ec.fieldContext_Offer_resourceType(ctx, field)
+	case "name":
+		return ec.fieldContext_Offer_name(ctx, field)
+	case "quantity":
+		return ec.fieldContext_Offer_quantity(ctx, field)
+	case "price":
+		return ec.fieldContext_Offer_price(ctx, field)
+	case "merchantAccountId":
+		return ec.fieldContext_Offer_merchantAccountId(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Offer_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Offer", field.Name)
+}
+
+func (ec *executionContext) childFields_PaymentSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_PaymentSession_id(ctx, field)
+	case "state":
+		return ec.fieldContext_PaymentSession_state(ctx, field)
+	case "billingAccountId":
+		return ec.fieldContext_PaymentSession_billingAccountId(ctx, field)
+	case "offerId":
+		return ec.fieldContext_PaymentSession_offerId(ctx, field)
+	case "returnUrl":
+		return ec.fieldContext_PaymentSession_returnUrl(ctx, field)
+	case "cancelUrl":
+		return ec.fieldContext_PaymentSession_cancelUrl(ctx, field)
+	case "parentOrigin":
+		return ec.fieldContext_PaymentSession_parentOrigin(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_PaymentSession_expiresAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_PaymentSession_createdAt(ctx, field)
+	case "redeemedAt":
+		return ec.fieldContext_PaymentSession_redeemedAt(ctx, field)
+	case "closedAt":
+		return ec.fieldContext_PaymentSession_closedAt(ctx, field)
+	case "purchase":
+		return ec.fieldContext_PaymentSession_purchase(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PaymentSession", field.Name)
+}
+
+func (ec *executionContext) childFields_Purchase(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Purchase_id(ctx, field)
+	case "kind":
+		return ec.fieldContext_Purchase_kind(ctx, field)
+	case "state":
+		return ec.fieldContext_Purchase_state(ctx, field)
+	case "resourceType":
+		return ec.fieldContext_Purchase_resourceType(ctx, field)
+	case "quantity":
+		return ec.fieldContext_Purchase_quantity(ctx, field)
+	case "price":
+		return ec.fieldContext_Purchase_price(ctx, field)
+	case "failureCode":
+		return ec.fieldContext_Purchase_failureCode(ctx, field)
+	case "failureMessage":
+		return ec.fieldContext_Purchase_failureMessage(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Purchase_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Purchase_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Purchase", field.Name)
+}
+
+func (ec *executionContext) childFields_ResourceBalance(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "resourceType":
+		return ec.fieldContext_ResourceBalance_resourceType(ctx, field)
+	case "available":
+		return ec.fieldContext_ResourceBalance_available(ctx, field)
+	case "held":
+		return ec.fieldContext_ResourceBalance_held(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceBalance", field.Name)
+}
+
+func (ec *executionContext) childFields_ServiceClient(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ServiceClient_id(ctx, field)
+	case "name":
+		return ec.fieldContext_ServiceClient_name(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ServiceClient", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -473,6 +1409,62 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_configureAutoReload_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AutoReloadInput, error) {
+			return ec.unmarshalNAutoReloadInput2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐAutoReloadInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createMerchantAccount_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.MerchantAccountInput, error) {
+			return ec.unmarshalNMerchantAccountInput2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐMerchantAccountInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createOffer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.OfferInput, error) {
+			return ec.unmarshalNOfferInput2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐOfferInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createPaymentSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.PaymentSessionInput, error) {
+			return ec.unmarshalNPaymentSessionInput2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPaymentSessionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_releaseCredits_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -517,6 +1509,64 @@ func (ec *executionContext) field_Mutation_reserveCredits_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_resolveBillingAccount_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "accountReference",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["accountReference"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "assertion",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["assertion"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_revokeMerchantCredentials_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setMerchantCredentials_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "credentials",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["credentials"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_settleCredits_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -553,6 +1603,28 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_authenticateServiceClient_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "secret",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["secret"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_creditReservation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -572,6 +1644,34 @@ func (ec *executionContext) field_Query_creditReservation_args(ctx context.Conte
 		return nil, err
 	}
 	args["withinSeconds"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_offers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "resourceType",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["resourceType"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_paymentSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -635,7 +1735,356 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _CreditAccount_id(ctx context.Context, field graphql.CollectedField, obj *payments.Account) (ret graphql.Marshaler) {
+func (ec *executionContext) _AutoReload_enabled(ctx context.Context, field graphql.CollectedField, obj *model.AutoReload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AutoReload_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AutoReload_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AutoReload", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _AutoReload_threshold(ctx context.Context, field graphql.CollectedField, obj *model.AutoReload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AutoReload_threshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Threshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AutoReload_threshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AutoReload", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AutoReload_offerId(ctx context.Context, field graphql.CollectedField, obj *model.AutoReload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AutoReload_offerId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OfferID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AutoReload_offerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AutoReload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AutoReload_paymentMethodId(ctx context.Context, field graphql.CollectedField, obj *model.AutoReload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AutoReload_paymentMethodId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PaymentMethodID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AutoReload_paymentMethodId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AutoReload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AutoReload_consecutiveFailures(ctx context.Context, field graphql.CollectedField, obj *model.AutoReload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AutoReload_consecutiveFailures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConsecutiveFailures, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AutoReload_consecutiveFailures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AutoReload", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AutoReload_disabledReason(ctx context.Context, field graphql.CollectedField, obj *model.AutoReload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AutoReload_disabledReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DisabledReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AutoReload_disabledReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AutoReload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AutoReload_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.AutoReload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AutoReload_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AutoReload_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AutoReload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BillingAccount_id(ctx context.Context, field graphql.CollectedField, obj *model.BillingAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingAccount_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingAccount_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BillingAccount", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _BillingAccount_accountReference(ctx context.Context, field graphql.CollectedField, obj *model.BillingAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingAccount_accountReference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AccountReference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingAccount_accountReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BillingAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BillingAccount_balances(ctx context.Context, field graphql.CollectedField, obj *model.BillingAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingAccount_balances(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Balances, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ResourceBalance) graphql.Marshaler {
+			return ec.marshalNResourceBalance2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐResourceBalanceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingAccount_balances(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BillingAccount",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceBalance(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BillingAccount_autoReload(ctx context.Context, field graphql.CollectedField, obj *model.BillingAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingAccount_autoReload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AutoReload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AutoReload) graphql.Marshaler {
+			return ec.marshalOAutoReload2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐAutoReload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BillingAccount_autoReload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BillingAccount",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AutoReload(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BillingAccount_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.BillingAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingAccount_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingAccount_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BillingAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CreatedPaymentSession_session(ctx context.Context, field graphql.CollectedField, obj *model.CreatedPaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatedPaymentSession_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Session, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PaymentSession) graphql.Marshaler {
+			return ec.marshalNPaymentSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPaymentSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreatedPaymentSession_session(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreatedPaymentSession",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PaymentSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreatedPaymentSession_token(ctx context.Context, field graphql.CollectedField, obj *model.CreatedPaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatedPaymentSession_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Token, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreatedPaymentSession_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreatedPaymentSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CreditAccount_id(ctx context.Context, field graphql.CollectedField, obj *model.CreditAccount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -658,7 +2107,7 @@ func (ec *executionContext) fieldContext_CreditAccount_id(_ context.Context, fie
 	return graphql.NewScalarFieldContext("CreditAccount", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _CreditAccount_balance(ctx context.Context, field graphql.CollectedField, obj *payments.Account) (ret graphql.Marshaler) {
+func (ec *executionContext) _CreditAccount_balance(ctx context.Context, field graphql.CollectedField, obj *model.CreditAccount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -796,6 +2245,236 @@ func (ec *executionContext) fieldContext_CreditReservation_cost(_ context.Contex
 	return graphql.NewScalarFieldContext("CreditReservation", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _MerchantAccount_id(ctx context.Context, field graphql.CollectedField, obj *model.MerchantAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MerchantAccount_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MerchantAccount_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MerchantAccount", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _MerchantAccount_name(ctx context.Context, field graphql.CollectedField, obj *model.MerchantAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MerchantAccount_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MerchantAccount_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MerchantAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MerchantAccount_gateway(ctx context.Context, field graphql.CollectedField, obj *model.MerchantAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MerchantAccount_gateway(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gateway, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MerchantAccount_gateway(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MerchantAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MerchantAccount_status(ctx context.Context, field graphql.CollectedField, obj *model.MerchantAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MerchantAccount_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MerchantAccount_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MerchantAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MerchantAccount_credentialsConfigured(ctx context.Context, field graphql.CollectedField, obj *model.MerchantAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MerchantAccount_credentialsConfigured(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CredentialsConfigured, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MerchantAccount_credentialsConfigured(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MerchantAccount", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _MerchantAccount_credentialsUpdatedAt(ctx context.Context, field graphql.CollectedField, obj *model.MerchantAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MerchantAccount_credentialsUpdatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CredentialsUpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MerchantAccount_credentialsUpdatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MerchantAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MerchantAccount_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.MerchantAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MerchantAccount_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MerchantAccount_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MerchantAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MerchantAccount_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.MerchantAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MerchantAccount_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MerchantAccount_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MerchantAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Money_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Money_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Money", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Money_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Money_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Money", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Mutation_reserveCredits(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -853,8 +2532,8 @@ func (ec *executionContext) _Mutation_settleCredits(ctx context.Context, field g
 			return ec.Resolvers.Mutation().SettleCredits(ctx, fc.Args["reservationId"].(string), fc.Args["cost"].(int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *payments.Account) graphql.Marshaler {
-			return ec.marshalNCreditAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚐAccount(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreditAccount) graphql.Marshaler {
+			return ec.marshalNCreditAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐCreditAccount(ctx, selections, v)
 		},
 		true,
 		true,
@@ -897,8 +2576,8 @@ func (ec *executionContext) _Mutation_releaseCredits(ctx context.Context, field 
 			return ec.Resolvers.Mutation().ReleaseCredits(ctx, fc.Args["reservationId"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *payments.Account) graphql.Marshaler {
-			return ec.marshalNCreditAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚐAccount(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreditAccount) graphql.Marshaler {
+			return ec.marshalNCreditAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐCreditAccount(ctx, selections, v)
 		},
 		true,
 		true,
@@ -928,6 +2607,1008 @@ func (ec *executionContext) fieldContext_Mutation_releaseCredits(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_resolveBillingAccount(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resolveBillingAccount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResolveBillingAccount(ctx, fc.Args["accountReference"].(string), fc.Args["assertion"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BillingAccount) graphql.Marshaler {
+			return ec.marshalNBillingAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐBillingAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resolveBillingAccount(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BillingAccount(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resolveBillingAccount_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_configureAutoReload(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_configureAutoReload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ConfigureAutoReload(ctx, fc.Args["input"].(model.AutoReloadInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BillingAccount) graphql.Marshaler {
+			return ec.marshalNBillingAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐBillingAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_configureAutoReload(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BillingAccount(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_configureAutoReload_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createOffer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createOffer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateOffer(ctx, fc.Args["input"].(model.OfferInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Offer) graphql.Marshaler {
+			return ec.marshalNOffer2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐOffer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createOffer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Offer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createOffer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createPaymentSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createPaymentSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreatePaymentSession(ctx, fc.Args["input"].(model.PaymentSessionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreatedPaymentSession) graphql.Marshaler {
+			return ec.marshalNCreatedPaymentSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐCreatedPaymentSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createPaymentSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreatedPaymentSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createPaymentSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createMerchantAccount(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createMerchantAccount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateMerchantAccount(ctx, fc.Args["input"].(model.MerchantAccountInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MerchantAccount) graphql.Marshaler {
+			return ec.marshalNMerchantAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐMerchantAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createMerchantAccount(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MerchantAccount(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createMerchantAccount_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setMerchantCredentials(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setMerchantCredentials(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetMerchantCredentials(ctx, fc.Args["id"].(string), fc.Args["credentials"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MerchantAccount) graphql.Marshaler {
+			return ec.marshalNMerchantAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐMerchantAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setMerchantCredentials(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MerchantAccount(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setMerchantCredentials_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revokeMerchantCredentials(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revokeMerchantCredentials(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RevokeMerchantCredentials(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MerchantAccount) graphql.Marshaler {
+			return ec.marshalNMerchantAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐMerchantAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revokeMerchantCredentials(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MerchantAccount(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revokeMerchantCredentials_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Offer_id(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Offer", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Offer_resourceType(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_resourceType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResourceType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_resourceType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Offer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Offer_name(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Offer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Offer_quantity(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_quantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Quantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Offer", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Offer_price(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_price(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Price, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Offer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Offer_merchantAccountId(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_merchantAccountId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MerchantAccountID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_merchantAccountId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Offer", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Offer_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Offer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentSession_id(ctx context.Context, field graphql.CollectedField, obj *model.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentSession_state(ctx context.Context, field graphql.CollectedField, obj *model.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentSession_billingAccountId(ctx context.Context, field graphql.CollectedField, obj *model.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_billingAccountId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BillingAccountID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_billingAccountId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentSession_offerId(ctx context.Context, field graphql.CollectedField, obj *model.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_offerId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OfferID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_offerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentSession_returnUrl(ctx context.Context, field graphql.CollectedField, obj *model.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_returnUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReturnURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_returnUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentSession_cancelUrl(ctx context.Context, field graphql.CollectedField, obj *model.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_cancelUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CancelURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_cancelUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentSession_parentOrigin(ctx context.Context, field graphql.CollectedField, obj *model.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_parentOrigin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ParentOrigin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_parentOrigin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentSession_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentSession_redeemedAt(ctx context.Context, field graphql.CollectedField, obj *model.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_redeemedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RedeemedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_redeemedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentSession_closedAt(ctx context.Context, field graphql.CollectedField, obj *model.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_closedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClosedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_closedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentSession_purchase(ctx context.Context, field graphql.CollectedField, obj *model.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_purchase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Purchase, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Purchase) graphql.Marshaler {
+			return ec.marshalNPurchase2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPurchase(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_purchase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentSession",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Purchase(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Purchase_id(ctx context.Context, field graphql.CollectedField, obj *model.Purchase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Purchase_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Purchase_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Purchase", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Purchase_kind(ctx context.Context, field graphql.CollectedField, obj *model.Purchase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Purchase_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Purchase_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Purchase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Purchase_state(ctx context.Context, field graphql.CollectedField, obj *model.Purchase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Purchase_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Purchase_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Purchase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Purchase_resourceType(ctx context.Context, field graphql.CollectedField, obj *model.Purchase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Purchase_resourceType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResourceType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Purchase_resourceType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Purchase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Purchase_quantity(ctx context.Context, field graphql.CollectedField, obj *model.Purchase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Purchase_quantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Quantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Purchase_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Purchase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Purchase_price(ctx context.Context, field graphql.CollectedField, obj *model.Purchase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Purchase_price(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Price, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Purchase_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Purchase",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Purchase_failureCode(ctx context.Context, field graphql.CollectedField, obj *model.Purchase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Purchase_failureCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailureCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Purchase_failureCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Purchase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Purchase_failureMessage(ctx context.Context, field graphql.CollectedField, obj *model.Purchase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Purchase_failureMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailureMessage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Purchase_failureMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Purchase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Purchase_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Purchase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Purchase_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Purchase_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Purchase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Purchase_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Purchase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Purchase_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Purchase_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Purchase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Query_credits(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -940,8 +3621,8 @@ func (ec *executionContext) _Query_credits(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Query().Credits(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *payments.Account) graphql.Marshaler {
-			return ec.marshalNCreditAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚐAccount(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreditAccount) graphql.Marshaler {
+			return ec.marshalNCreditAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐCreditAccount(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1000,6 +3681,170 @@ func (ec *executionContext) fieldContext_Query_creditReservation(ctx context.Con
 	if fc.Args, err = ec.field_Query_creditReservation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_authenticateServiceClient(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_authenticateServiceClient(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AuthenticateServiceClient(ctx, fc.Args["id"].(string), fc.Args["secret"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ServiceClient) graphql.Marshaler {
+			return ec.marshalOServiceClient2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐServiceClient(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_authenticateServiceClient(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ServiceClient(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_authenticateServiceClient_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_offers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_offers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Offers(ctx, fc.Args["resourceType"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Offer) graphql.Marshaler {
+			return ec.marshalNOffer2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐOfferᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_offers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Offer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_offers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_paymentSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_paymentSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PaymentSession(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PaymentSession) graphql.Marshaler {
+			return ec.marshalNPaymentSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPaymentSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_paymentSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PaymentSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_paymentSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_merchantAccounts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_merchantAccounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().MerchantAccounts(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.MerchantAccount) graphql.Marshaler {
+			return ec.marshalNMerchantAccount2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐMerchantAccountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_merchantAccounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MerchantAccount(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -1078,6 +3923,121 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ResourceBalance_resourceType(ctx context.Context, field graphql.CollectedField, obj *model.ResourceBalance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceBalance_resourceType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResourceType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceBalance_resourceType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceBalance", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ResourceBalance_available(ctx context.Context, field graphql.CollectedField, obj *model.ResourceBalance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceBalance_available(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Available, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceBalance_available(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceBalance", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ResourceBalance_held(ctx context.Context, field graphql.CollectedField, obj *model.ResourceBalance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceBalance_held(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Held, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceBalance_held(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceBalance", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ServiceClient_id(ctx context.Context, field graphql.CollectedField, obj *model.ServiceClient) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ServiceClient_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ServiceClient_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ServiceClient", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ServiceClient_name(ctx context.Context, field graphql.CollectedField, obj *model.ServiceClient) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ServiceClient_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ServiceClient_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ServiceClient", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -2139,6 +5099,238 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAutoReloadInput(ctx context.Context, obj any) (model.AutoReloadInput, error) {
+	var it model.AutoReloadInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"accountReference", "assertion", "enabled", "threshold", "offerId", "paymentMethodId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "accountReference":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("accountReference"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AccountReference = data
+		case "assertion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("assertion"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Assertion = data
+		case "enabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabled"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Enabled = data
+		case "threshold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("threshold"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Threshold = data
+		case "offerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("offerId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OfferID = data
+		case "paymentMethodId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentMethodId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentMethodID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputMerchantAccountInput(ctx context.Context, obj any) (model.MerchantAccountInput, error) {
+	var it model.MerchantAccountInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "gateway"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "gateway":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gateway"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gateway = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputOfferInput(ctx context.Context, obj any) (model.OfferInput, error) {
+	var it model.OfferInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"resourceType", "name", "quantity", "price", "currency", "merchantAccountId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "resourceType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("resourceType"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ResourceType = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "quantity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantity"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Quantity = data
+		case "price":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("price"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Price = data
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = data
+		case "merchantAccountId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("merchantAccountId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MerchantAccountID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputPaymentSessionInput(ctx context.Context, obj any) (model.PaymentSessionInput, error) {
+	var it model.PaymentSessionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"billingAccountId", "offerId", "returnUrl", "cancelUrl", "parentOrigin", "expiresInSeconds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "billingAccountId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("billingAccountId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BillingAccountID = data
+		case "offerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("offerId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OfferID = data
+		case "returnUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnUrl"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnURL = data
+		case "cancelUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cancelUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CancelURL = data
+		case "parentOrigin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parentOrigin"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ParentOrigin = data
+		case "expiresInSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresInSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresInSeconds = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -2147,9 +5339,178 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** object.gotpl ****************************
 
+var autoReloadImplementors = []string{"AutoReload"}
+
+func (ec *executionContext) _AutoReload(ctx context.Context, sel ast.SelectionSet, obj *model.AutoReload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, autoReloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AutoReload")
+		case "enabled":
+			out.Values[i] = ec._AutoReload_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "threshold":
+			out.Values[i] = ec._AutoReload_threshold(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "offerId":
+			out.Values[i] = ec._AutoReload_offerId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "paymentMethodId":
+			out.Values[i] = ec._AutoReload_paymentMethodId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "consecutiveFailures":
+			out.Values[i] = ec._AutoReload_consecutiveFailures(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "disabledReason":
+			out.Values[i] = ec._AutoReload_disabledReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._AutoReload_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var billingAccountImplementors = []string{"BillingAccount"}
+
+func (ec *executionContext) _BillingAccount(ctx context.Context, sel ast.SelectionSet, obj *model.BillingAccount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, billingAccountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BillingAccount")
+		case "id":
+			out.Values[i] = ec._BillingAccount_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "accountReference":
+			out.Values[i] = ec._BillingAccount_accountReference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "balances":
+			out.Values[i] = ec._BillingAccount_balances(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "autoReload":
+			out.Values[i] = ec._BillingAccount_autoReload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._BillingAccount_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var createdPaymentSessionImplementors = []string{"CreatedPaymentSession"}
+
+func (ec *executionContext) _CreatedPaymentSession(ctx context.Context, sel ast.SelectionSet, obj *model.CreatedPaymentSession) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createdPaymentSessionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreatedPaymentSession")
+		case "session":
+			out.Values[i] = ec._CreatedPaymentSession_session(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "token":
+			out.Values[i] = ec._CreatedPaymentSession_token(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var creditAccountImplementors = []string{"CreditAccount"}
 
-func (ec *executionContext) _CreditAccount(ctx context.Context, sel ast.SelectionSet, obj *payments.Account) graphql.Marshaler {
+func (ec *executionContext) _CreditAccount(ctx context.Context, sel ast.SelectionSet, obj *model.CreditAccount) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, creditAccountImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -2248,6 +5609,122 @@ func (ec *executionContext) _CreditReservation(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var merchantAccountImplementors = []string{"MerchantAccount"}
+
+func (ec *executionContext) _MerchantAccount(ctx context.Context, sel ast.SelectionSet, obj *model.MerchantAccount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, merchantAccountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MerchantAccount")
+		case "id":
+			out.Values[i] = ec._MerchantAccount_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._MerchantAccount_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gateway":
+			out.Values[i] = ec._MerchantAccount_gateway(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._MerchantAccount_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "credentialsConfigured":
+			out.Values[i] = ec._MerchantAccount_credentialsConfigured(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "credentialsUpdatedAt":
+			out.Values[i] = ec._MerchantAccount_credentialsUpdatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._MerchantAccount_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._MerchantAccount_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var moneyImplementors = []string{"Money"}
+
+func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *model.Money) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Money")
+		case "amount":
+			out.Values[i] = ec._Money_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._Money_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -2286,6 +5763,299 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_releaseCredits(ctx, field)
 			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resolveBillingAccount":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resolveBillingAccount(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "configureAutoReload":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_configureAutoReload(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createOffer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createOffer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createPaymentSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createPaymentSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createMerchantAccount":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createMerchantAccount(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setMerchantCredentials":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setMerchantCredentials(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revokeMerchantCredentials":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revokeMerchantCredentials(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var offerImplementors = []string{"Offer"}
+
+func (ec *executionContext) _Offer(ctx context.Context, sel ast.SelectionSet, obj *model.Offer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, offerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Offer")
+		case "id":
+			out.Values[i] = ec._Offer_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resourceType":
+			out.Values[i] = ec._Offer_resourceType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Offer_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "quantity":
+			out.Values[i] = ec._Offer_quantity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "price":
+			out.Values[i] = ec._Offer_price(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "merchantAccountId":
+			out.Values[i] = ec._Offer_merchantAccountId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Offer_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var paymentSessionImplementors = []string{"PaymentSession"}
+
+func (ec *executionContext) _PaymentSession(ctx context.Context, sel ast.SelectionSet, obj *model.PaymentSession) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, paymentSessionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PaymentSession")
+		case "id":
+			out.Values[i] = ec._PaymentSession_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._PaymentSession_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "billingAccountId":
+			out.Values[i] = ec._PaymentSession_billingAccountId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "offerId":
+			out.Values[i] = ec._PaymentSession_offerId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "returnUrl":
+			out.Values[i] = ec._PaymentSession_returnUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelUrl":
+			out.Values[i] = ec._PaymentSession_cancelUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "parentOrigin":
+			out.Values[i] = ec._PaymentSession_parentOrigin(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._PaymentSession_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._PaymentSession_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "redeemedAt":
+			out.Values[i] = ec._PaymentSession_redeemedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "closedAt":
+			out.Values[i] = ec._PaymentSession_closedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "purchase":
+			out.Values[i] = ec._PaymentSession_purchase(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var purchaseImplementors = []string{"Purchase"}
+
+func (ec *executionContext) _Purchase(ctx context.Context, sel ast.SelectionSet, obj *model.Purchase) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, purchaseImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Purchase")
+		case "id":
+			out.Values[i] = ec._Purchase_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._Purchase_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._Purchase_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resourceType":
+			out.Values[i] = ec._Purchase_resourceType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "quantity":
+			out.Values[i] = ec._Purchase_quantity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "price":
+			out.Values[i] = ec._Purchase_price(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failureCode":
+			out.Values[i] = ec._Purchase_failureCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "failureMessage":
+			out.Values[i] = ec._Purchase_failureMessage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Purchase_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Purchase_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2374,6 +6144,94 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "authenticateServiceClient":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_authenticateServiceClient(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "offers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_offers(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "paymentSession":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_paymentSession(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "merchantAccounts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_merchantAccounts(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -2387,6 +6245,97 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var resourceBalanceImplementors = []string{"ResourceBalance"}
+
+func (ec *executionContext) _ResourceBalance(ctx context.Context, sel ast.SelectionSet, obj *model.ResourceBalance) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceBalanceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceBalance")
+		case "resourceType":
+			out.Values[i] = ec._ResourceBalance_resourceType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "available":
+			out.Values[i] = ec._ResourceBalance_available(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "held":
+			out.Values[i] = ec._ResourceBalance_held(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var serviceClientImplementors = []string{"ServiceClient"}
+
+func (ec *executionContext) _ServiceClient(ctx context.Context, sel ast.SelectionSet, obj *model.ServiceClient) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, serviceClientImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ServiceClient")
+		case "id":
+			out.Values[i] = ec._ServiceClient_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ServiceClient_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -2801,6 +6750,21 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) unmarshalNAutoReloadInput2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐAutoReloadInput(ctx context.Context, v any) (model.AutoReloadInput, error) {
+	res, err := ec.unmarshalInputAutoReloadInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBillingAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐBillingAccount(ctx context.Context, sel ast.SelectionSet, v *model.BillingAccount) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BillingAccount(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -2817,7 +6781,17 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
-func (ec *executionContext) marshalNCreditAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚐAccount(ctx context.Context, sel ast.SelectionSet, v *payments.Account) graphql.Marshaler {
+func (ec *executionContext) marshalNCreatedPaymentSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐCreatedPaymentSession(ctx context.Context, sel ast.SelectionSet, v *model.CreatedPaymentSession) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreatedPaymentSession(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCreditAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐCreditAccount(ctx context.Context, sel ast.SelectionSet, v *model.CreditAccount) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -2877,6 +6851,129 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNMerchantAccount2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐMerchantAccountᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.MerchantAccount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMerchantAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐMerchantAccount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMerchantAccount2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐMerchantAccount(ctx context.Context, sel ast.SelectionSet, v *model.MerchantAccount) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MerchantAccount(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNMerchantAccountInput2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐMerchantAccountInput(ctx context.Context, v any) (model.MerchantAccountInput, error) {
+	res, err := ec.unmarshalInputMerchantAccountInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v *model.Money) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Money(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOffer2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐOfferᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Offer) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOffer2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐOffer(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOffer2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐOffer(ctx context.Context, sel ast.SelectionSet, v *model.Offer) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Offer(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNOfferInput2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐOfferInput(ctx context.Context, v any) (model.OfferInput, error) {
+	res, err := ec.unmarshalInputOfferInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPaymentSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPaymentSession(ctx context.Context, sel ast.SelectionSet, v *model.PaymentSession) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PaymentSession(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPaymentSessionInput2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPaymentSessionInput(ctx context.Context, v any) (model.PaymentSessionInput, error) {
+	res, err := ec.unmarshalInputPaymentSessionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPurchase2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPurchase(ctx context.Context, sel ast.SelectionSet, v *model.Purchase) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Purchase(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNResourceBalance2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐResourceBalanceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ResourceBalance) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNResourceBalance2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐResourceBalance(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNResourceBalance2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐResourceBalance(ctx context.Context, sel ast.SelectionSet, v *model.ResourceBalance) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ResourceBalance(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -3035,6 +7132,13 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) marshalOAutoReload2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐAutoReload(ctx context.Context, sel ast.SelectionSet, v *model.AutoReload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AutoReload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -3072,6 +7176,24 @@ func (ec *executionContext) marshalOCreditReservation2ᚖgithubᚗcomᚋvitolahq
 	return ec._CreditReservation(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalID(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalID(*v)
+	return res
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (*int64, error) {
 	if v == nil {
 		return nil, nil
@@ -3088,6 +7210,13 @@ func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.Se
 	_ = ctx
 	res := graphql.MarshalInt64(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOServiceClient2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐServiceClient(ctx context.Context, sel ast.SelectionSet, v *model.ServiceClient) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ServiceClient(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -18,7 +18,7 @@ import (
 
 // ReserveCredits is the resolver for the reserveCredits field.
 func (r *mutationResolver) ReserveCredits(ctx context.Context, amount int64, reference string, ttlSeconds *int64) (*model.CreditReservation, error) {
-	key, err := caller(ctx)
+	key, err := keyCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -27,72 +27,243 @@ func (r *mutationResolver) ReserveCredits(ctx context.Context, amount int64, ref
 		ttl = *ttlSeconds
 	}
 	if ttl < 1 || ttl > 3600 {
-		return nil, fail(ctx, CodeBadAmount, "ttlSeconds must be 1 to 3600", nil)
+		return nil, fail(ctx, CodeBadInput, "ttlSeconds must be 1 to 3600", nil)
 	}
-	res, a, err := r.Ledger.Reserve(ctx, key, amount, reference, time.Now().Add(time.Duration(ttl)*time.Second))
+	res, a, err := r.Payments.Store.Reserve(ctx, key, amount, reference, time.Now().Add(time.Duration(ttl)*time.Second))
 	if err != nil {
 		return nil, ledgerError(ctx, err, a)
 	}
-	return &model.CreditReservation{ID: res.ID, Amount: res.Amount, Balance: a.Balance, State: model.CreditReservationStateHeld}, nil
+	return &model.CreditReservation{ID: res.ID, Amount: res.Amount, Balance: a.Credits(), State: model.CreditReservationStateHeld}, nil
 }
 
 // SettleCredits is the resolver for the settleCredits field.
-func (r *mutationResolver) SettleCredits(ctx context.Context, reservationID string, cost int64) (*payments.Account, error) {
-	key, err := caller(ctx)
+func (r *mutationResolver) SettleCredits(ctx context.Context, reservationID string, cost int64) (*model.CreditAccount, error) {
+	key, err := keyCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a, err := r.Ledger.Settle(ctx, key, reservationID, cost)
+	a, err := r.Payments.Store.Settle(ctx, key, reservationID, cost)
 	if err != nil {
 		return nil, ledgerError(ctx, err, a)
 	}
-	return a, nil
+	return creditAccount(a), nil
 }
 
 // ReleaseCredits is the resolver for the releaseCredits field.
-func (r *mutationResolver) ReleaseCredits(ctx context.Context, reservationID string) (*payments.Account, error) {
-	key, err := caller(ctx)
+func (r *mutationResolver) ReleaseCredits(ctx context.Context, reservationID string) (*model.CreditAccount, error) {
+	key, err := keyCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a, err := r.Ledger.Release(ctx, key, reservationID)
+	a, err := r.Payments.Store.Release(ctx, key, reservationID)
 	if err != nil {
 		return nil, ledgerError(ctx, err, a)
 	}
-	return a, nil
+	return creditAccount(a), nil
 }
 
-// Credits is the resolver for the credits field.
-func (r *queryResolver) Credits(ctx context.Context) (*payments.Account, error) {
-	key, err := caller(ctx)
+// ResolveBillingAccount is the resolver for the resolveBillingAccount field.
+func (r *mutationResolver) ResolveBillingAccount(ctx context.Context, accountReference string, assertion *string) (*model.BillingAccount, error) {
+	c, err := r.client(ctx, payments.ActionResolveAccount)
 	if err != nil {
 		return nil, err
 	}
-	return r.Ledger.Account(ctx, key)
+	a, err := r.Payments.ResolveAccount(ctx, c, payments.AccountRequest{Reference: accountReference, Assertion: deref(assertion)})
+	if err != nil {
+		return nil, domainError(ctx, err)
+	}
+	return r.account(ctx, c, a)
+}
+
+// ConfigureAutoReload is the resolver for the configureAutoReload field.
+func (r *mutationResolver) ConfigureAutoReload(ctx context.Context, input model.AutoReloadInput) (*model.BillingAccount, error) {
+	c, err := r.client(ctx, payments.ActionAutoReload)
+	if err != nil {
+		return nil, err
+	}
+	req := payments.AutoReloadRequest{AccountRequest: payments.AccountRequest{Reference: input.AccountReference, Assertion: deref(input.Assertion)},
+		Enabled: input.Enabled, OfferID: deref(input.OfferID), PaymentMethodID: deref(input.PaymentMethodID)}
+	if input.Threshold != nil {
+		req.Threshold = *input.Threshold
+	}
+	a, rule, err := r.Payments.ConfigureAutoReload(ctx, c, req)
+	if err != nil {
+		return nil, domainError(ctx, err)
+	}
+	return billingAccount(c, a, rule), nil
+}
+
+// CreateOffer is the resolver for the createOffer field.
+func (r *mutationResolver) CreateOffer(ctx context.Context, input model.OfferInput) (*model.Offer, error) {
+	c, err := r.client(ctx, payments.ActionCreateOffer)
+	if err != nil {
+		return nil, err
+	}
+	o, err := r.Payments.CreateOffer(ctx, c, payments.NewOffer{ResourceType: input.ResourceType, Name: input.Name, Quantity: input.Quantity,
+		Price: input.Price, Currency: input.Currency, MerchantID: input.MerchantAccountID})
+	if err != nil {
+		return nil, domainError(ctx, err)
+	}
+	return offer(o), nil
+}
+
+// CreatePaymentSession is the resolver for the createPaymentSession field.
+func (r *mutationResolver) CreatePaymentSession(ctx context.Context, input model.PaymentSessionInput) (*model.CreatedPaymentSession, error) {
+	c, err := r.client(ctx, payments.ActionCreateSession)
+	if err != nil {
+		return nil, err
+	}
+	n := payments.NewSession{AccountID: input.BillingAccountID, OfferID: input.OfferID, ReturnURL: input.ReturnURL,
+		CancelURL: deref(input.CancelURL), ParentOrigin: deref(input.ParentOrigin)}
+	if input.ExpiresInSeconds != nil {
+		if *input.ExpiresInSeconds <= 0 {
+			return nil, fail(ctx, CodeBadInput, "expiresInSeconds: want 60 to 86400 (default 1800)", nil)
+		}
+		n.TTL = time.Duration(min(*input.ExpiresInSeconds, 1<<31)) * time.Second
+	}
+	sess, p, token, err := r.Payments.CreateSession(ctx, c, n)
+	if err != nil {
+		return nil, domainError(ctx, err)
+	}
+	return &model.CreatedPaymentSession{Session: session(sess, p, time.Now()), Token: token}, nil
+}
+
+// CreateMerchantAccount is the resolver for the createMerchantAccount field.
+func (r *mutationResolver) CreateMerchantAccount(ctx context.Context, input model.MerchantAccountInput) (*model.MerchantAccount, error) {
+	c, err := r.client(ctx, payments.ActionCreateMerchant)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.Payments.CreateMerchant(ctx, c.ID, payments.NewMerchant{Name: input.Name, Gateway: input.Gateway})
+	if err != nil {
+		return nil, domainError(ctx, err)
+	}
+	return merchant(m), nil
+}
+
+// SetMerchantCredentials is the resolver for the setMerchantCredentials field.
+func (r *mutationResolver) SetMerchantCredentials(ctx context.Context, id string, credentials string) (*model.MerchantAccount, error) {
+	c, err := r.client(ctx, payments.ActionMerchantCredentials)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.Payments.SetMerchantCredentials(ctx, c.ID, id, []byte(credentials))
+	if err != nil {
+		return nil, domainError(ctx, err)
+	}
+	return merchant(m), nil
+}
+
+// RevokeMerchantCredentials is the resolver for the revokeMerchantCredentials field.
+func (r *mutationResolver) RevokeMerchantCredentials(ctx context.Context, id string) (*model.MerchantAccount, error) {
+	c, err := r.client(ctx, payments.ActionMerchantCredentials)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.Payments.RevokeMerchantCredentials(ctx, c.ID, id)
+	if err != nil {
+		return nil, domainError(ctx, err)
+	}
+	return merchant(m), nil
+}
+
+// Credits is the resolver for the credits field.
+func (r *queryResolver) Credits(ctx context.Context) (*model.CreditAccount, error) {
+	key, err := keyCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := r.Payments.Store.Account(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return creditAccount(a), nil
 }
 
 // CreditReservation is the resolver for the creditReservation field.
 func (r *queryResolver) CreditReservation(ctx context.Context, reference string, withinSeconds int64) (*model.CreditReservation, error) {
-	key, err := caller(ctx)
+	key, err := keyCaller(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if withinSeconds < 1 || withinSeconds > maxLookback {
-		return nil, fail(ctx, CodeBadAmount, fmt.Sprintf("withinSeconds must be 1 to %d", maxLookback), nil)
+		return nil, fail(ctx, CodeBadInput, fmt.Sprintf("withinSeconds must be 1 to %d", maxLookback), nil)
 	}
-	res, err := r.Ledger.LatestReservation(ctx, key, reference, time.Now().Add(-time.Duration(withinSeconds)*time.Second))
+	res, err := r.Payments.Store.LatestReservation(ctx, key, reference, time.Now().Add(-time.Duration(withinSeconds)*time.Second))
 	if errors.Is(err, payments.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, ledgerError(ctx, err, nil)
 	}
-	a, err := r.Ledger.Account(ctx, key)
+	a, err := r.Payments.Store.Account(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	return &model.CreditReservation{ID: res.ID, Amount: res.Amount, Balance: a.Balance, Cost: res.Cost,
+	return &model.CreditReservation{ID: res.ID, Amount: res.Amount, Balance: a.Credits(), Cost: res.Cost,
 		State: model.CreditReservationState(strings.ToUpper(res.State))}, nil
+}
+
+// AuthenticateServiceClient is the resolver for the authenticateServiceClient field.
+func (r *queryResolver) AuthenticateServiceClient(ctx context.Context, id string, secret string) (*model.ServiceClient, error) {
+	if err := shimOnly(ctx); err != nil {
+		return nil, err
+	}
+	c, err := r.Payments.Authenticate(ctx, id, secret)
+	if errors.Is(err, payments.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &model.ServiceClient{ID: c.ID, Name: c.Name}, nil
+}
+
+// Offers is the resolver for the offers field.
+func (r *queryResolver) Offers(ctx context.Context, resourceType string) ([]*model.Offer, error) {
+	c, err := r.client(ctx, payments.ActionListOffers)
+	if err != nil {
+		return nil, err
+	}
+	os, err := r.Payments.ListOffers(ctx, c, resourceType)
+	if err != nil {
+		return nil, domainError(ctx, err)
+	}
+	out := make([]*model.Offer, len(os))
+	for i := range os {
+		out[i] = offer(&os[i])
+	}
+	return out, nil
+}
+
+// PaymentSession is the resolver for the paymentSession field.
+func (r *queryResolver) PaymentSession(ctx context.Context, id string) (*model.PaymentSession, error) {
+	c, err := r.client(ctx, payments.ActionSessionStatus)
+	if err != nil {
+		return nil, err
+	}
+	s, p, err := r.Payments.SessionStatus(ctx, c, id)
+	if err != nil {
+		return nil, domainError(ctx, err)
+	}
+	return session(s, p, time.Now()), nil
+}
+
+// MerchantAccounts is the resolver for the merchantAccounts field.
+func (r *queryResolver) MerchantAccounts(ctx context.Context) ([]*model.MerchantAccount, error) {
+	c, err := r.client(ctx, payments.ActionListMerchants)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := r.Payments.Store.Merchants(ctx, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.MerchantAccount, len(ms))
+	for i := range ms {
+		out[i] = merchant(&ms[i])
+	}
+	return out, nil
 }
 
 // Mutation returns MutationResolver implementation.

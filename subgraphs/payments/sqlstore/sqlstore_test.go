@@ -19,27 +19,31 @@ func open(t *testing.T, db *sqldb.DB) *sqlstore.Store {
 	return sqlstore.New(db, func() time.Time { return time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC) })
 }
 
-// checkLedger asserts the invariant: the balance is the sum of the entries, and
-// never negative.
+// checkLedger asserts the invariants: every transaction balances, every
+// account book's balance is the sum of its postings and never negative, and
+// the key's spendable credits are the sum of its available book's postings.
 func checkLedger(t *testing.T, st *sqlstore.Store, keyID string) int64 {
 	t.Helper()
 	ctx := context.Background()
+	c, err := st.CheckLedger(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c != (sqlstore.LedgerCheck{}) {
+		t.Fatalf("ledger: %+v", c)
+	}
 	a, err := st.Account(ctx, keyID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := st.Entries(ctx, a.ID)
+	txs, err := st.Transactions(ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum int64
-	for _, e := range entries {
-		sum += e.Amount
+	if sum := payments.SumBook(txs, a.ID, payments.AICredits, payments.BookAvailable); sum != a.Credits() || a.Credits() < 0 {
+		t.Fatalf("balance %d, sum of its postings %d", a.Credits(), sum)
 	}
-	if sum != a.Balance || a.Balance < 0 {
-		t.Fatalf("balance %d, sum of %d entries %d", a.Balance, len(entries), sum)
-	}
-	return a.Balance
+	return a.Credits()
 }
 
 func TestCreditsLifecycle(t *testing.T) {
@@ -47,7 +51,7 @@ func TestCreditsLifecycle(t *testing.T) {
 		ctx := context.Background()
 		st := open(t, db)
 		in := time.Now().Add(time.Minute)
-		if a, err := st.Account(ctx, "key_a"); err != nil || a.Balance != 0 {
+		if a, err := st.Account(ctx, "key_a"); err != nil || a.Credits() != 0 {
 			t.Fatalf("a new key starts with no credits: %+v %v", a, err)
 		}
 		if _, _, err := st.Reserve(ctx, "key_a", 1, "identify", in); !errors.Is(err, payments.ErrInsufficientCredits) {
@@ -57,7 +61,7 @@ func TestCreditsLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		r, a, err := st.Reserve(ctx, "key_a", 4, "identify", in)
-		if err != nil || a.Balance != 6 {
+		if err != nil || a.Credits() != 6 {
 			t.Fatalf("reserve: %+v %v", a, err)
 		}
 		if _, err := st.Settle(ctx, "key_b", r.ID, 1); !errors.Is(err, payments.ErrNotFound) {
@@ -66,11 +70,11 @@ func TestCreditsLifecycle(t *testing.T) {
 		if _, err := st.Settle(ctx, "key_a", r.ID, 5); !errors.Is(err, payments.ErrBadAmount) {
 			t.Fatalf("cost above the reservation: %v", err)
 		}
-		if a, err = st.Settle(ctx, "key_a", r.ID, 3); err != nil || a.Balance != 7 {
+		if a, err = st.Settle(ctx, "key_a", r.ID, 3); err != nil || a.Credits() != 7 {
 			t.Fatalf("settle 3 of 4: %+v %v", a, err)
 		}
 		// A retried settlement (its first answer lost) charges nothing more.
-		if a, err = st.Settle(ctx, "key_a", r.ID, 3); err != nil || a.Balance != 7 {
+		if a, err = st.Settle(ctx, "key_a", r.ID, 3); err != nil || a.Credits() != 7 {
 			t.Fatalf("settle retried: %+v %v", a, err)
 		}
 		for _, again := range []func() error{
@@ -83,7 +87,7 @@ func TestCreditsLifecycle(t *testing.T) {
 		}
 		r2, _, _ := st.Reserve(ctx, "key_a", 7, "identify", in)
 		for range 2 { // the second release is a retry and gives nothing back twice
-			if a, err = st.Release(ctx, "key_a", r2.ID); err != nil || a.Balance != 7 {
+			if a, err = st.Release(ctx, "key_a", r2.ID); err != nil || a.Credits() != 7 {
 				t.Fatalf("release: %+v %v", a, err)
 			}
 		}

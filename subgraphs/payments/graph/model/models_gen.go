@@ -9,6 +9,49 @@ import (
 	"strconv"
 )
 
+type AutoReload struct {
+	Enabled         bool    `json:"enabled"`
+	Threshold       *int64  `json:"threshold,omitempty"`
+	OfferID         *string `json:"offerId,omitempty"`
+	PaymentMethodID *string `json:"paymentMethodId,omitempty"`
+	// Reloads that failed in a row; at 3 the rule turns itself off.
+	ConsecutiveFailures int64 `json:"consecutiveFailures"`
+	// Why the rule turned itself off, when it did.
+	DisabledReason *string `json:"disabledReason,omitempty"`
+	UpdatedAt      string  `json:"updatedAt"`
+}
+
+type AutoReloadInput struct {
+	AccountReference string  `json:"accountReference"`
+	Assertion        *string `json:"assertion,omitempty"`
+	Enabled          bool    `json:"enabled"`
+	Threshold        *int64  `json:"threshold,omitempty"`
+	OfferID          *string `json:"offerId,omitempty"`
+	PaymentMethodID  *string `json:"paymentMethodId,omitempty"`
+}
+
+type BillingAccount struct {
+	ID string `json:"id"`
+	// The client's reference for the account (the developer key's ID for a key's account).
+	AccountReference string `json:"accountReference"`
+	// Balances of every resource type the client sells (zero when none).
+	Balances   []*ResourceBalance `json:"balances"`
+	AutoReload *AutoReload        `json:"autoReload,omitempty"`
+	CreatedAt  string             `json:"createdAt"`
+}
+
+type CreatedPaymentSession struct {
+	Session *PaymentSession `json:"session"`
+	// The one-time token of the hosted URL; kept only as a hash.
+	Token string `json:"token"`
+}
+
+type CreditAccount struct {
+	ID string `json:"id"`
+	// Spendable AI credits.
+	Balance int64 `json:"balance"`
+}
+
 type CreditReservation struct {
 	ID     string `json:"id"`
 	Amount int64  `json:"amount"`
@@ -19,10 +62,107 @@ type CreditReservation struct {
 	Cost *int64 `json:"cost,omitempty"`
 }
 
+type MerchantAccount struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Gateway string `json:"gateway"`
+	// unconfigured, configured or revoked.
+	Status                string  `json:"status"`
+	CredentialsConfigured bool    `json:"credentialsConfigured"`
+	CredentialsUpdatedAt  *string `json:"credentialsUpdatedAt,omitempty"`
+	CreatedAt             string  `json:"createdAt"`
+	UpdatedAt             string  `json:"updatedAt"`
+}
+
+type MerchantAccountInput struct {
+	Name    string `json:"name"`
+	Gateway string `json:"gateway"`
+}
+
+type Money struct {
+	// Integer minor units of the currency (cents for USD).
+	Amount int64 `json:"amount"`
+	// ISO 4217 code.
+	Currency string `json:"currency"`
+}
+
 type Mutation struct {
 }
 
+type Offer struct {
+	ID                string `json:"id"`
+	ResourceType      string `json:"resourceType"`
+	Name              string `json:"name"`
+	Quantity          int64  `json:"quantity"`
+	Price             *Money `json:"price"`
+	MerchantAccountID string `json:"merchantAccountId"`
+	CreatedAt         string `json:"createdAt"`
+}
+
+type OfferInput struct {
+	ResourceType      string `json:"resourceType"`
+	Name              string `json:"name"`
+	Quantity          int64  `json:"quantity"`
+	Price             int64  `json:"price"`
+	Currency          string `json:"currency"`
+	MerchantAccountID string `json:"merchantAccountId"`
+}
+
+type PaymentSession struct {
+	ID string `json:"id"`
+	// open, active, completed, cancelled or expired.
+	State            string    `json:"state"`
+	BillingAccountID string    `json:"billingAccountId"`
+	OfferID          string    `json:"offerId"`
+	ReturnURL        string    `json:"returnUrl"`
+	CancelURL        string    `json:"cancelUrl"`
+	ParentOrigin     *string   `json:"parentOrigin,omitempty"`
+	ExpiresAt        string    `json:"expiresAt"`
+	CreatedAt        string    `json:"createdAt"`
+	RedeemedAt       *string   `json:"redeemedAt,omitempty"`
+	ClosedAt         *string   `json:"closedAt,omitempty"`
+	Purchase         *Purchase `json:"purchase"`
+}
+
+type PaymentSessionInput struct {
+	BillingAccountID string  `json:"billingAccountId"`
+	OfferID          string  `json:"offerId"`
+	ReturnURL        string  `json:"returnUrl"`
+	CancelURL        *string `json:"cancelUrl,omitempty"`
+	ParentOrigin     *string `json:"parentOrigin,omitempty"`
+	// Lifetime: 60 to 86400 (default 1800).
+	ExpiresInSeconds *int64 `json:"expiresInSeconds,omitempty"`
+}
+
+type Purchase struct {
+	ID string `json:"id"`
+	// checkout or reload.
+	Kind string `json:"kind"`
+	// open, queued, processing, pending, succeeded, failed, cancelled or refunded.
+	State          string  `json:"state"`
+	ResourceType   string  `json:"resourceType"`
+	Quantity       int64   `json:"quantity"`
+	Price          *Money  `json:"price"`
+	FailureCode    *string `json:"failureCode,omitempty"`
+	FailureMessage *string `json:"failureMessage,omitempty"`
+	CreatedAt      string  `json:"createdAt"`
+	UpdatedAt      string  `json:"updatedAt"`
+}
+
 type Query struct {
+}
+
+type ResourceBalance struct {
+	ResourceType string `json:"resourceType"`
+	// Spendable units.
+	Available int64 `json:"available"`
+	// Units held by paid requests still running.
+	Held int64 `json:"held"`
+}
+
+type ServiceClient struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
 }
 
 type CreditReservationState string
