@@ -45,10 +45,11 @@ func NewTokens(issuer string, fetch func(ctx context.Context) ([]byte, error)) *
 // token, on every route.
 const InvalidTokenMessage = "the access token is invalid or expired: get a new one"
 
-// ForUser adds a verified access token's user, scopes and token ID to a
-// caller's identity.
+// ForUser adds a verified access token's user, scopes, token ID and
+// refresh-token family to a caller's identity: the users subgraph checks the
+// last two against its revocation list.
 func ForUser(id trust.Identity, c oauth.Claims) trust.Identity {
-	id.UserID, id.Scopes, id.TokenID = c.Subject, c.Scopes(), c.ID
+	id.UserID, id.Scopes, id.TokenID, id.FamilyID = c.Subject, c.Scopes(), c.ID, c.FamilyID
 	return id
 }
 

@@ -96,6 +96,12 @@ func oauthFlow(t *testing.T, cfg sqldb.Config) {
 	if _, err := conf.Exchange(ctx, code, oauth2.VerifierOption(verifier)); !isOAuthError(err, "invalid_grant") {
 		t.Fatalf("code reuse: %v", err)
 	}
+	// The replay revoked what the code issued (hardening_oauth_test.go): go on
+	// with a new grant.
+	code = browserConsent(t, srv.URL, conf.AuthCodeURL("st4te", oauth2.S256ChallengeOption(verifier)), "", "allow")
+	if tok, err = conf.Exchange(ctx, code, oauth2.VerifierOption(verifier)); err != nil {
+		t.Fatal(err)
+	}
 	if tok.TokenType != "Bearer" || tok.RefreshToken == "" || tok.Extra("scope") != "profile:read email:read" {
 		t.Fatalf("token %+v", tok)
 	}
@@ -153,6 +159,13 @@ func oauthFlow(t *testing.T, cfg sqldb.Config) {
 	if _, err := conf.TokenSource(ctx, &oauth2.Token{RefreshToken: again.RefreshToken}).Token(); !isOAuthError(err, "invalid_grant") {
 		t.Fatalf("the family survived a reuse: %v", err)
 	}
+	// The reuse revoked the family's access tokens too
+	// (hardening_oauth_test.go): go on with a new grant.
+	code = browserConsent(t, srv.URL, conf.AuthCodeURL("st4te", oauth2.S256ChallengeOption(verifier)), "", "allow")
+	live, err := conf.Exchange(ctx, code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// The user's own profile through user(id:), email included, needs a live token.
 	ownEmail := func(access string) any {
@@ -170,15 +183,15 @@ func oauthFlow(t *testing.T, cfg sqldb.Config) {
 		json.NewDecoder(res.Body).Decode(&out)
 		return at(out, "data", "user", "email")
 	}
-	if email := ownEmail(refreshed.AccessToken); email != "flow@example.com" {
+	if email := ownEmail(live.AccessToken); email != "flow@example.com" {
 		t.Fatalf("own email through user(id:): %v", email)
 	}
 
 	// Revoking an access token stops it within a second, on every path.
-	revoke(client.ID, secret, refreshed.AccessToken)
+	revoke(client.ID, secret, live.AccessToken)
 	deadline := time.Now().Add(time.Second)
 	for {
-		if status, _ := me(refreshed.AccessToken); status == 401 {
+		if status, _ := me(live.AccessToken); status == 401 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -186,7 +199,7 @@ func oauthFlow(t *testing.T, cfg sqldb.Config) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if email := ownEmail(refreshed.AccessToken); email != nil {
+	if email := ownEmail(live.AccessToken); email != nil {
 		t.Fatalf("a revoked token still reads the email through user(id:): %v", email)
 	}
 

@@ -33,8 +33,10 @@ type Identity struct {
 	// UserID and Scopes come from an OAuth access token, when there is one.
 	UserID string   `json:"uid,omitempty"`
 	Scopes []string `json:"scp,omitempty"`
-	// TokenID is the access token's jti, for the revocation check.
-	TokenID string `json:"tid,omitempty"`
+	// TokenID is the access token's jti and FamilyID its refresh-token family
+	// (sid), for the revocation check.
+	TokenID  string `json:"tid,omitempty"`
+	FamilyID string `json:"fam,omitempty"`
 	// ClientID is the payments service client the shim authenticated.
 	ClientID string `json:"cid,omitempty"`
 }
@@ -139,7 +141,7 @@ func (i *Issuer) Token(id Identity) (string, error) {
 }
 
 func cacheKey(id Identity) string {
-	return strings.Join([]string{id.Caller, id.KeyID, strings.Join(id.Entitlements, ","), id.UserID, strings.Join(id.Scopes, " "), id.TokenID, id.ClientID}, "\x00")
+	return strings.Join([]string{id.Caller, id.KeyID, strings.Join(id.Entitlements, ","), id.UserID, strings.Join(id.Scopes, " "), id.TokenID, id.FamilyID, id.ClientID}, "\x00")
 }
 
 // Verifier checks internal tokens. Issuers reuse a token for half a minute, so

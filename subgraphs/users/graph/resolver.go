@@ -97,7 +97,7 @@ func (r *Resolver) connectedUser(ctx context.Context, scope string) (trust.Ident
 			Extensions: map[string]any{"code": "UNAUTHENTICATED"}}
 	}
 	if caller.TokenID != "" && r.Auth != nil {
-		if revoked, err := r.Auth.AccessTokenRevoked(ctx, caller.TokenID); err != nil {
+		if revoked, err := r.Auth.AccessTokenRevoked(ctx, caller.TokenID, caller.FamilyID); err != nil {
 			return caller, err
 		} else if revoked {
 			return caller, &gqlerror.Error{Message: "the access token has been revoked", Path: graphql.GetPath(ctx),

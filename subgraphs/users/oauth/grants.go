@@ -46,11 +46,18 @@ type RefreshToken struct {
 }
 
 // GrantStore keeps codes, refresh tokens and revocations.
+//
+// A refresh-token family is everything one authorization code started: its
+// refresh tokens and the access tokens issued with them (they carry the family
+// in their sid claim). Revoking a family records it in a revocation list that
+// refuses its refresh tokens, those saved after the revocation included, and
+// its access tokens (AccessTokenRevoked).
 type GrantStore interface {
 	SaveCode(ctx context.Context, c *Code) error
-	// UseCode marks a code used and returns it; a used, expired or unknown code
-	// is ErrInvalidGrant.
-	UseCode(ctx context.Context, hash string, now time.Time) (*Code, error)
+	// UseCode marks a code used by the family it starts and returns it; an
+	// expired or unknown code is ErrInvalidGrant. A code used before is
+	// ErrInvalidGrant too and revokes the family it started (RFC 6749 §4.1.2).
+	UseCode(ctx context.Context, hash, family string, now time.Time) (*Code, error)
 	SaveRefreshToken(ctx context.Context, t *RefreshToken) error
 	// UseRefreshToken marks a live refresh token used and returns it. A token
 	// used before revokes its whole family and is ErrInvalidGrant.
@@ -59,8 +66,14 @@ type GrantStore interface {
 	// client's token is left alone.
 	RevokeRefreshFamily(ctx context.Context, clientID, hash string, now time.Time) error
 	RevokeAccessToken(ctx context.Context, jti string, expiresAt time.Time) error
-	AccessTokenRevoked(ctx context.Context, jti string) (bool, error)
+	// AccessTokenRevoked reports whether the access token jti, or its family
+	// (when not empty), was revoked.
+	AccessTokenRevoked(ctx context.Context, jti, family string) (bool, error)
 }
+
+// RevokedFamilyTTL is how long a revoked family stays listed: longer than any
+// of its tokens can live.
+const RevokedFamilyTTL = RefreshTokenTTL + AccessTokenTTL
 
 // NewSecret returns a random 256-bit token and its hash (what is stored).
 func NewSecret() (token, hash string) {

@@ -150,14 +150,17 @@ func (s *Server) ExchangeCode(ctx context.Context, clientID, secret, code, redir
 	if err != nil {
 		return nil, err
 	}
-	grant, err := s.Grants.UseCode(ctx, HashToken(code), s.now())
+	// The family is recorded with the code, so that a replay of the code can
+	// revoke what it issued.
+	family := ids.New("rtf")
+	grant, err := s.Grants.UseCode(ctx, HashToken(code), family, s.now())
 	if err != nil {
 		return nil, err
 	}
 	if grant.ClientID != c.ID || grant.RedirectURI != redirectURI || !VerifierMatches(verifier, grant.CodeChallenge) {
 		return nil, ErrInvalidGrant
 	}
-	return s.issue(ctx, c.ID, grant.UserID, grant.Scope, ids.New("rtf"))
+	return s.issue(ctx, c.ID, grant.UserID, grant.Scope, family)
 }
 
 // Refresh rotates a refresh token: the old one is spent, a new one of the same
@@ -183,7 +186,7 @@ func (s *Server) issue(ctx context.Context, clientID, userID, scope, family stri
 	if err != nil {
 		return nil, err
 	}
-	access, _, err := keys.Sign(s.Issuer, userID, clientID, strings.Fields(scope), now)
+	access, _, err := keys.SignInFamily(s.Issuer, family, userID, clientID, strings.Fields(scope), now)
 	if err != nil {
 		return nil, err
 	}
@@ -194,9 +197,10 @@ func (s *Server) issue(ctx context.Context, clientID, userID, scope, family stri
 	return &TokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(AccessTokenTTL.Seconds()), RefreshToken: refresh, Scope: scope}, nil
 }
 
-// Revoke revokes a refresh token (its whole family) or an access token (by its
-// jti, on every replica within RevocationCacheTTL). Unknown tokens are no error
-// (RFC 7009 §2.2); a token of another client is left alone.
+// Revoke revokes a refresh token (its whole family, access tokens included:
+// RFC 7009 §2.1) or an access token (by its jti). Either stops working on every
+// replica within RevocationCacheTTL. Unknown tokens are no error (RFC 7009
+// §2.2); a token of another client is left alone.
 func (s *Server) Revoke(ctx context.Context, clientID, secret, token string) error {
 	c, err := s.authenticateClient(ctx, clientID, secret)
 	if err != nil {
@@ -217,9 +221,10 @@ func (s *Server) Revoke(ctx context.Context, clientID, secret, token string) err
 	return s.Grants.RevokeRefreshFamily(ctx, c.ID, HashToken(token), now)
 }
 
-// AccessTokenRevoked reports whether an access token was revoked, caching the
-// verdict for RevocationCacheTTL.
-func (s *Server) AccessTokenRevoked(ctx context.Context, jti string) (bool, error) {
+// AccessTokenRevoked reports whether an access token (by its jti and the
+// family of its sid claim) was revoked, caching the verdict for
+// RevocationCacheTTL: a revocation reaches every replica within it.
+func (s *Server) AccessTokenRevoked(ctx context.Context, jti, family string) (bool, error) {
 	now := s.now()
 	s.mu.Lock()
 	if v, ok := s.revoked[jti]; ok && now.Before(v.until) {
@@ -227,7 +232,7 @@ func (s *Server) AccessTokenRevoked(ctx context.Context, jti string) (bool, erro
 		return v.revoked, nil
 	}
 	s.mu.Unlock()
-	revoked, err := s.Grants.AccessTokenRevoked(ctx, jti)
+	revoked, err := s.Grants.AccessTokenRevoked(ctx, jti, family)
 	if err != nil {
 		return false, err
 	}

@@ -24,6 +24,10 @@ type Claims struct {
 	ClientID string `json:"client_id"`
 	// Scope is space-separated, as RFC 9068 says.
 	Scope string `json:"scope"`
+	// FamilyID is the refresh-token family (the grant one authorization code
+	// started) the token was issued under: revoking the family revokes the
+	// token. Empty for tokens minted outside a grant (`vitola oauth token`).
+	FamilyID string `json:"sid,omitempty"`
 }
 
 // Scopes returns the token's scopes.
@@ -33,8 +37,13 @@ func (c Claims) Scopes() []string { return strings.Fields(c.Scope) }
 type Keys []*SigningKey
 
 // Sign mints an access token for subject (a user ID) and client with scopes,
-// signed with the newest key.
+// signed with the newest key, outside any grant.
 func (ks Keys) Sign(issuer, subject, clientID string, scopes []string, now time.Time) (string, Claims, error) {
+	return ks.SignInFamily(issuer, "", subject, clientID, scopes, now)
+}
+
+// SignInFamily mints an access token as Sign does, under a refresh-token family.
+func (ks Keys) SignInFamily(issuer, family, subject, clientID string, scopes []string, now time.Time) (string, Claims, error) {
 	if len(ks) == 0 {
 		return "", Claims{}, errors.New("no signing key")
 	}
@@ -48,6 +57,7 @@ func (ks Keys) Sign(issuer, subject, clientID string, scopes []string, now time.
 		},
 		ClientID: clientID,
 		Scope:    strings.Join(scopes, " "),
+		FamilyID: family,
 	}
 	tok := jwt.NewWithClaims(jwt.SigningMethodES256, c)
 	tok.Header["typ"] = "at+jwt" // RFC 9068: not to be confused with an ID token
