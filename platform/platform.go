@@ -57,6 +57,8 @@ type Options struct {
 	// VisionModelURL and VisionModelKey configure identify's optional vision
 	// model (empty URL: off).
 	VisionModelURL, VisionModelKey string
+	// Payments configures the payments subgraph and origin.
+	Payments PaymentsOptions
 	// WrapSubgraphTransport, when set, wraps the router's transport to the
 	// subgraphs (tests count the calls through it).
 	WrapSubgraphTransport func(http.RoundTripper) http.RoundTripper
@@ -73,6 +75,9 @@ type Platform struct {
 	Keys     *access.Service
 	// Credits is the payments subgraph's ledger (operators grant credits).
 	Credits payments.Ledger
+	// PaymentsService is the payments subgraph's domain (tests and admin
+	// commands in process).
+	PaymentsService *payments.Service
 	// Subgraphs are the subgraph components' handlers (internal-token check
 	// included), by name.
 	Subgraphs map[string]http.Handler
@@ -133,11 +138,12 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	}
 	prober := EntityProber(&trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: catalogIssuer}, urls)
 	var credits payments.Ledger
+	var paymentsChecks []restshim.Check
 	matchingIssuer, _ := trust.NewIssuer(o.InternalKey, schema.Matching)
 	matchingCatalog := &subgraph.Client{URL: urls[schema.Catalog], HTTP: &http.Client{Transport: &trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: matchingIssuer}}}
 	for _, name := range schema.All {
 		sg, err := OpenSubgraph(ctx, name, o.Store, SubgraphOptions{Demo: o.Demo, Prober: prober, Secret: o.InternalKey, PublicURL: o.PublicURL,
-			FetchAllow: o.FetchAllow, Catalog: matchingCatalog, VisionModelURL: o.VisionModelURL, VisionModelKey: o.VisionModelKey, Logger: log})
+			FetchAllow: o.FetchAllow, Catalog: matchingCatalog, VisionModelURL: o.VisionModelURL, VisionModelKey: o.VisionModelKey, Payments: o.Payments, Logger: log})
 		if err != nil {
 			return nil, err
 		}
@@ -146,8 +152,14 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 		hosts[InternalHost(name)] = h
 		p.Subgraphs[name] = h
 		checks = append(checks, restshim.Check{Name: name, Check: sg.Store.Ping})
+		if name == schema.Payments {
+			paymentsChecks = append(slices.Clone(edgeChecks), checks[len(checks)-1])
+		}
 		if sg.Credits != nil {
 			credits, p.Credits = sg.Credits, sg.Credits
+		}
+		if sg.Payments != nil {
+			p.PaymentsService = sg.Payments
 		}
 	}
 	if o.Demo && o.DemoKeyOut != nil {
@@ -189,7 +201,11 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 		Idempotency: p.Idempotency,
 		OpenAPI:     schema.OpenAPI, Checks: checks, Logger: log,
 	})
-	p.Payments = restshim.NewPaymentsServer(restshim.Deps{Checks: edgeChecks, Logger: log})
+	p.Payments = restshim.NewPaymentsServer(restshim.Deps{
+		Payments:    &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Payments) + "/graphql"},
+		Idempotency: p.Idempotency, PaymentsPublicURL: o.Payments.PublicURL, PaymentsOpenAPI: schema.PaymentsOpenAPI,
+		Checks: paymentsChecks, Logger: log,
+	})
 	return p, nil
 }
 

@@ -209,16 +209,10 @@ func openVenues(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subg
 }
 
 func openPayments(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subgraph, bool, error) {
-	keys, err := PaymentsKeyring(o.Payments.KEKs, o.Secret)
+	svc, st, err := OpenPayments(ctx, cfg, o.Payments, o.Secret)
 	if err != nil {
 		return nil, false, err
 	}
-	st, err := paymentssql.Open(ctx, cfg)
-	if err != nil {
-		return nil, false, err
-	}
-	svc := &payments.Service{Store: st, Keys: keys, Audience: strings.TrimSuffix(o.Payments.PublicURL, "/") + "/api/v1",
-		Gateways: map[string]payments.Gateway{sandbox.Name: &sandbox.Gateway{DB: st.DB()}}}
 	seeded, err := seedIfEmpty(ctx, o.Demo, st.CountMerchants, func(ctx context.Context) error { return paymentsdemo.Seed(ctx, svc) })
 	if err != nil {
 		st.Close()
@@ -234,6 +228,22 @@ func openPayments(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Su
 		return svc.RunWorker(ctx)
 	})
 	return &Subgraph{GraphQL: paymentsgraph.NewHandler(svc), Store: stopping{StoreHandle: st, stop: stop}, Credits: st, Payments: svc}, seeded, nil
+}
+
+// OpenPayments opens the payments store and its service (the subgraph's, or
+// an admin command's).
+func OpenPayments(ctx context.Context, cfg sqldb.Config, o PaymentsOptions, internalKey []byte) (*payments.Service, *paymentssql.Store, error) {
+	keys, err := PaymentsKeyring(o.KEKs, internalKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := paymentssql.Open(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc := &payments.Service{Store: st, Keys: keys, Audience: strings.TrimSuffix(o.PublicURL, "/") + "/api/v1",
+		Gateways: map[string]payments.Gateway{sandbox.Name: &sandbox.Gateway{DB: st.DB()}}}
+	return svc, st, nil
 }
 
 // PaymentsKeyring reads the payments KEKs, or derives one from the internal

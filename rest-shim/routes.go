@@ -2,6 +2,7 @@ package restshim
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/examples"
@@ -58,6 +59,25 @@ func addRoutes(mux *http.ServeMux, d Deps) {
 // addPaymentsRoutes lists every route of {payments_origin}.
 func addPaymentsRoutes(mux *http.ServeMux, d Deps) {
 	mux.Handle("GET /health", handleHealth(d.Checks))
+	mux.Handle("/docs", webui.DocsHandler(d.PaymentsOpenAPI))
+	mux.Handle("/docs/", webui.DocsHandler(d.PaymentsOpenAPI))
+
+	// The payments API for trusted backends: a service client's secret and ID.
+	p := &paymentsAPI{client: d.Payments, idem: d.Idempotency, publicURL: d.PaymentsPublicURL, log: d.Logger}
+	trusted := func(pattern string, h http.HandlerFunc) {
+		method, path, _ := strings.Cut(pattern, " ")
+		mux.Handle(method+" "+PaymentsBasePath+path, p.requireClient(h))
+	}
+	trusted("POST /billing-accounts/resolve", p.resolveAccount)
+	trusted("POST /billing-accounts/auto-reload", p.autoReload)
+	trusted("GET /offers", p.listOffers)
+	trusted("POST /offers", p.createOffer)
+	trusted("POST /payment-sessions", p.createSession)
+	trusted("GET /payment-sessions/{id}/status", p.sessionStatus)
+	trusted("GET /merchant-accounts", p.listMerchants)
+	trusted("POST /merchant-accounts", p.createMerchant)
+	trusted("PUT /merchant-accounts/{id}/credentials", p.setCredentials)
+	trusted("DELETE /merchant-accounts/{id}/credentials", p.revokeCredentials)
 	mux.Handle("/", handleNotFound())
 }
 

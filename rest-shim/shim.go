@@ -46,8 +46,12 @@ type Deps struct {
 	CookieKey []byte
 	// KV counts sign-in attempts (shared by replicas when it is Redis).
 	KV kv.Store
-	// OpenAPI is the document /docs renders.
-	OpenAPI []byte
+	// OpenAPI is the document /docs renders; PaymentsOpenAPI the payments
+	// origin's.
+	OpenAPI         []byte
+	PaymentsOpenAPI []byte
+	// PaymentsPublicURL is {payments_origin} as clients and browsers reach it.
+	PaymentsPublicURL string
 	// Checks are what /health reports.
 	Checks []Check
 	Logger zerolog.Logger

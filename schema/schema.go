@@ -15,6 +15,11 @@ var RouterConfig []byte
 //go:embed openapi.yaml
 var OpenAPI []byte
 
+// PaymentsOpenAPI describes the payments origin's routes (served at its /docs).
+//
+//go:embed payments-openapi.yaml
+var PaymentsOpenAPI []byte
+
 // Subgraph names, as in graph.yaml.
 const (
 	Catalog = "catalog"

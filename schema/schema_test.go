@@ -36,6 +36,22 @@ func TestOpenAPIIsValid(t *testing.T) {
 	}
 }
 
+func TestPaymentsOpenAPIIsValid(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData(schema.PaymentsOpenAPI)
+	if err != nil {
+		t.Fatalf("payments-openapi.yaml does not load: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("payments-openapi.yaml is invalid: %v", err)
+	}
+	for _, path := range []string{"/billing-accounts/resolve", "/billing-accounts/auto-reload", "/offers", "/payment-sessions",
+		"/payment-sessions/{id}/status", "/merchant-accounts", "/merchant-accounts/{id}/credentials"} {
+		if doc.Paths.Find(path) == nil {
+			t.Errorf("payments-openapi.yaml does not describe %s", path)
+		}
+	}
+}
+
 // TestComposedConfigIsFresh recomposes graph.yaml with the pinned wgc and compares
 // it with the committed router-config.json (`make compose` regenerates it).
 func TestComposedConfigIsFresh(t *testing.T) {

@@ -6,6 +6,7 @@
 //	vitola import KIND FILE           load catalog, venues, events or sessions from JSON Lines
 //	vitola credits add|balance        a developer key's credits
 //	vitola evidence add               reference band images of a catalog cigar
+//	vitola payments …                 service clients, resource types, offers, merchant accounts
 //
 // Every admin command prints its result alone on the last line of standard
 // output and exits non-zero on any failure.
@@ -50,6 +51,8 @@ Commands:
   users     users create --email E --password P|- --display-name N: an account
   oauth     oauth clients create --name N --redirect-uri URI [--public],
             oauth token --user EMAIL --client ID --scope "…", oauth keys rotate
+  payments  payments clients|resource-types|merchants|offers …: the payments
+            API's service clients, what they sell and who is paid
 
 Run 'vitola <command> -h' for a command's flags. Every flag also reads an
 environment variable, named in its help; a flag given wins over the variable.
@@ -78,6 +81,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runUsers(ctx, rest, getenv, stdin, stdout, stderr)
 	case "oauth":
 		return runOAuth(ctx, rest, getenv, stdout, stderr)
+	case "payments":
+		return runPayments(ctx, rest, getenv, stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -56,6 +56,33 @@ type serveSettings struct {
 	LogLevel        string
 	LogFormat       string
 	Limits          limits.Config
+	// Payments settings.
+	PaymentsPublicURL string
+	PaymentsKEKs      string
+}
+
+// paymentsOptions are the payments settings for the platform: the public
+// URL defaults to the payments address (for a machine's own use).
+func (s *serveSettings) paymentsOptions() platform.PaymentsOptions {
+	u := s.PaymentsPublicURL
+	if u == "" {
+		u = "http://" + loopbackHost(s.PaymentsAddr)
+	}
+	return platform.PaymentsOptions{PublicURL: strings.TrimSuffix(u, "/"), KEKs: s.PaymentsKEKs}
+}
+
+// loopbackHost names a listen address as this machine reaches it: an
+// address on every interface (":8081", "0.0.0.0:8081") is reached on
+// 127.0.0.1.
+func loopbackHost(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*serveSettings, error) {
@@ -91,6 +118,8 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	s.PublicURL = registerPublicURL(fs, getenv)
 	fs.StringVar(&s.Addr, "addr", envOr(getenv, "VITOLA_ADDR", "127.0.0.1:8080"), "address of the public API: /graphql, REST, /health, /docs (env VITOLA_ADDR); with --component, that component's address")
 	fs.StringVar(&s.PaymentsAddr, "payments-addr", envOr(getenv, "VITOLA_PAYMENTS_ADDR", "127.0.0.1:8081"), "address of the payments origin (env VITOLA_PAYMENTS_ADDR)")
+	fs.StringVar(&s.PaymentsPublicURL, "payments-public-url", envOr(getenv, "VITOLA_PAYMENTS_PUBLIC_URL", ""), "the payments origin's public URL, as backends and browsers reach it: hosted checkout links and the assertion audience ({URL}/api/v1); default: http:// and --payments-addr (env VITOLA_PAYMENTS_PUBLIC_URL)")
+	secretVar(fs, &s.PaymentsKEKs, "payments-keks", "VITOLA_PAYMENTS_KEKS", getenv, "key-encryption keys that seal gateway credentials and card references, ID:BASE64KEY (32 bytes) comma-separated, the first one current; default: one derived from the internal key (env VITOLA_PAYMENTS_KEKS)")
 	secretVar(fs, &s.RedisURL, "redis-url", "REDIS_URL", getenv, "Redis URL (redis://…) for state shared by replicas; empty: in-process (env REDIS_URL)")
 	fs.StringVar(&s.RedisPrefix, "redis-prefix", envOr(getenv, "VITOLA_REDIS_PREFIX", "vitola:"), "prefix of every Redis key (env VITOLA_REDIS_PREFIX)")
 	secretVar(fs, &s.InternalKey, "internal-key", "VITOLA_INTERNAL_KEY", getenv, "key (32+ characters) signing internal calls between components; default: generated into the data directory (env VITOLA_INTERNAL_KEY)")
@@ -140,7 +169,7 @@ func serveAll(ctx context.Context, s *serveSettings, log zerolog.Logger, stdout 
 	p, err := platform.Open(ctx, platform.Options{
 		Store: s.store.config(), RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix, InternalKey: key,
 		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Logger: log, PublicURL: *s.PublicURL, FetchAllow: s.fetchAllow,
-		VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey,
+		VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(),
 	})
 	if err != nil {
 		return err
@@ -237,16 +266,21 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	// fingerprints, a vision model); matching calls get a cap above it.
 	slowInternal := &http.Client{Timeout: 100 * time.Second, Transport: internal.Transport}
 	usersClient := &subgraph.Client{HTTP: internal, URL: usersURL}
+	idem := idempotency.New(accessStore.Idempotency())
 	api := restshim.NewServer(restshim.Deps{
 		GraphQL: proxy, Keys: keys, Origins: keys, Catalog: &subgraph.Client{HTTP: internal, URL: catalogURL},
 		Payments: &subgraph.Client{HTTP: internal, URL: paymentsURL},
-		Matching: &subgraph.Client{HTTP: slowInternal, URL: matchingURL}, Idempotency: idempotency.New(accessStore.Idempotency()),
+		Matching: &subgraph.Client{HTTP: slowInternal, URL: matchingURL}, Idempotency: idem,
 		Router: &subgraph.Client{HTTP: internal, URL: s.RouterURL},
 		Users:  usersClient, Tokens: access.NewTokens(*s.PublicURL, restshim.FetchJWKS(usersClient)),
 		PublicURL: *s.PublicURL, CookieKey: platform.CookieKey(key), KV: kvs,
 		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
 	})
-	payments := restshim.NewPaymentsServer(restshim.Deps{Checks: checks[:2], Logger: log})
+	payments := restshim.NewPaymentsServer(restshim.Deps{
+		Payments: &subgraph.Client{HTTP: internal, URL: paymentsURL}, Idempotency: idem,
+		PaymentsPublicURL: s.paymentsOptions().PublicURL, PaymentsOpenAPI: schema.PaymentsOpenAPI,
+		Checks: append(checks[:2:2], restshim.Check{Name: schema.Payments, Check: remoteHealth(strings.TrimSuffix(paymentsURL, "/graphql") + "/health")}), Logger: log,
+	})
 	return listenAndServe(ctx, log, []listener{{"api", s.Addr, api}, {"payments", s.PaymentsAddr, payments}})
 }
 
@@ -269,7 +303,7 @@ func serveSubgraph(ctx context.Context, s *serveSettings, log zerolog.Logger) er
 		catalogClient = &subgraph.Client{URL: u, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer}}}
 	}
 	sg, err := platform.OpenSubgraph(ctx, s.Component, s.store.config(), platform.SubgraphOptions{Demo: s.Demo, Prober: prober, Secret: key, PublicURL: *s.PublicURL,
-		FetchAllow: s.fetchAllow, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Logger: log})
+		FetchAllow: s.fetchAllow, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(), Logger: log})
 	if err != nil {
 		return err
 	}

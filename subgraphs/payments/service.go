@@ -224,6 +224,9 @@ func (s *Service) CreateOffer(ctx context.Context, c *Client, n NewOffer) (*Offe
 	clientID := ""
 	if c != nil {
 		clientID = c.ID
+		if n.ResourceType == AICredits {
+			return nil, Refuse(CodeActionNotAllowed, "ai_credits are sold only through the platform's offers: list them with GET /offers?resourceType=ai_credits")
+		}
 		if !c.SellsType(n.ResourceType) {
 			return nil, Refuse(CodeActionNotAllowed, "this client does not sell %s", n.ResourceType)
 		}

@@ -1,0 +1,388 @@
+package restshim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vitolahq/vitola/internal/apierr"
+	"github.com/vitolahq/vitola/internal/idempotency"
+	"github.com/vitolahq/vitola/internal/trust"
+	"github.com/vitolahq/vitola/subgraphs/subgraph"
+)
+
+// The payments API for trusted backends ({payments_origin}/api/v1). Each route
+// authenticates the service client, reads and checks its body, and calls one
+// internal operation of the payments subgraph, which owns every rule; the
+// shim maps the answer to HTTP.
+
+// PaymentsBasePath is the payments API's base path on its origin.
+const PaymentsBasePath = "/api/v1"
+
+// maxPaymentsBody bounds a payments request's JSON body.
+const maxPaymentsBody = 16 << 10
+
+const (
+	billingAccountFields = `id accountReference balances { resourceType available held }
+    autoReload { enabled threshold offerId paymentMethodId consecutiveFailures disabledReason updatedAt } createdAt`
+	offerFields    = `id resourceType name quantity price { amount currency } merchantAccountId createdAt`
+	purchaseFields = `id kind state resourceType quantity price { amount currency } failureCode failureMessage createdAt updatedAt`
+	sessionFields  = `id state billingAccountId offerId returnUrl cancelUrl parentOrigin expiresAt createdAt redeemedAt closedAt purchase { ` + purchaseFields + ` }`
+	merchantFields = `id name gateway status credentialsConfigured credentialsUpdatedAt createdAt updatedAt`
+)
+
+var (
+	opAuthenticateClient = subgraph.MustParse(`query AuthenticateServiceClient($id: ID!, $secret: String!) {
+  authenticateServiceClient(id: $id, secret: $secret) { id name } }`)
+	opResolveAccount = subgraph.MustParse(`mutation ResolveBillingAccount($ref: String!, $assertion: String) {
+  resolveBillingAccount(accountReference: $ref, assertion: $assertion) { ` + billingAccountFields + ` } }`)
+	opAutoReload = subgraph.MustParse(`mutation ConfigureAutoReload($input: AutoReloadInput!) {
+  configureAutoReload(input: $input) { ` + billingAccountFields + ` } }`)
+	opOffers      = subgraph.MustParse(`query Offers($type: String!) { offers(resourceType: $type) { ` + offerFields + ` } }`)
+	opCreateOffer = subgraph.MustParse(`mutation CreateOffer($input: OfferInput!) { createOffer(input: $input) { ` + offerFields + ` } }`)
+	opCreateSess  = subgraph.MustParse(`mutation CreatePaymentSession($input: PaymentSessionInput!) {
+  createPaymentSession(input: $input) { token session { ` + sessionFields + ` } } }`)
+	opSessionStatus    = subgraph.MustParse(`query PaymentSession($id: ID!) { paymentSession(id: $id) { ` + sessionFields + ` } }`)
+	opMerchants        = subgraph.MustParse(`query MerchantAccounts { merchantAccounts { ` + merchantFields + ` } }`)
+	opCreateMerchant   = subgraph.MustParse(`mutation CreateMerchantAccount($input: MerchantAccountInput!) { createMerchantAccount(input: $input) { ` + merchantFields + ` } }`)
+	opSetCredentials   = subgraph.MustParse(`mutation SetMerchantCredentials($id: ID!, $credentials: String!) { setMerchantCredentials(id: $id, credentials: $credentials) { ` + merchantFields + ` } }`)
+	opRevokeCredential = subgraph.MustParse(`mutation RevokeMerchantCredentials($id: ID!) { revokeMerchantCredentials(id: $id) { ` + merchantFields + ` } }`)
+)
+
+// paymentsStatus is the HTTP status of each refusal code of the payments
+// subgraph (its extensions.code, lower-cased, is the REST code).
+var paymentsStatus = map[string]int{
+	"return_not_allowed":                 http.StatusBadRequest,
+	"origin_not_allowed":                 http.StatusBadRequest,
+	"action_not_allowed":                 http.StatusForbidden,
+	"billing_account_assertion_required": http.StatusForbidden,
+	"merchant_account_not_found":         http.StatusNotFound,
+	"offer_not_found":                    http.StatusNotFound,
+	"billing_account_not_found":          http.StatusNotFound,
+	"payment_session_not_found":          http.StatusNotFound,
+	"payment_method_not_found":           http.StatusNotFound,
+	"resource_type_not_found":            http.StatusNotFound,
+	"merchant_not_ready":                 http.StatusConflict,
+	"session_unavailable":                http.StatusGone,
+}
+
+// payments calls the payments subgraph for the payments routes.
+type paymentsAPI struct {
+	client *subgraph.Client
+	idem   *idempotency.Service
+	// publicURL is {payments_origin}: the hosted checkout is served there.
+	publicURL string
+	log       zerolog.Logger
+}
+
+// fail answers a failed internal call: a refusal with its code and status,
+// anything else as the payments service being unavailable (logged).
+func (p *paymentsAPI) fail(w http.ResponseWriter, err error) {
+	var re *routeError
+	if errors.As(err, &re) {
+		apierr.Write(w, re.Status, re.Code, re.Message)
+		return
+	}
+	var gerrs subgraph.Errors
+	if errors.As(err, &gerrs) {
+		code := strings.ToLower(gerrs.Code())
+		if status, ok := paymentsStatus[code]; ok {
+			apierr.Write(w, status, code, gerrs[0].Message)
+			return
+		}
+		if code == "bad_user_input" {
+			apierr.Write(w, http.StatusBadRequest, "invalid_request", gerrs[0].Message)
+			return
+		}
+	}
+	p.log.Error().Err(err).Msg("payments call failed")
+	apierr.Write(w, http.StatusBadGateway, apierr.CodeUnavailable, "the payments service is unavailable; try again shortly")
+}
+
+// UnauthorizedClient is the one body of every refused service-client
+// credential: unknown client, wrong or rotated-out secret, revoked client,
+// missing or malformed headers.
+const unauthorizedClientMessage = "send a valid service client secret as Authorization: Bearer <secret> and its ID as X-Service-Client-Id"
+
+// requireClient authenticates the service client and puts it in the
+// request's identity for the internal calls.
+func (p *paymentsAPI) requireClient(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Service-Client-Id")
+		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || id == "" || secret == "" || len(id) > 64 || len(secret) > 256 || len(r.Header.Values("Authorization")) != 1 {
+			p.unauthorized(w)
+			return
+		}
+		var out struct {
+			AuthenticateServiceClient *struct{ ID string }
+		}
+		ctx := trust.WithIdentity(r.Context(), trust.Identity{})
+		if err := p.client.Do(ctx, opAuthenticateClient, map[string]any{"id": id, "secret": secret}, &out); err != nil {
+			p.fail(w, err)
+			return
+		}
+		if out.AuthenticateServiceClient == nil {
+			p.unauthorized(w)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(trust.WithIdentity(r.Context(), trust.Identity{ClientID: out.AuthenticateServiceClient.ID})))
+	})
+}
+
+func (p *paymentsAPI) unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="payments"`)
+	apierr.Write(w, http.StatusUnauthorized, apierr.CodeUnauthorized, unauthorizedClientMessage)
+}
+
+// readBody reads a bounded JSON object body into v, refusing unknown fields.
+func readBody(w http.ResponseWriter, r *http.Request, max int64, v any) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, &routeError{http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the JSON body must be at most %d bytes", max)}
+	case err != nil:
+		return nil, &routeError{http.StatusBadRequest, "invalid_body", "the request body could not be read: send it again"}
+	}
+	if err := decodeStrict(body, v); err != nil {
+		return nil, &routeError{http.StatusBadRequest, "invalid_body", bodyError(err)}
+	}
+	return body, nil
+}
+
+// bodyError says what was wrong with a JSON body without naming Go types.
+func bodyError(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		return fmt.Sprintf("%s: wrong type of value (%s)", typeErr.Field, typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return fmt.Sprintf("the body is not valid JSON (at byte %d)", syntaxErr.Offset)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ") + ": see /docs for the fields of this route"
+	}
+	return "the body must be one JSON object: see /docs for its fields"
+}
+
+// call runs op and writes its field as {"data": …} with status.
+func (p *paymentsAPI) call(w http.ResponseWriter, r *http.Request, op *subgraph.Operation, vars map[string]any, field string, status int) {
+	resp, err := p.run(r.Context(), op, vars, field, status)
+	if err != nil {
+		p.fail(w, err)
+		return
+	}
+	writeStored(w, resp, false)
+}
+
+// run runs op and builds the {"data": …} response.
+func (p *paymentsAPI) run(ctx context.Context, op *subgraph.Operation, vars map[string]any, field string, status int) (*idempotency.Response, error) {
+	raw, err := p.client.Field(ctx, op, vars, field)
+	if err != nil {
+		return nil, err
+	}
+	return dataResponse(status, raw), nil
+}
+
+func dataResponse(status int, raw json.RawMessage) *idempotency.Response {
+	var b bytes.Buffer
+	b.WriteString(`{"data":`)
+	b.Write(raw)
+	b.WriteString("}\n")
+	return &idempotency.Response{Status: status, Header: map[string]string{"Content-Type": "application/json; charset=utf-8"}, Body: b.Bytes()}
+}
+
+// idempotent runs a route that requires an Idempotency-Key (scoped to the
+// client); the body was read and checked before anything is claimed.
+func (p *paymentsAPI) idempotent(w http.ResponseWriter, r *http.Request, route, key string, body []byte, run func(ctx context.Context) (*idempotency.Response, error)) {
+	caller, _ := trust.FromContext(r.Context())
+	claim, ok := claimKey(w, r, p.idem, caller.ClientID, route, key, body, p.log)
+	if !ok {
+		return
+	}
+	runIdempotent(r.Context(), w, p.idem, claim, p.log, run, p.fail)
+}
+
+// POST /billing-accounts/resolve
+func (p *paymentsAPI) resolveAccount(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		AccountReference *string `json:"accountReference"`
+		Assertion        *string `json:"assertion"`
+	}
+	if _, err := readBody(w, r, maxPaymentsBody, &in); err != nil {
+		p.fail(w, err)
+		return
+	}
+	if in.AccountReference == nil {
+		apierr.Write(w, http.StatusBadRequest, "invalid_request", "accountReference is required: your own ID for the customer whose account this is")
+		return
+	}
+	p.call(w, r, opResolveAccount, map[string]any{"ref": *in.AccountReference, "assertion": in.Assertion}, "resolveBillingAccount", http.StatusOK)
+}
+
+// POST /billing-accounts/auto-reload
+func (p *paymentsAPI) autoReload(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		AccountReference *string `json:"accountReference"`
+		Assertion        *string `json:"assertion"`
+		Enabled          *bool   `json:"enabled"`
+		Threshold        *int64  `json:"threshold"`
+		OfferID          *string `json:"offerId"`
+		PaymentMethodID  *string `json:"paymentMethodId"`
+	}
+	if _, err := readBody(w, r, maxPaymentsBody, &in); err != nil {
+		p.fail(w, err)
+		return
+	}
+	if in.AccountReference == nil || in.Enabled == nil {
+		apierr.Write(w, http.StatusBadRequest, "invalid_request", "accountReference and enabled are required (with enabled: threshold, offerId and paymentMethodId)")
+		return
+	}
+	p.call(w, r, opAutoReload, map[string]any{"input": map[string]any{"accountReference": *in.AccountReference, "assertion": in.Assertion,
+		"enabled": *in.Enabled, "threshold": in.Threshold, "offerId": in.OfferID, "paymentMethodId": in.PaymentMethodID}}, "configureAutoReload", http.StatusOK)
+}
+
+// GET /offers?resourceType=
+func (p *paymentsAPI) listOffers(w http.ResponseWriter, r *http.Request) {
+	t := r.URL.Query().Get("resourceType")
+	if t == "" {
+		apierr.Write(w, http.StatusBadRequest, "invalid_request", "resourceType is required, such as ?resourceType=ai_credits")
+		return
+	}
+	p.call(w, r, opOffers, map[string]any{"type": t}, "offers", http.StatusOK)
+}
+
+// POST /offers (Idempotency-Key)
+func (p *paymentsAPI) createOffer(w http.ResponseWriter, r *http.Request) {
+	key, ok := idempotencyKey(w, r)
+	if !ok {
+		return
+	}
+	var in struct {
+		ResourceType      string `json:"resourceType"`
+		Name              string `json:"name"`
+		Quantity          *int64 `json:"quantity"`
+		MerchantAccountID string `json:"merchantAccountId"`
+		Price             *struct {
+			Amount   *int64 `json:"amount"`
+			Currency string `json:"currency"`
+		} `json:"price"`
+	}
+	body, err := readBody(w, r, maxPaymentsBody, &in)
+	if err != nil {
+		p.fail(w, err)
+		return
+	}
+	if in.Quantity == nil || in.Price == nil || in.Price.Amount == nil {
+		apierr.Write(w, http.StatusBadRequest, "invalid_request", "resourceType, name, quantity, price {amount, currency} and merchantAccountId are required")
+		return
+	}
+	vars := map[string]any{"input": map[string]any{"resourceType": in.ResourceType, "name": in.Name, "quantity": *in.Quantity,
+		"price": *in.Price.Amount, "currency": in.Price.Currency, "merchantAccountId": in.MerchantAccountID}}
+	p.idempotent(w, r, "payments:create-offer", key, body, func(ctx context.Context) (*idempotency.Response, error) {
+		return p.run(ctx, opCreateOffer, vars, "createOffer", http.StatusCreated)
+	})
+}
+
+// POST /payment-sessions (Idempotency-Key)
+func (p *paymentsAPI) createSession(w http.ResponseWriter, r *http.Request) {
+	key, ok := idempotencyKey(w, r)
+	if !ok {
+		return
+	}
+	var in struct {
+		BillingAccountID string  `json:"billingAccountId"`
+		OfferID          string  `json:"offerId"`
+		ReturnURL        string  `json:"returnUrl"`
+		CancelURL        *string `json:"cancelUrl"`
+		ParentOrigin     *string `json:"parentOrigin"`
+		ExpiresInSeconds *int64  `json:"expiresInSeconds"`
+	}
+	body, err := readBody(w, r, maxPaymentsBody, &in)
+	if err != nil {
+		p.fail(w, err)
+		return
+	}
+	if in.BillingAccountID == "" || in.OfferID == "" || in.ReturnURL == "" {
+		apierr.Write(w, http.StatusBadRequest, "invalid_request", "billingAccountId, offerId and returnUrl are required")
+		return
+	}
+	vars := map[string]any{"input": map[string]any{"billingAccountId": in.BillingAccountID, "offerId": in.OfferID, "returnUrl": in.ReturnURL,
+		"cancelUrl": in.CancelURL, "parentOrigin": in.ParentOrigin, "expiresInSeconds": in.ExpiresInSeconds}}
+	p.idempotent(w, r, "payments:create-session", key, body, func(ctx context.Context) (*idempotency.Response, error) {
+		var out struct {
+			CreatePaymentSession struct {
+				Token   string          `json:"token"`
+				Session json.RawMessage `json:"session"`
+			} `json:"createPaymentSession"`
+		}
+		if err := p.client.Do(ctx, opCreateSess, vars, &out); err != nil {
+			return nil, err
+		}
+		// The session as the subgraph shows it, with the one-time hosted URL.
+		// The token rides in the URL's fragment: browsers never send it to a
+		// server, in a request line or a Referer.
+		sess := bytes.TrimRight(out.CreatePaymentSession.Session, " \n")
+		if len(sess) < 2 || sess[len(sess)-1] != '}' {
+			return nil, errors.New("create payment session: the session is not a JSON object")
+		}
+		u, _ := json.Marshal(p.publicURL + HostedCheckoutPath + "#token=" + out.CreatePaymentSession.Token)
+		raw := append(append(append(sess[:len(sess)-1:len(sess)-1], `,"url":`...), u...), '}')
+		return dataResponse(http.StatusCreated, raw), nil
+	})
+}
+
+// HostedCheckoutPath is the hosted checkout page on the payments origin.
+const HostedCheckoutPath = "/checkout"
+
+// GET /payment-sessions/{id}/status
+func (p *paymentsAPI) sessionStatus(w http.ResponseWriter, r *http.Request) {
+	p.call(w, r, opSessionStatus, map[string]any{"id": r.PathValue("id")}, "paymentSession", http.StatusOK)
+}
+
+// GET /merchant-accounts
+func (p *paymentsAPI) listMerchants(w http.ResponseWriter, r *http.Request) {
+	p.call(w, r, opMerchants, nil, "merchantAccounts", http.StatusOK)
+}
+
+// POST /merchant-accounts
+func (p *paymentsAPI) createMerchant(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Name    string `json:"name"`
+		Gateway string `json:"gateway"`
+	}
+	if _, err := readBody(w, r, maxPaymentsBody, &in); err != nil {
+		p.fail(w, err)
+		return
+	}
+	p.call(w, r, opCreateMerchant, map[string]any{"input": map[string]any{"name": in.Name, "gateway": in.Gateway}}, "createMerchantAccount", http.StatusCreated)
+}
+
+// PUT /merchant-accounts/{id}/credentials
+func (p *paymentsAPI) setCredentials(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Credentials json.RawMessage `json:"credentials"`
+	}
+	if _, err := readBody(w, r, maxPaymentsBody, &in); err != nil {
+		p.fail(w, err)
+		return
+	}
+	if len(in.Credentials) == 0 || in.Credentials[0] != '{' {
+		apierr.Write(w, http.StatusBadRequest, "invalid_request", "credentials is required: the gateway's JSON object, such as {\"secretKey\": \"…\"} for stripe")
+		return
+	}
+	p.call(w, r, opSetCredentials, map[string]any{"id": r.PathValue("id"), "credentials": string(in.Credentials)}, "setMerchantCredentials", http.StatusOK)
+}
+
+// DELETE /merchant-accounts/{id}/credentials
+func (p *paymentsAPI) revokeCredentials(w http.ResponseWriter, r *http.Request) {
+	p.call(w, r, opRevokeCredential, map[string]any{"id": r.PathValue("id")}, "revokeMerchantCredentials", http.StatusOK)
+}
