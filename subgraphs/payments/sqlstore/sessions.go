@@ -420,3 +420,55 @@ func (s *Store) MarkPending(ctx context.Context, id, attemptKey string, retryAt 
 	}
 	return nil
 }
+
+// ClaimCheckout starts an attempt at an open checkout with a payment method:
+// the purchase is processing under a new gateway key until leaseUntil. A
+// purchase being paid, or paid, is ErrConflict: of two confirms, one claims.
+func (s *Store) ClaimCheckout(ctx context.Context, purchaseID, paymentMethodID string, leaseUntil time.Time) (*payments.Purchase, error) {
+	var r purchaseRow
+	err := s.db.GetContext(ctx, &r, s.db.Rebind(`UPDATE purchases SET state = ?, payment_method_id = ?, attempts = attempts + 1,
+			attempt_key = id || ':' || CAST(attempts + 1 AS TEXT), lease_until = ?, updated_at = ?
+		WHERE id = ? AND kind = ? AND state = ? RETURNING `+purchaseColumns),
+		payments.PurchaseProcessing, paymentMethodID, leaseUntil.UnixMilli(), s.millis(), purchaseID, payments.PurchaseCheckout, payments.PurchaseOpen)
+	if sqldb.IsNoRows(err) {
+		if _, err := s.Purchase(ctx, purchaseID); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: the purchase is being paid or is closed", payments.ErrConflict)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("claim checkout: %w", err)
+	}
+	return r.purchase(), nil
+}
+
+// RefundPurchase takes a succeeded purchase's units back from its account,
+// in one transaction with the purchase's new state. Units already spent
+// cannot be taken back: ErrInsufficientCredits, and nothing changes.
+func (s *Store) RefundPurchase(ctx context.Context, id, note string) error {
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		var p purchaseRow
+		err := tx.GetContext(ctx, &p, tx.Rebind(`UPDATE purchases SET state = ?, updated_at = ? WHERE id = ? AND state = ? RETURNING `+purchaseColumns),
+			payments.PurchaseRefunded, s.millis(), id, payments.PurchaseSucceeded)
+		if sqldb.IsNoRows(err) {
+			return fmt.Errorf("%w: only a succeeded purchase is refunded", payments.ErrConflict)
+		}
+		if err != nil {
+			return fmt.Errorf("refund purchase: %w", err)
+		}
+		return s.post(ctx, tx, move(payments.TxRefund, p.AccountID, p.ID, note, p.ResourceType,
+			own(p.AccountID, payments.BookAvailable, -p.Quantity), platform(payments.BookSold, p.Quantity)))
+	})
+}
+
+// QueueReload queues a reload for the account if its rule asks for one at
+// its balance now (the check a debit makes in its own transaction).
+func (s *Store) QueueReload(ctx context.Context, accountID, resourceType string) error {
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		a, err := readAccount(ctx, tx, `id = ?`, accountID)
+		if err != nil {
+			return err
+		}
+		return s.queueReload(ctx, tx, accountID, resourceType, a.Balances[resourceType].Available)
+	})
+}

@@ -1,0 +1,360 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/vitolahq/vitola/internal/ids"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/subgraphs/payments"
+	"github.com/vitolahq/vitola/subgraphs/payments/sqlstore"
+)
+
+// migrationsUpTo returns the migrations up to and including the numbered one.
+func migrationsUpTo(t *testing.T, last string) fs.FS {
+	t.Helper()
+	out := fstest.MapFS{}
+	entries, err := fs.ReadDir(sqlstore.Migrations, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() > last {
+			break
+		}
+		b, _ := fs.ReadFile(sqlstore.Migrations, e.Name())
+		out[e.Name()] = &fstest.MapFile{Data: b}
+	}
+	return out
+}
+
+// A store made by the single-entry ledger (migrations 1 and 2) keeps every
+// balance and open hold when migration 3 rebuilds it as double-entry.
+func TestMigrationCarriesTheSingleEntryLedgerOver(t *testing.T) {
+	for backend, cfg := range sqldbtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			old := sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, migrationsUpTo(t, "00002_reservation_reference.sql"))
+			exec := func(q string, args ...any) {
+				t.Helper()
+				if _, err := old.ExecContext(ctx, old.Rebind(q), args...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// key_a: 12 spendable, 3 held by an open hold, 5 settled earlier.
+			exec(`INSERT INTO billing_accounts (id, key_id, balance, created_at) VALUES ('acc_a', 'key_a', 12, 1)`)
+			exec(`INSERT INTO billing_accounts (id, key_id, balance, created_at) VALUES ('acc_b', 'key_b', 0, 2)`)
+			exec(`INSERT INTO credit_reservations (id, account_id, amount, state, reference, created_at, expires_at) VALUES ('rsv_1', 'acc_a', 3, 'held', 'identify:k:h', 3, ?)`, time.Now().Add(time.Hour).UnixMilli())
+			exec(`INSERT INTO credit_reservations (id, account_id, amount, cost, state, reference, created_at, expires_at) VALUES ('rsv_0', 'acc_a', 5, 5, 'settled', 'x', 2, 9)`)
+			exec(`INSERT INTO ledger_entries (id, account_id, kind, amount, created_at) VALUES ('lde_1', 'acc_a', 'grant', 20, 1)`)
+			old.Close()
+
+			st := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations), time.Now)
+			a, err := st.Account(ctx, "key_a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := a.Balances[payments.AICredits]; a.ID != "acc_a" || got.Available != 12 || got.Held != 3 {
+				t.Fatalf("key_a after migration: %+v %+v", a, got)
+			}
+			if c, err := st.CheckLedger(ctx); err != nil || c != (sqlstore.LedgerCheck{}) {
+				t.Fatalf("ledger after migration: %+v %v", c, err)
+			}
+			// The open hold still settles against the carried-over books.
+			if a, err = st.Settle(ctx, "key_a", "rsv_1", 2); err != nil || a.Credits() != 13 {
+				t.Fatalf("settle a carried-over hold: %+v %v", a, err)
+			}
+			if r, err := st.Reservation(ctx, "key_a", "rsv_0"); err != nil || r.State != payments.Settled {
+				t.Fatalf("an old settled hold: %+v %v", r, err)
+			}
+			checkLedger(t, st, "key_a")
+			checkLedger(t, st, "key_b")
+		})
+	}
+}
+
+// The ledger's invariants hold after thousands of random operations run
+// concurrently: grants, holds, settlements, releases, purchases of client
+// accounts and refunds. Every transaction balances, every account book is the
+// sum of its postings and never negative, and the credits in the accounts are
+// what came in minus what was consumed.
+func TestLedgerPropertyUnderConcurrentRandomOperations(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		st := sqlstore.New(db, time.Now)
+		merchant, offer := seedOffer(t, st, 7)
+		keys := []string{"key_p1", "key_p2", "key_p3"}
+		var clientAccounts []string
+		for i := range 3 {
+			a, err := st.ClientAccount(ctx, "pcl_property", fmt.Sprintf("customer-%d", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			clientAccounts = append(clientAccounts, a.ID)
+		}
+		var credited, consumed, refunded atomic.Int64 // AI credits of the key accounts, and purchased units
+		var purchased atomic.Int64
+		const workers, opsEach = 8, 300
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				rng := rand.New(rand.NewPCG(uint64(w), 7))
+				var held []struct{ key, id string }
+				var bought []string
+				for range opsEach {
+					key := keys[rng.IntN(len(keys))]
+					switch op := rng.IntN(10); {
+					case op < 2:
+						n := rng.Int64N(20) + 1
+						if _, err := st.Grant(ctx, key, n, "property"); err != nil {
+							t.Error(err)
+							return
+						}
+						credited.Add(n)
+					case op < 5:
+						r, _, err := st.Reserve(ctx, key, rng.Int64N(6)+1, "property", time.Now().Add(time.Hour))
+						if errors.Is(err, payments.ErrInsufficientCredits) {
+							continue
+						}
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						held = append(held, struct{ key, id string }{key, r.ID})
+					case op < 8 && len(held) > 0:
+						i := rng.IntN(len(held))
+						h := held[i]
+						held = append(held[:i], held[i+1:]...)
+						if op < 7 {
+							r, err := st.Reservation(ctx, h.key, h.id)
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							cost := rng.Int64N(r.Amount + 1)
+							if _, err := st.Settle(ctx, h.key, h.id, cost); err != nil {
+								t.Error(err)
+								return
+							}
+							consumed.Add(cost)
+						} else if _, err := st.Release(ctx, h.key, h.id); err != nil {
+							t.Error(err)
+							return
+						}
+					case op == 8:
+						id := completePurchase(t, st, clientAccounts[rng.IntN(len(clientAccounts))], merchant, offer)
+						bought = append(bought, id)
+						purchased.Add(7)
+					case op == 9 && len(bought) > 0:
+						id := bought[len(bought)-1]
+						bought = bought[:len(bought)-1]
+						switch err := st.RefundPurchase(ctx, id, "property"); {
+						case err == nil:
+							refunded.Add(7)
+						case errors.Is(err, payments.ErrInsufficientCredits):
+						default:
+							t.Error(err)
+							return
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		c, err := st.CheckLedger(ctx)
+		if err != nil || c != (sqlstore.LedgerCheck{}) {
+			t.Fatalf("ledger after %d operations: %+v %v", workers*opsEach, c, err)
+		}
+		var keyCredits, clientUnits int64
+		for _, k := range keys {
+			a, err := st.Account(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := a.Balances[payments.AICredits]
+			keyCredits += b.Available + b.Held
+		}
+		for _, id := range clientAccounts {
+			a, err := st.AccountByID(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clientUnits += a.Balances["property_units"].Available
+		}
+		if want := credited.Load() - consumed.Load(); keyCredits != want {
+			t.Fatalf("key accounts hold %d credits, want granted %d - consumed %d", keyCredits, credited.Load(), consumed.Load())
+		}
+		if want := purchased.Load() - refunded.Load(); clientUnits != want {
+			t.Fatalf("client accounts hold %d units, want purchased %d - refunded %d", clientUnits, purchased.Load(), refunded.Load())
+		}
+		for _, k := range keys {
+			checkLedger(t, st, k)
+		}
+	})
+}
+
+// seedOffer makes a ready merchant account and an offer of quantity units of
+// the resource type property_units.
+func seedOffer(t *testing.T, st *sqlstore.Store, quantity int64) (merchantID, offerID string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := st.AddResourceType(ctx, payments.ResourceType{Name: "property_units", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	m := &payments.MerchantAccount{ID: ids.New(ids.MerchantAccount), Name: "m", Gateway: "sandbox", Status: payments.MerchantUnconfigured, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	if err := st.CreateMerchant(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	o := &payments.Offer{ID: ids.New(ids.Offer), ResourceType: "property_units", Name: "o", Quantity: quantity, Price: 100, Currency: "USD", MerchantID: m.ID, Active: true, CreatedAt: time.Now()}
+	if err := st.CreateOffer(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	return m.ID, o.ID
+}
+
+// completePurchase records a captured checkout of the offer for an account,
+// through the same steps a confirm takes.
+func completePurchase(t *testing.T, st *sqlstore.Store, accountID, merchantID, offerID string) string {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now().UTC()
+	o, err := st.Offer(ctx, offerID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &payments.Session{ID: ids.New(ids.PaymentSession), ClientID: "pcl_property", AccountID: accountID, OfferID: offerID, TokenHash: ids.New("tok"),
+		ReturnURL: "https://x.example", CancelURL: "https://x.example", State: payments.SessionActive, ExpiresAt: now.Add(time.Hour), CreatedAt: now}
+	p := &payments.Purchase{ID: ids.New(ids.Purchase), Kind: payments.PurchaseCheckout, ClientID: "pcl_property", AccountID: accountID, OfferID: offerID,
+		SessionID: s.ID, ResourceType: o.ResourceType, Quantity: o.Quantity, Amount: o.Price, Currency: o.Currency, MerchantID: merchantID,
+		State: payments.PurchaseOpen, CreatedAt: now, UpdatedAt: now}
+	s.PurchaseID = p.ID
+	if err := st.CreateSession(ctx, s, p); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := st.ClaimCheckout(ctx, p.ID, "pmt_x", now.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := st.CompletePurchase(ctx, p.ID, claimed.AttemptKey, "ch_"+p.ID); err != nil || !ok {
+		t.Fatalf("complete purchase: %v %v", ok, err)
+	}
+	return p.ID
+}
+
+// A rule's reload is queued once however many debits take the balance below
+// its threshold at the same time.
+func TestReloadIsQueuedOnceUnderConcurrentDebits(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		st := sqlstore.New(db, time.Now)
+		merchant := &payments.MerchantAccount{ID: ids.New(ids.MerchantAccount), Name: "m", Gateway: "sandbox", Status: payments.MerchantUnconfigured, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+		if err := st.CreateMerchant(ctx, merchant); err != nil {
+			t.Fatal(err)
+		}
+		offer := &payments.Offer{ID: ids.New(ids.Offer), ResourceType: payments.AICredits, Name: "100", Quantity: 100, Price: 500, Currency: "USD", MerchantID: merchant.ID, Active: true, CreatedAt: time.Now()}
+		if err := st.CreateOffer(ctx, offer); err != nil {
+			t.Fatal(err)
+		}
+		a, err := st.Grant(ctx, "key_r", 60, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SetAutoReload(ctx, &payments.AutoReload{AccountID: a.ID, ClientID: "pcl_r", Enabled: true, Threshold: 50, OfferID: offer.ID, PaymentMethodID: "pmt_r", UpdatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 50 {
+			wg.Go(func() {
+				if _, _, err := st.Reserve(ctx, "key_r", 1, "debit", time.Now().Add(time.Hour)); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		claimed, err := st.ClaimPurchases(ctx, time.Now(), time.Now().Add(time.Minute), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(claimed) != 1 || claimed[0].Kind != payments.PurchaseReload || claimed[0].AccountID != a.ID || claimed[0].Quantity != 100 {
+			t.Fatalf("50 debits below the threshold queued %d reloads: %+v", len(claimed), claimed)
+		}
+		checkLedger(t, st, "key_r")
+	})
+}
+
+// Replicas claiming work at once never take the same purchase, and a claim
+// that lapsed is taken again under the same gateway key.
+func TestClaimsNeverOverlap(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		now := time.Now()
+		st := sqlstore.New(db, func() time.Time { return now })
+		merchant, offer := seedOffer(t, st, 5)
+		const n = 40
+		for i := range n {
+			a, err := st.ClientAccount(ctx, "pcl_c", fmt.Sprintf("c%d", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.SetAutoReload(ctx, &payments.AutoReload{AccountID: a.ID, ClientID: "pcl_c", Enabled: true, Threshold: 1, OfferID: offer, PaymentMethodID: "pmt", UpdatedAt: now}); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.QueueReload(ctx, a.ID, "property_units"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = merchant
+		var mu sync.Mutex
+		seen := map[string]string{}
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() {
+				for {
+					ps, err := st.ClaimPurchases(ctx, now, now.Add(time.Minute), 3)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if len(ps) == 0 {
+						return
+					}
+					mu.Lock()
+					for _, p := range ps {
+						if _, dup := seen[p.ID]; dup {
+							t.Errorf("%s claimed twice", p.ID)
+						}
+						seen[p.ID] = p.AttemptKey
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(seen) != n {
+			t.Fatalf("%d of %d reloads claimed", len(seen), n)
+		}
+		// After the lease lapses, a claim repeats the same attempt.
+		now = now.Add(2 * time.Minute)
+		again, err := st.ClaimPurchases(ctx, now, now.Add(time.Minute), n)
+		if err != nil || len(again) != n {
+			t.Fatalf("lapsed claims taken again: %d %v", len(again), err)
+		}
+		for _, p := range again {
+			if p.AttemptKey != seen[p.ID] || p.Attempts != 1 {
+				t.Fatalf("a lapsed claim got a new attempt: %+v, first key %s", p, seen[p.ID])
+			}
+		}
+	})
+}
