@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/internal/idempotency"
+	"github.com/vitolahq/vitola/internal/jsonbody"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
@@ -93,19 +93,16 @@ func handlePaid(payments *subgraph.Client, idem *idempotency.Service, rt paidRou
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		caller, _ := trust.FromContext(ctx)
-		key := r.Header.Get("Idempotency-Key")
-		if !idempotency.ValidKey(key) {
-			apierr.Write(w, http.StatusBadRequest, "idempotency_key_required", idempotency.ErrInvalid.Error())
+		// The body's media type and size first: nothing is recorded or held
+		// for a request that is not JSON.
+		body, err := jsonbody.Read(w, r, maxPaidBody)
+		if err != nil {
+			fail(w, bodyError(err, ""))
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPaidBody))
-		var tooLarge *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooLarge):
-			apierr.Write(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the JSON body must be at most %d bytes", maxPaidBody))
-			return
-		case err != nil:
-			apierr.Write(w, http.StatusBadRequest, "invalid_body", "the request body could not be read: send it again")
+		key, err := idempotency.KeyFromHeader(r.Header)
+		if err != nil {
+			apierr.Write(w, http.StatusBadRequest, "idempotency_key_required", err.Error())
 			return
 		}
 		req, price, err := rt.parse(ctx, body)
