@@ -318,6 +318,8 @@ func testEveryErrorIsJSON(t *testing.T, addr string, api bool) {
 		{"HTTP/2 request line", req("GET /health HTTP/2.0", "Host: x"), 505, "http_version_not_supported", "", ""},
 		{"unknown expectation", req("GET /health HTTP/1.1", "Host: x", "Expect: the-unexpected"), 417, "expectation_failed", "", ""},
 		{"TLS to the plain port", tlsClientHello(t), 400, "bad_request", "", ""},
+		{"HTTP/2 preface (h2c is off)", []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), 400, "bad_request", "", ""},
+		{"OPTIONS on a path without it", req("OPTIONS /health HTTP/1.1", "Host: x"), 405, "method_not_allowed", "", "GET, HEAD"},
 	}
 	if api {
 		tests = append(tests, []struct {

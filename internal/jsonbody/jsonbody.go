@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"mime"
 	"net/http"
@@ -330,8 +331,9 @@ type scanner struct {
 	i            int
 	maxDepth     int
 	allowUnknown bool
-	path         []step   // where the scanner is, for messages
-	keys         []string // member names of the open objects, innermost last
+	path         []step // where the scanner is, for messages
+	keys         []name // member names of the open objects, innermost last
+	arena        []byte // their text
 	buf          []byte
 }
 
@@ -348,9 +350,15 @@ func (s *scanner) ws() {
 
 // step is one level of the current place: a member's name, or an index.
 type step struct {
-	name  string
+	name  name
 	index int // -1 for a member
 }
+
+// name is a member name kept in the scanner's arena: the names of the open
+// objects, innermost last, so that no name costs an allocation of its own.
+type name struct{ start, end int32 }
+
+func (s *scanner) text(n name) []byte { return s.arena[n.start:n.end] }
 
 // where names the current place: "imageUrls[2]", or "" at the top.
 func (s *scanner) where() string {
@@ -363,7 +371,7 @@ func (s *scanner) where() string {
 		if b.Len() > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(quoteKey(p.name))
+		b.WriteString(quoteKey(string(s.text(p.name))))
 	}
 	return b.String()
 }
@@ -459,9 +467,11 @@ func (s *scanner) object(sh *shape, depth int) error {
 		return s.at("the body nests objects and arrays more than %d levels deep", s.maxDepth)
 	}
 	s.i++ // {
-	first := len(s.keys)
-	defer func() { s.keys = s.keys[:first] }()
-	var seen map[string]struct{} // past 8 members, names go in a set
+	first, arenaStart := len(s.keys), len(s.arena)
+	defer func() { s.keys, s.arena = s.keys[:first], s.arena[:arenaStart] }()
+	// Past 8 members, names are also found by their hash: the pass stays
+	// linear in the number of members.
+	var seen map[uint64]int32
 	s.ws()
 	if s.i < len(s.data) && s.data[s.i] == '}' {
 		s.i++
@@ -475,33 +485,28 @@ func (s *scanner) object(sh *shape, depth int) error {
 		if err := s.str(true); err != nil {
 			return err
 		}
-		name := string(s.buf)
-		if seen != nil {
-			if _, dup := seen[name]; dup {
-				return s.duplicate(name)
-			}
-			seen[name] = struct{}{}
-		} else {
-			for _, k := range s.keys[first:] {
-				if k == name {
-					return s.duplicate(name)
-				}
-			}
-			s.keys = append(s.keys, name)
-			if len(s.keys)-first > 8 {
-				seen = make(map[string]struct{}, 16)
-				for _, k := range s.keys[first:] {
-					seen[k] = struct{}{}
-				}
+		if s.seenBefore(s.keys[first:], seen) {
+			return s.at("the member %s appears twice in one object: send it once", quote(string(s.buf)))
+		}
+		n := name{int32(len(s.arena)), int32(len(s.arena) + len(s.buf))}
+		s.arena = append(s.arena, s.buf...)
+		s.keys = append(s.keys, n)
+		switch members := s.keys[first:]; {
+		case seen != nil:
+			seen[maphash.Bytes(hashSeed, s.buf)] = int32(len(members) - 1)
+		case len(members) > 8:
+			seen = make(map[uint64]int32, 32)
+			for i, k := range members {
+				seen[maphash.Bytes(hashSeed, s.text(k))] = int32(i)
 			}
 		}
 		var child *shape
 		if sh != nil {
 			switch sh.kind {
 			case kObject:
-				c, ok := sh.fields[name]
+				c, ok := sh.fields[string(s.buf)]
 				if !ok && !s.allowUnknown {
-					return s.at("unknown field %s (names are case-sensitive)", quote(name))
+					return s.at("unknown field %s (names are case-sensitive)", quote(string(s.buf)))
 				}
 				child = c
 				if !ok {
@@ -518,7 +523,7 @@ func (s *scanner) object(sh *shape, depth int) error {
 			return s.syntax("expected ':' after a member name")
 		}
 		s.i++
-		s.path = append(s.path, step{name, -1})
+		s.path = append(s.path, step{s.keys[len(s.keys)-1], -1})
 		if err := s.value(child, depth); err != nil {
 			return err
 		}
@@ -539,9 +544,30 @@ func (s *scanner) object(sh *shape, depth int) error {
 	}
 }
 
-func (s *scanner) duplicate(name string) error {
-	return s.at("the member %s appears twice in one object: send it once", quote(name))
+// seenBefore reports whether the name in s.buf is among an object's members
+// so far; seen, once made, maps the hash of a name to the member's place.
+func (s *scanner) seenBefore(members []name, seen map[uint64]int32) bool {
+	if seen == nil {
+		for _, k := range members {
+			if bytes.Equal(s.text(k), s.buf) {
+				return true
+			}
+		}
+		return false
+	}
+	i, ok := seen[maphash.Bytes(hashSeed, s.buf)]
+	if !ok {
+		return false
+	}
+	if bytes.Equal(s.text(members[i]), s.buf) {
+		return true
+	}
+	return s.seenBefore(members, nil) // two names with one hash: look at each
 }
+
+// hashSeed keys the hash of member names, differently in each process, so
+// that no body can be made of names that collide.
+var hashSeed = maphash.MakeSeed()
 
 func (s *scanner) array(sh *shape, depth int) error {
 	if depth > s.maxDepth {

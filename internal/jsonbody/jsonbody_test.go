@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -331,5 +332,52 @@ func oracle(t *testing.T, data []byte) (depth int, dup bool) {
 			}
 			top.key = !top.key
 		}
+	}
+}
+
+// BenchmarkValid: the strict pass against encoding/json's own Valid (which
+// checks syntax only) on 64 KB bodies of several shapes, in the same run.
+func BenchmarkValid(b *testing.B) {
+	var members, objects strings.Builder
+	members.WriteString("{")
+	for i := 0; members.Len() < 64<<10; i++ {
+		if i > 0 {
+			members.WriteString(",")
+		}
+		fmt.Fprintf(&members, `"member%d":%d`, i, i)
+	}
+	members.WriteString("}")
+	objects.WriteString("[")
+	for i := 0; objects.Len() < 64<<10; i++ {
+		if i > 0 {
+			objects.WriteString(",")
+		}
+		objects.WriteString(`{"a":1,"b":"two","c":[true,null]}`)
+	}
+	objects.WriteString("]")
+	bodies := []struct{ name, body string }{
+		{"many members", members.String()},
+		{"many objects", objects.String()},
+		{"long string", `{"query":"` + strings.Repeat("padrón ", 64<<10/8) + `"}`},
+		{"deep", strings.Repeat(`{"a":`, 32) + "1" + strings.Repeat("}", 32)},
+	}
+	for _, c := range bodies {
+		data := []byte(c.body)
+		b.Run(c.name+"/jsonbody", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if err := jsonbody.Valid(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/encoding-json", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if !json.Valid(data) {
+					b.Fatal("invalid")
+				}
+			}
+		})
 	}
 }
