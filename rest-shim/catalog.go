@@ -159,20 +159,13 @@ const (
 // POST /v1/cigars/resolve {query | name, brand, limit}
 func handleResolveCigar(catalog *subgraph.Client, log zerolog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-			apierr.Write(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send a JSON body with Content-Type: application/json")
-			return
-		}
 		var body struct {
 			Query *string `json:"query"`
 			Name  *string `json:"name"`
 			Brand *string `json:"brand"`
 			Limit *int    `json:"limit"`
 		}
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&body); err != nil {
-			apierr.Write(w, http.StatusBadRequest, "invalid_body", "the body must be a JSON object with query or name, and optionally brand and limit: "+err.Error())
+		if !readJSON(w, r, maxBodyBytes, &body, "the body must be a JSON object with query or name, and optionally brand and limit") {
 			return
 		}
 		var text string

@@ -19,3 +19,6 @@ var CigarsByID = opCigarsByID
 
 // PaymentsOperations exposes the operations the shim sends to payments.
 var PaymentsOperations = []*subgraph.Operation{opReserveCredits, opSettleCredits, opReleaseCredits, opPriorHold}
+
+// RewriteCanned exposes the listener's rewrite of net/http's own refusals.
+var RewriteCanned = rewriteCanned

@@ -16,12 +16,12 @@ const CodeIdempotencyKeyRequired = "idempotency_key_required"
 // idempotencyKey reads the request's Idempotency-Key; it answers the refusal
 // itself when there is none, it is invalid, or there are several.
 func idempotencyKey(w http.ResponseWriter, r *http.Request) (string, bool) {
-	keys := r.Header.Values("Idempotency-Key")
-	if len(keys) != 1 || !idempotency.ValidKey(keys[0]) {
-		apierr.Write(w, http.StatusBadRequest, CodeIdempotencyKeyRequired, idempotency.ErrInvalid.Error())
+	key, err := idempotency.KeyFromHeader(r.Header)
+	if err != nil {
+		apierr.Write(w, http.StatusBadRequest, CodeIdempotencyKeyRequired, err.Error())
 		return "", false
 	}
-	return keys[0], true
+	return key, true
 }
 
 // claimKey claims key for the request (scope, route and body) and answers

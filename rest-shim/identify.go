@@ -74,8 +74,8 @@ func identifyRoute(matching *subgraph.Client) paidRoute {
 		name: "identify",
 		parse: func(ctx context.Context, body []byte) (any, int64, error) {
 			var in identifyRequest
-			if err := decodeStrict(body, &in); err != nil {
-				return nil, 0, &routeError{http.StatusBadRequest, "invalid_body", "the body must be a JSON object with imageUrl or imageUrls and optionally prompt, suggestionLimit, researchMode, researchProfile and force (a boolean): " + err.Error()}
+			if err := decodeBody(body, &in, "the body must be a JSON object with imageUrl or imageUrls and optionally prompt, suggestionLimit, researchMode, researchProfile and force (a boolean)"); err != nil {
+				return nil, 0, err
 			}
 			bad := func(code, msg string) (any, int64, error) {
 				return nil, 0, &routeError{http.StatusBadRequest, code, msg}

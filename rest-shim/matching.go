@@ -1,7 +1,6 @@
 package restshim
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,20 +35,6 @@ const (
 const (
 	maxFingerprintBytes = 256 << 10
 )
-
-// decodeStrict decodes a JSON object body, refusing unknown fields (a misspelt
-// field would otherwise be ignored silently).
-func decodeStrict(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("more than one JSON value")
-	}
-	return nil
-}
 
 // images are the image URLs a request gave, and whether it gave its one URL
 // as imageUrl: matching numbers every URL in its messages ("imageUrls[0]:
@@ -117,7 +102,13 @@ func matchingFailure(err error) error {
 	case "NO_BAND":
 		return &routeError{http.StatusUnprocessableEntity, "no_band_found", e.Message}
 	case "FINGERPRINT_INVALID":
-		return &routeError{http.StatusBadRequest, "invalid_fingerprint", e.Message}
+		msg := e.Message
+		// A malformed fingerprint's message goes on with the decoder's
+		// own words, which name Go types: what matters is said before.
+		if bad := matching.ErrMalformedFingerprint.Error(); strings.HasPrefix(msg, bad) {
+			msg = bad + ": pass back the whole object the fingerprint route returned"
+		}
+		return &routeError{http.StatusBadRequest, "invalid_fingerprint", msg}
 	}
 	return err
 }
@@ -133,8 +124,8 @@ func fingerprintRoute(matching *subgraph.Client) paidRoute {
 				ImageURL  *string  `json:"imageUrl"`
 				ImageURLs []string `json:"imageUrls"`
 			}
-			if err := decodeStrict(body, &in); err != nil {
-				return nil, 0, &routeError{http.StatusBadRequest, "invalid_body", "the body must be a JSON object with imageUrl or imageUrls: " + err.Error()}
+			if err := decodeBody(body, &in, "the body must be a JSON object with imageUrl or imageUrls"); err != nil {
+				return nil, 0, err
 			}
 			im, rerr := imageURLs(in.ImageURL, in.ImageURLs)
 			if rerr != nil {
@@ -160,13 +151,10 @@ func handleRecognize(matching, catalog *subgraph.Client, log zerolog.Logger) htt
 			Fingerprint json.RawMessage `json:"fingerprint"`
 			Limit       *int            `json:"limit"`
 		}
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxFingerprintBytes))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&in); err != nil {
-			apierr.Write(w, http.StatusBadRequest, "invalid_body", "the body must be a JSON object with fingerprint (the whole object the fingerprint route returned) and limit: "+err.Error())
+		if !readJSON(w, r, maxFingerprintBytes, &in, "the body must be a JSON object with fingerprint (the whole object the fingerprint route returned) and limit") {
 			return
 		}
-		if len(in.Fingerprint) == 0 || string(in.Fingerprint) == "null" {
+		if len(in.Fingerprint) == 0 || in.Fingerprint[0] != '{' {
 			apierr.Write(w, http.StatusBadRequest, "invalid_fingerprint", "fingerprint is required: pass the whole object the fingerprint route returned")
 			return
 		}

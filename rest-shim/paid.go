@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/internal/idempotency"
+	"github.com/vitolahq/vitola/internal/jsonbody"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
@@ -93,19 +93,15 @@ func handlePaid(payments *subgraph.Client, idem *idempotency.Service, rt paidRou
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		caller, _ := trust.FromContext(ctx)
-		key := r.Header.Get("Idempotency-Key")
-		if !idempotency.ValidKey(key) {
-			apierr.Write(w, http.StatusBadRequest, "idempotency_key_required", idempotency.ErrInvalid.Error())
+		// The body's media type and size first: nothing is recorded or held
+		// for a request that is not JSON.
+		body, err := jsonbody.Read(w, r, maxPaidBody)
+		if err != nil {
+			fail(w, bodyError(err, ""))
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPaidBody))
-		var tooLarge *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooLarge):
-			apierr.Write(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the JSON body must be at most %d bytes", maxPaidBody))
-			return
-		case err != nil:
-			apierr.Write(w, http.StatusBadRequest, "invalid_body", "the request body could not be read: send it again")
+		key, ok := idempotencyKey(w, r)
+		if !ok {
 			return
 		}
 		req, price, err := rt.parse(ctx, body)
@@ -114,25 +110,8 @@ func handlePaid(payments *subgraph.Client, idem *idempotency.Service, rt paidRou
 			return
 		}
 		hash := idempotency.RequestHash(r.Method, rt.name, body)
-		d, err := idem.Begin(ctx, caller.KeyID, key, hash)
-		switch {
-		case err != nil:
-			log.Error().Err(err).Msg("idempotency claim")
-			apierr.Write(w, http.StatusServiceUnavailable, apierr.CodeUnavailable, "the request could not be recorded; try again shortly")
-			return
-		case d.Outcome == idempotency.InFlight:
-			apierr.Write(w, http.StatusConflict, "idempotency_key_in_use", "a request with this Idempotency-Key is still running; retry when it has finished")
-			return
-		case d.Outcome == idempotency.Mismatch:
-			apierr.Write(w, http.StatusUnprocessableEntity, "idempotency_key_reused", "this Idempotency-Key was used with a different request; use a new key for a new request")
-			return
-		case d.Outcome == idempotency.Replay:
-			for k, v := range d.Response.Header {
-				w.Header().Set(k, v)
-			}
-			w.Header().Set("Idempotent-Replayed", "true")
-			w.WriteHeader(d.Response.Status)
-			w.Write(d.Response.Body)
+		claim, ok := claimKey(w, r, idem, caller.KeyID, rt.name, key, body, log)
+		if !ok {
 			return
 		}
 		// From here the key is claimed: every way out finishes it, releases it,
@@ -151,7 +130,7 @@ func handlePaid(payments *subgraph.Client, idem *idempotency.Service, rt paidRou
 			return
 		}
 		if err != nil {
-			if rerr := idem.Release(ctx, d.Claim); rerr != nil {
+			if rerr := idem.Release(ctx, claim); rerr != nil {
 				log.Error().Err(rerr).Msg("release idempotency key")
 			}
 			fail(w, err)
@@ -159,7 +138,7 @@ func handlePaid(payments *subgraph.Client, idem *idempotency.Service, rt paidRou
 		}
 		resp := idempotency.Response{Status: http.StatusOK, Header: map[string]string{
 			"Content-Type": "application/json; charset=utf-8", CreditsHeader: strconv.FormatInt(balance, 10)}, Body: out}
-		if err := idem.Finish(ctx, d.Claim, resp); err != nil {
+		if err := idem.Finish(ctx, claim, resp); err != nil {
 			log.Error().Err(err).Msg("store idempotent response") // the response still goes out
 		}
 		for k, v := range resp.Header {

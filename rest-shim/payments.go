@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -14,6 +12,7 @@ import (
 
 	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/internal/idempotency"
+	"github.com/vitolahq/vitola/internal/jsonbody"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
@@ -142,35 +141,16 @@ func (p *paymentsAPI) unauthorized(w http.ResponseWriter) {
 	apierr.Write(w, http.StatusUnauthorized, apierr.CodeUnauthorized, unauthorizedClientMessage)
 }
 
-// readBody reads a bounded JSON object body into v, refusing unknown fields.
+// readBody reads a bounded JSON object body into v, strictly (jsonbody).
 func readBody(w http.ResponseWriter, r *http.Request, max int64, v any) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return nil, &routeError{http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the JSON body must be at most %d bytes", max)}
-	case err != nil:
-		return nil, &routeError{http.StatusBadRequest, "invalid_body", "the request body could not be read: send it again"}
+	body, err := jsonbody.Read(w, r, max)
+	if err != nil {
+		return nil, bodyError(err, "")
 	}
-	if err := decodeStrict(body, v); err != nil {
-		return nil, &routeError{http.StatusBadRequest, "invalid_body", bodyError(err)}
+	if err := decodeBody(body, v, ""); err != nil {
+		return nil, err
 	}
 	return body, nil
-}
-
-// bodyError says what was wrong with a JSON body without naming Go types.
-func bodyError(err error) string {
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
-	switch {
-	case errors.As(err, &typeErr):
-		return fmt.Sprintf("%s: wrong type of value (%s)", typeErr.Field, typeErr.Value)
-	case errors.As(err, &syntaxErr):
-		return fmt.Sprintf("the body is not valid JSON (at byte %d)", syntaxErr.Offset)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ") + ": see /docs for the fields of this route"
-	}
-	return "the body must be one JSON object: see /docs for its fields"
 }
 
 // call runs op and writes its field as {"data": …} with status.

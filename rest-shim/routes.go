@@ -6,12 +6,11 @@ import (
 
 	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/examples"
-	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/webui"
 )
 
 // addRoutes lists every route of {base_url}.
-func addRoutes(mux *http.ServeMux, d Deps) {
+func addRoutes(mux routes, d Deps) {
 	mux.Handle("GET /health", handleHealth(d.Checks))
 	mux.Handle("/docs", webui.DocsHandler(d.OpenAPI))
 	mux.Handle("/docs/", webui.DocsHandler(d.OpenAPI))
@@ -53,11 +52,10 @@ func addRoutes(mux *http.ServeMux, d Deps) {
 	mux.HandleFunc("POST /oauth/token", o.token)
 	mux.HandleFunc("POST /oauth/revoke", o.revoke)
 	mux.Handle("GET /v1/products/{id}", key(getOne(d.Catalog, d.Logger, opProduct, "product", "id", "id", "product_not_found", "published product")))
-	mux.Handle("/", handleNotFound())
 }
 
 // addPaymentsRoutes lists every route of {payments_origin}.
-func addPaymentsRoutes(mux *http.ServeMux, d Deps) {
+func addPaymentsRoutes(mux routes, d Deps) {
 	mux.Handle("GET /health", handleHealth(d.Checks))
 	mux.Handle("/docs", webui.DocsHandler(d.PaymentsOpenAPI))
 	mux.Handle("/docs/", webui.DocsHandler(d.PaymentsOpenAPI))
@@ -78,11 +76,4 @@ func addPaymentsRoutes(mux *http.ServeMux, d Deps) {
 	trusted("POST /merchant-accounts", p.createMerchant)
 	trusted("PUT /merchant-accounts/{id}/credentials", p.setCredentials)
 	trusted("DELETE /merchant-accounts/{id}/credentials", p.revokeCredentials)
-	mux.Handle("/", handleNotFound())
-}
-
-func handleNotFound() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		apierr.Write(w, http.StatusNotFound, apierr.CodeNotFound, "no route "+r.Method+" "+r.URL.Path+": see /docs for the API")
-	})
 }

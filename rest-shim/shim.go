@@ -57,16 +57,19 @@ type Deps struct {
 	Logger zerolog.Logger
 }
 
-// NewServer returns the public API handler ({base_url}).
+// NewServer returns the public API handler ({base_url}). Every error it
+// answers is the platform's JSON (edge); serve it through Listener so that
+// net/http's own refusals are too.
 func NewServer(d Deps) http.Handler {
 	mux := http.NewServeMux()
-	addRoutes(mux, d)
-	return withRecovery(d.Logger, mux)
+	addRoutes(routes{mux}, d)
+	return withRecovery(d.Logger, edge(mux))
 }
 
-// NewPaymentsServer returns the payments origin's handler ({payments_origin}).
+// NewPaymentsServer returns the payments origin's handler ({payments_origin}),
+// with the same edge.
 func NewPaymentsServer(d Deps) http.Handler {
 	mux := http.NewServeMux()
-	addPaymentsRoutes(mux, d)
-	return withRecovery(d.Logger, mux)
+	addPaymentsRoutes(routes{mux}, d)
+	return withRecovery(d.Logger, edge(mux))
 }

@@ -357,11 +357,11 @@ func listenAndServe(ctx context.Context, log zerolog.Logger, ls []listener) erro
 			}
 			return fmt.Errorf("listen on %s (%s): %w", l.addr, l.name, err)
 		}
-		srv := &http.Server{Handler: l.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+		srv := platform.HTTPServer(l.handler)
 		servers = append(servers, srv)
 		log.Info().Str("component", l.name).Str("addr", "http://"+ln.Addr().String()).Msg("listening")
 		go func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := platform.Serve(srv, ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- fmt.Errorf("%s: %w", l.name, err)
 			}
 		}()

@@ -22,6 +22,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"net/http"
 	"sync/atomic"
 	"time"
 )
@@ -140,6 +141,27 @@ func New(store Store) *Service {
 
 // ErrInvalid is returned for a key that ValidKey refuses.
 var ErrInvalid = errors.New("an Idempotency-Key header is required: 1 to 200 letters, digits, '.', '_', ':' or '-' (a UUID works)")
+
+// ErrRepeated is returned for a request with more than one Idempotency-Key
+// header: which one names the request would depend on who reads it (the IETF
+// draft makes it a 400).
+var ErrRepeated = errors.New("send one Idempotency-Key header: this request has several")
+
+// Header is the request header that names a request.
+const Header = "Idempotency-Key"
+
+// KeyFromHeader returns a request's Idempotency-Key: ErrRepeated when it sends
+// several, ErrInvalid when it sends none or one ValidKey refuses.
+func KeyFromHeader(h http.Header) (string, error) {
+	vs := h.Values(Header)
+	switch {
+	case len(vs) > 1:
+		return "", ErrRepeated
+	case len(vs) == 0 || !ValidKey(vs[0]):
+		return "", ErrInvalid
+	}
+	return vs[0], nil
+}
 
 // Begin decides what to do with a request keyed by (scope, key) whose content
 // hashes to hash.

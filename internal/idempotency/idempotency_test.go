@@ -1,6 +1,8 @@
 package idempotency_test
 
 import (
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -25,5 +27,32 @@ func TestValidKey(t *testing.T) {
 	a := idempotency.RequestHash("POST", "/v1/x", []byte(`{"a":1}`))
 	if a == idempotency.RequestHash("POST", "/v1/y", []byte(`{"a":1}`)) || a == idempotency.RequestHash("POST", "/v1/x", []byte(`{"a":2}`)) || a != idempotency.RequestHash("POST", "/v1/x", []byte(`{"a":1}`)) {
 		t.Error("RequestHash must tell paths and bodies apart and be stable")
+	}
+}
+
+func TestKeyFromHeader(t *testing.T) {
+	tests := []struct {
+		name   string
+		values []string
+		key    string
+		err    error
+	}{
+		{"one", []string{"k-1"}, "k-1", nil},
+		{"none", nil, "", idempotency.ErrInvalid},
+		{"empty", []string{""}, "", idempotency.ErrInvalid},
+		{"invalid", []string{"a b"}, "", idempotency.ErrInvalid},
+		{"two", []string{"k-1", "k-2"}, "", idempotency.ErrRepeated},
+		{"the same twice", []string{"k-1", "k-1"}, "", idempotency.ErrRepeated},
+		{"a list in one", []string{"k-1, k-2"}, "", idempotency.ErrInvalid},
+	}
+	for _, tt := range tests {
+		h := http.Header{}
+		for _, v := range tt.values {
+			h.Add("Idempotency-Key", v)
+		}
+		key, err := idempotency.KeyFromHeader(h)
+		if key != tt.key || !errors.Is(err, tt.err) {
+			t.Errorf("%s: %q, %v; want %q, %v", tt.name, key, err, tt.key, tt.err)
+		}
 	}
 }
