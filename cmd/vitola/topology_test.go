@@ -222,6 +222,8 @@ func TestScaleOutTopology(t *testing.T) {
 		topo.fatalf("the catalog did not log seeding its demo data into the new database")
 	}
 
+	checkPaymentsReplicas(topo, client)
+
 	// Stopping the catalog degrades the shim's /health, naming the catalog.
 	topo.stop("catalog", 15*time.Second)
 	health := topo.waitHealth(shimService, shimHealth, http.StatusServiceUnavailable, 15*time.Second)
@@ -579,6 +581,109 @@ func (tp *topology) waitDependencies(name string) {
 func (tp *topology) start(name string) {
 	args, env := tp.resolve(name)
 	tp.procs[name] = startProc(tp.t, name, args, env, nil)
+}
+
+// startReplica starts another replica of a service under a name of its own,
+// as --scale does: the same arguments and environment, its own ports, and
+// (subgraphs) its subgraph URLs pointed at other replicas. It returns the
+// replica's health URL.
+func (tp *topology) startReplica(service, replica string, subgraphs map[string]string) string {
+	args, env := tp.resolve(service)
+	for i := range args {
+		for _, port := range []int{8080, 8081} {
+			args[i] = strings.ReplaceAll(args[i], tp.addr(service, port), tp.addr(replica, port))
+		}
+	}
+	for i := range env {
+		for from, to := range subgraphs {
+			env[i] = strings.ReplaceAll(env[i], tp.addr(from, 8080), tp.addr(to, 8080))
+		}
+	}
+	tp.procs[replica] = startProc(tp.t, replica, args, env, nil)
+	health := strings.ReplaceAll(tp.healthURL(service), tp.addr(service, 8080), tp.addr(replica, 8080))
+	tp.waitHealth(replica, health, http.StatusOK, 45*time.Second)
+	return health
+}
+
+// admin runs a vitola admin command against the topology's database and
+// returns the last line of its output.
+func (tp *topology) admin(args ...string) string {
+	tp.t.Helper()
+	var stdout bytes.Buffer
+	p := startProc(tp.t, args[0], append(args, "--database-url", tp.dbURL), []string{"VITOLA_INTERNAL_KEY=" + tp.vars["VITOLA_INTERNAL_KEY"]}, &stdout)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		tp.fatalf("vitola %s did not finish within 30s", strings.Join(args, " "))
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if p.err != nil {
+		tp.fatalf("vitola %s: %v; output: %s %s", strings.Join(args[:2], " "), p.err, stdout.String(), p.log.String())
+	}
+	return lines[len(lines)-1]
+}
+
+// checkPaymentsReplicas runs the payments API on two shim replicas, each over
+// its own payments subgraph replica: a session created through one is
+// replayed (its Idempotency-Key is shared) and read through the other.
+func checkPaymentsReplicas(tp *topology, client *http.Client) {
+	tp.t.Helper()
+	tp.startReplica("payments", "payments-2", nil)
+	tp.startReplica(shimService, "shim-2", map[string]string{"payments": "payments-2"})
+	creds := strings.Fields(tp.admin("payments", "clients", "create", "--name", "topo-shop", "--return-url", "https://shop.example/paid"))
+	if len(creds) != 2 || !strings.HasPrefix(creds[0], "pcl_") || !strings.HasPrefix(creds[1], "vps_") {
+		tp.fatalf("payments clients create printed %q, want its ID and secret", creds)
+	}
+	origins := []string{"http://" + tp.addr(shimService, 8081), "http://" + tp.addr("shim-2", 8081)}
+	call := func(origin, method, path, body string, headers map[string]string) (int, map[string]any, http.Header) {
+		req, _ := http.NewRequest(method, origin+"/api/v1"+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+creds[1])
+		req.Header.Set("X-Service-Client-Id", creds[0])
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			tp.fatalf("%s %s: %v", method, path, err)
+		}
+		defer res.Body.Close()
+		var out struct {
+			Data  json.RawMessage
+			Error string
+		}
+		json.NewDecoder(res.Body).Decode(&out)
+		var data map[string]any
+		json.Unmarshal(out.Data, &data)
+		if res.StatusCode >= 300 {
+			tp.fatalf("%s %s on %s: %d %s", method, path, origin, res.StatusCode, out.Error)
+		}
+		return res.StatusCode, data, res.Header
+	}
+	_, account, _ := call(origins[0], "POST", "/billing-accounts/resolve", `{"accountReference": "customer-1"}`, nil)
+	req, _ := http.NewRequest("GET", origins[1]+"/api/v1/offers?resourceType=ai_credits", nil)
+	req.Header.Set("Authorization", "Bearer "+creds[1])
+	req.Header.Set("X-Service-Client-Id", creds[0])
+	res, err := client.Do(req)
+	if err != nil {
+		tp.fatalf("offers: %v", err)
+	}
+	var offers struct{ Data []struct{ ID string } }
+	json.NewDecoder(res.Body).Decode(&offers)
+	res.Body.Close()
+	if len(offers.Data) == 0 {
+		tp.fatalf("offers: none on the second replica (is the payments demo seeded?)")
+	}
+	body := fmt.Sprintf(`{"billingAccountId": %q, "offerId": %q, "returnUrl": "https://shop.example/paid"}`, account["id"], offers.Data[0].ID)
+	_, created, _ := call(origins[0], "POST", "/payment-sessions", body, map[string]string{"Idempotency-Key": "topo-1"})
+	code, replayed, h := call(origins[1], "POST", "/payment-sessions", body, map[string]string{"Idempotency-Key": "topo-1"})
+	if code != http.StatusCreated || h.Get("Idempotent-Replayed") != "true" || replayed["id"] != created["id"] {
+		tp.fatalf("the session replayed on the other replica: %d %v %v, want %v", code, h, replayed["id"], created["id"])
+	}
+	_, status, _ := call(origins[1], "GET", "/payment-sessions/"+created["id"].(string)+"/status", "", nil)
+	if status["state"] != "open" || status["billingAccountId"] != account["id"] {
+		tp.fatalf("status on the other replica: %v", status)
+	}
 }
 
 // stop ends a service with SIGTERM, as docker compose stop does.

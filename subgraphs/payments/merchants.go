@@ -38,6 +38,9 @@ func (m *MerchantAccount) Ready() bool { return m.Status == MerchantReady && m.C
 
 // NewMerchant is what a client or an operator asks for.
 type NewMerchant struct {
+	// ID is a stable ID a seed gives (creating it again changes nothing);
+	// empty: a new one.
+	ID      string
 	Name    string
 	Gateway string
 }

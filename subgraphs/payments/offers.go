@@ -41,6 +41,9 @@ const MaxPrice = 99_999_999
 
 // NewOffer is what a client or an operator asks for.
 type NewOffer struct {
+	// ID is a stable ID a seed gives (creating it again changes nothing);
+	// empty: a new one.
+	ID           string
 	ResourceType string
 	Name         string
 	Quantity     int64

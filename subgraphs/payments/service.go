@@ -1,6 +1,7 @@
 package payments
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -238,7 +239,7 @@ func (s *Service) CreateOffer(ctx context.Context, c *Client, n NewOffer) (*Offe
 	if !m.Ready() {
 		return nil, Refuse(CodeMerchantNotReady, "merchant account %s has no usable gateway credentials yet: configure them first", m.ID)
 	}
-	o := &Offer{ID: ids.New(ids.Offer), ClientID: clientID, ResourceType: n.ResourceType, Name: n.Name, Quantity: n.Quantity,
+	o := &Offer{ID: cmp.Or(n.ID, ids.New(ids.Offer)), ClientID: clientID, ResourceType: n.ResourceType, Name: n.Name, Quantity: n.Quantity,
 		Price: n.Price, Currency: n.Currency, MerchantID: m.ID, Active: true, CreatedAt: s.now().UTC().Truncate(time.Millisecond)}
 	return o, s.Store.CreateOffer(ctx, o)
 }
@@ -259,7 +260,7 @@ func (s *Service) CreateMerchant(ctx context.Context, clientID string, n NewMerc
 		return nil, err
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
-	m := &MerchantAccount{ID: ids.New(ids.MerchantAccount), ClientID: clientID, Name: n.Name, Gateway: n.Gateway,
+	m := &MerchantAccount{ID: cmp.Or(n.ID, ids.New(ids.MerchantAccount)), ClientID: clientID, Name: n.Name, Gateway: n.Gateway,
 		Status: MerchantUnconfigured, CreatedAt: now, UpdatedAt: now}
 	return m, s.Store.CreateMerchant(ctx, m)
 }

@@ -6,19 +6,21 @@ package demo
 import (
 	"context"
 
+	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/subgraphs/payments"
 	"github.com/vitolahq/vitola/subgraphs/payments/gateway/sandbox"
 )
 
 // Offers are the demo's AI-credit offers: quantity and price in US cents.
 var Offers = []payments.NewOffer{
-	{ResourceType: payments.AICredits, Name: "100 AI credits", Quantity: 100, Price: 500, Currency: "USD"},
-	{ResourceType: payments.AICredits, Name: "500 AI credits", Quantity: 500, Price: 2000, Currency: "USD"},
+	{ID: ids.Derive(ids.Offer, "demo 100"), ResourceType: payments.AICredits, Name: "100 AI credits", Quantity: 100, Price: 500, Currency: "USD"},
+	{ID: ids.Derive(ids.Offer, "demo 500"), ResourceType: payments.AICredits, Name: "500 AI credits", Quantity: 500, Price: 2000, Currency: "USD"},
 }
 
-// Seed creates the demo merchant account and offers.
+// Seed creates the demo merchant account and offers. Their IDs are fixed, so
+// replicas seeding at once create them once.
 func Seed(ctx context.Context, svc *payments.Service) error {
-	m, err := svc.CreateMerchant(ctx, "", payments.NewMerchant{Name: "Vitola demo (sandbox)", Gateway: sandbox.Name})
+	m, err := svc.CreateMerchant(ctx, "", payments.NewMerchant{ID: ids.Derive(ids.MerchantAccount, "demo"), Name: "Vitola demo (sandbox)", Gateway: sandbox.Name})
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ func (r offerRow) offer() payments.Offer {
 }
 
 func (s *Store) CreateOffer(ctx context.Context, o *payments.Offer) error {
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO offers (`+offerColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO offers (`+offerColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
 		o.ID, o.ClientID, o.ResourceType, o.Name, o.Quantity, o.Price, o.Currency, o.MerchantID, flag(o.Active), o.CreatedAt.UnixMilli())
 	if err != nil {
 		return fmt.Errorf("create offer: %w", err)
@@ -137,7 +137,8 @@ func (r merchantRow) merchant() payments.MerchantAccount {
 }
 
 func (s *Store) CreateMerchant(ctx context.Context, m *payments.MerchantAccount) error {
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO merchant_accounts (id, client_id, name, gateway, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO merchant_accounts (id, client_id, name, gateway, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO NOTHING`),
 		m.ID, m.ClientID, m.Name, m.Gateway, m.Status, m.CreatedAt.UnixMilli(), m.UpdatedAt.UnixMilli())
 	if err != nil {
 		return fmt.Errorf("create merchant account: %w", err)
