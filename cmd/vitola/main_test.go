@@ -825,3 +825,77 @@ func TestPaidReplaySurvivesARestart(t *testing.T) {
 		t.Fatalf("charged again after the restart: %q %v", line, err)
 	}
 }
+
+// The payments admin commands print their result alone on the last line and
+// fail with a message that says what to fix.
+func TestPaymentsCommands(t *testing.T) {
+	data := t.TempDir()
+	key, err := admin(t, "keys", "create", "--name", "seller", "--data", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := admin(t, "payments", "clients", "create", "--data", data, "--name", "shop", "--developer-key", key, "--return-url", "https://shop.example/paid",
+		"--origin", "https://shop.example", "--scope", "merchant_accounts:write", "--deny", "offers.create")
+	creds := strings.Fields(line)
+	if err != nil || len(creds) != 2 || !strings.HasPrefix(creds[0], "pcl_") || !strings.HasPrefix(creds[1], "vps_") {
+		t.Fatalf("clients create: %q %v", line, err)
+	}
+	if line, err := admin(t, "payments", "clients", "list", "--data", data); err != nil || line != "1 clients, 1 active" {
+		t.Fatalf("clients list: %q %v", line, err)
+	}
+	if line, err := admin(t, "payments", "clients", "rotate-secret", "--data", data, creds[0]); err != nil || !strings.HasPrefix(line, "vps_") || line == creds[1] {
+		t.Fatalf("rotate-secret: %q %v", line, err)
+	}
+	if line, err := admin(t, "payments", "resource-types", "add", "--data", data, "--description", "lounge passes", "passes"); err != nil || line != "added resource type passes" {
+		t.Fatalf("resource-types add: %q %v", line, err)
+	}
+	merchant, err := admin(t, "payments", "merchants", "create", "--data", data, "--name", "platform", "--gateway", "sandbox")
+	if err != nil || !strings.HasPrefix(merchant, "mer_") {
+		t.Fatalf("merchants create: %q %v", merchant, err)
+	}
+	offerArgs := []string{"payments", "offers", "create", "--data", data, "--name", "50 credits", "--quantity", "50", "--price", "300", "--merchant", merchant, "--idempotency-key", "offer-1"}
+	if _, err := admin(t, offerArgs...); err == nil || !strings.Contains(err.Error(), "merchant_not_ready") && !strings.Contains(err.Error(), "no usable gateway credentials") {
+		t.Fatalf("an offer before the merchant's credentials: %v", err)
+	}
+	credsFile := filepath.Join(t.TempDir(), "creds.json")
+	os.WriteFile(credsFile, []byte(`{"apiKey": "sandbox-key"}`), 0o600)
+	if line, err := admin(t, "payments", "merchants", "set-credentials", "--data", data, "--credentials-file", credsFile, merchant); err != nil || line != merchant+" configured" {
+		t.Fatalf("set-credentials: %q %v", line, err)
+	}
+	offer, err := admin(t, offerArgs...)
+	if err != nil || !strings.HasPrefix(offer, "off_") {
+		t.Fatalf("offers create: %q %v", offer, err)
+	}
+	if again, err := admin(t, offerArgs...); err != nil || again != offer {
+		t.Fatalf("offers create again with its key: %q %v, want %s", again, err, offer)
+	}
+	if line, err := admin(t, "payments", "offers", "list", "--data", data); err != nil || line != "1 offers" {
+		t.Fatalf("offers list: %q %v", line, err)
+	}
+	if line, err := admin(t, "payments", "merchants", "rewrap", "--data", data); err != nil || !strings.HasPrefix(line, "rewrapped 0 records") {
+		t.Fatalf("rewrap under the same KEK: %q %v", line, err)
+	}
+	if line, err := admin(t, "payments", "clients", "revoke", "--data", data, creds[0]); err != nil || line != "revoked "+creds[0] {
+		t.Fatalf("revoke: %q %v", line, err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"payments", "clients", "create", "--data", data, "--return-url", "https://x.example/"}, "--name"},
+		{[]string{"payments", "clients", "create", "--data", data, "--name", "x", "--return-url", "http://x.example/"}, "use https"},
+		{[]string{"payments", "clients", "create", "--data", data, "--name", "x", "--deny", "everything"}, `--deny "everything": want one of`},
+		{[]string{"payments", "clients", "create", "--data", data, "--name", "x", "--require-assertion"}, "--assertion-key"},
+		{[]string{"payments", "clients", "create", "--data", data, "--name", "x", "--developer-key", "key_0000000000000000"}, "--developer-key"},
+		{[]string{"payments", "clients", "revoke", "--data", data}, "give exactly one ID"},
+		{[]string{"payments", "resource-types", "add", "--data", data, "Bad Name"}, "lower-case letters"},
+		{[]string{"payments", "merchants", "create", "--data", data, "--name", "x", "--gateway", "paypal"}, `gateway "paypal": want one of`},
+		{append(offerArgs[:len(offerArgs)-1:len(offerArgs)-1], "offer-2", "--currency", "XYZ"), `currency "XYZ"`},
+		{append(append([]string{}, offerArgs[:len(offerArgs)-2]...), "--idempotency-key", "offer-1", "--quantity", "60"), "created another offer"},
+		{[]string{"payments", "clients", "fly"}, `unknown command "clients fly"`},
+	} {
+		if _, err := admin(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error saying %q", c.args[1:3], err, c.want)
+		}
+	}
+}
