@@ -227,7 +227,7 @@ func TestPaymentsAPI(t *testing.T) {
 				r := f.call(t, shop, "POST", "/payment-sessions", body, "Idempotency-Key", "s-1")
 				session = data(t, r)
 				url, _ := session["url"].(string)
-				if r.Status != 201 || session["state"] != "open" || !strings.HasPrefix(url, paymentsURL+"/checkout#token=") || len(strings.SplitN(url, "=", 2)[1]) != 43 {
+				if r.Status != 201 || session["state"] != "open" || !strings.HasPrefix(url, paymentsURL+"/checkout/"+session["id"].(string)+"#token=") || len(strings.SplitN(url, "=", 2)[1]) != 43 {
 					t.Fatalf("created: %d %s", r.Status, r.Body)
 				}
 				purchase := session["purchase"].(map[string]any)

@@ -148,7 +148,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 			return nil, err
 		}
 		p.closers = append(p.closers, sg.Store)
-		h := subgraph.Handler(name, sg.GraphQL, verifier, sg.Store)
+		h := subgraph.Handler(name, sg.GraphQL, verifier, sg.Store, sg.Routes...)
 		hosts[InternalHost(name)] = h
 		p.Subgraphs[name] = h
 		checks = append(checks, restshim.Check{Name: name, Check: sg.Store.Ping})
@@ -203,7 +203,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	})
 	p.Payments = restshim.NewPaymentsServer(restshim.Deps{
 		Payments:    &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Payments) + "/graphql"},
-		Idempotency: p.Idempotency, PaymentsPublicURL: o.Payments.PublicURL, PaymentsOpenAPI: schema.PaymentsOpenAPI,
+		Idempotency: p.Idempotency, PaymentsPublicURL: o.Payments.PublicURL, PaymentsOpenAPI: schema.PaymentsOpenAPI, CookieKey: CookieKey(o.InternalKey),
 		Checks: paymentsChecks, Logger: log,
 	})
 	return p, nil

@@ -32,6 +32,7 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/payments"
 	paymentsdemo "github.com/vitolahq/vitola/subgraphs/payments/demo"
 	"github.com/vitolahq/vitola/subgraphs/payments/gateway/sandbox"
+	"github.com/vitolahq/vitola/subgraphs/payments/pci"
 	paymentsgraph "github.com/vitolahq/vitola/subgraphs/payments/graph"
 	paymentssql "github.com/vitolahq/vitola/subgraphs/payments/sqlstore"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
@@ -61,6 +62,8 @@ type Subgraph struct {
 	Credits payments.Ledger
 	// Payments is the payments subgraph's service (nil for the others).
 	Payments *payments.Service
+	// Routes are the subgraph's own routes beside /graphql.
+	Routes []subgraph.Route
 }
 
 // SubgraphOptions configure OpenSubgraph.
@@ -227,7 +230,8 @@ func openPayments(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Su
 	go every(sctx, time.Second, o.Logger, "charge reloads and reconcile pending charges", func(ctx context.Context, _ time.Time) (int, error) {
 		return svc.RunWorker(ctx)
 	})
-	return &Subgraph{GraphQL: paymentsgraph.NewHandler(svc), Store: stopping{StoreHandle: st, stop: stop}, Credits: st, Payments: svc}, seeded, nil
+	return &Subgraph{GraphQL: paymentsgraph.NewHandler(svc), Store: stopping{StoreHandle: st, stop: stop}, Credits: st, Payments: svc,
+		Routes: []subgraph.Route{{Pattern: "POST " + pci.Path, Handler: pci.NewHandler(svc)}}}, seeded, nil
 }
 
 // OpenPayments opens the payments store and its service (the subgraph's, or

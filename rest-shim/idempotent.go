@@ -64,10 +64,17 @@ func writeStored(w http.ResponseWriter, resp *idempotency.Response, replayed boo
 // work changed nothing), so the client may fix the request and retry with it.
 func runIdempotent(ctx context.Context, w http.ResponseWriter, idem *idempotency.Service, claim idempotency.Claim, log zerolog.Logger,
 	run func(ctx context.Context) (*idempotency.Response, error), fail func(http.ResponseWriter, error)) {
+	runIdempotentKeeping(ctx, w, idem, claim, log, run, fail, func(status int) bool { return status < 300 })
+}
+
+// runIdempotentKeeping is runIdempotent with its own rule of which answers
+// are the request's outcome (stored and replayed): keep(status).
+func runIdempotentKeeping(ctx context.Context, w http.ResponseWriter, idem *idempotency.Service, claim idempotency.Claim, log zerolog.Logger,
+	run func(ctx context.Context) (*idempotency.Response, error), fail func(http.ResponseWriter, error), keep func(status int) bool) {
 	// A client hanging up must not leave the key claimed half-way.
 	ctx = context.WithoutCancel(ctx)
 	resp, err := run(ctx)
-	if err != nil || resp.Status >= 300 {
+	if err != nil || !keep(resp.Status) {
 		if rerr := idem.Release(ctx, claim); rerr != nil {
 			log.Error().Err(rerr).Msg("release idempotency key")
 		}

@@ -142,10 +142,18 @@ func (p *paymentsAPI) unauthorized(w http.ResponseWriter) {
 }
 
 // readBody reads a bounded JSON object body into v, strictly (jsonbody).
+// Raw card data is refused by name: it belongs on the card route alone.
 func readBody(w http.ResponseWriter, r *http.Request, max int64, v any) ([]byte, error) {
 	body, err := jsonbody.Read(w, r, max)
 	if err != nil {
 		return nil, bodyError(err, "")
+	}
+	if err := jsonbody.Valid(body); err != nil {
+		return nil, bodyError(err, "")
+	}
+	if holdsCardData(body) {
+		clear(body)
+		return nil, &routeError{http.StatusBadRequest, "card_data_not_accepted", "raw card data is accepted only by " + PCIPath + " on the payments origin, from the checkout page"}
 	}
 	if err := decodeBody(body, v, ""); err != nil {
 		return nil, err
@@ -314,7 +322,11 @@ func (p *paymentsAPI) createSession(w http.ResponseWriter, r *http.Request) {
 		if len(sess) < 2 || sess[len(sess)-1] != '}' {
 			return nil, errors.New("create payment session: the session is not a JSON object")
 		}
-		u, _ := json.Marshal(p.publicURL + HostedCheckoutPath + "#token=" + out.CreatePaymentSession.Token)
+		var id struct{ ID string }
+		if err := json.Unmarshal(sess, &id); err != nil || id.ID == "" {
+			return nil, errors.New("create payment session: the session has no ID")
+		}
+		u, _ := json.Marshal(p.publicURL + HostedCheckoutPath + "/" + id.ID + "#token=" + out.CreatePaymentSession.Token)
 		raw := append(append(append(sess[:len(sess)-1:len(sess)-1], `,"url":`...), u...), '}')
 		return dataResponse(http.StatusCreated, raw), nil
 	})
@@ -365,4 +377,47 @@ func (p *paymentsAPI) setCredentials(w http.ResponseWriter, r *http.Request) {
 // DELETE /merchant-accounts/{id}/credentials
 func (p *paymentsAPI) revokeCredentials(w http.ResponseWriter, r *http.Request) {
 	p.call(w, r, opRevokeCredential, map[string]any{"id": r.PathValue("id")}, "revokeMerchantCredentials", http.StatusOK)
+}
+
+// cardFields are member names that carry raw card data.
+var cardFields = map[string]bool{"number": true, "cardnumber": true, "card_number": true, "pan": true, "cvc": true, "cvv": true,
+	"cvc2": true, "cvv2": true, "securitycode": true, "security_code": true, "card": true}
+
+// holdsCardData reports whether a (valid, depth-bounded) JSON body names a
+// card field at any depth.
+func holdsCardData(body []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	type frame struct{ object, keyNext bool }
+	var open []frame
+	valueDone := func() { // in an object, a key follows a value
+		if n := len(open); n > 0 && open[n-1].object {
+			open[n-1].keyNext = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			if t == '{' || t == '[' {
+				open = append(open, frame{object: t == '{', keyNext: t == '{'})
+				continue
+			}
+			open = open[:len(open)-1]
+			valueDone()
+		case string:
+			if n := len(open); n > 0 && open[n-1].keyNext {
+				if cardFields[strings.ToLower(t)] {
+					return true
+				}
+				open[n-1].keyNext = false
+				continue
+			}
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
 }

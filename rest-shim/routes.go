@@ -76,4 +76,18 @@ func addPaymentsRoutes(mux routes, d Deps) {
 	trusted("POST /merchant-accounts", p.createMerchant)
 	trusted("PUT /merchant-accounts/{id}/credentials", p.setCredentials)
 	trusted("DELETE /merchant-accounts/{id}/credentials", p.revokeCredentials)
+
+	// The hosted checkout: a browser with the action cookie of a redeemed
+	// session (see checkout.go).
+	c := newCheckoutAPI(p, d.CookieKey)
+	mux.HandleFunc("POST "+PaymentsBasePath+"/payment-sessions/redeem", c.redeem)
+	mux.HandleFunc("GET "+PaymentsBasePath+"/payment-sessions/current", c.session(c.current))
+	mux.HandleFunc("POST "+PaymentsBasePath+"/payment-sessions/current/cancel", c.session(c.cancel))
+	mux.HandleFunc("GET "+PaymentsBasePath+"/payment-methods", c.session(c.listMethods))
+	mux.HandleFunc("POST "+PaymentsBasePath+"/payment-methods", c.session(c.addMethod))
+	mux.HandleFunc("PATCH "+PaymentsBasePath+"/payment-methods/{id}/default", c.session(c.setDefault))
+	mux.HandleFunc("DELETE "+PaymentsBasePath+"/payment-methods/{id}", c.session(c.deleteMethod))
+	mux.HandleFunc("POST "+PaymentsBasePath+"/purchase-intents/{id}/confirm", c.session(c.confirm))
+	// The only route that accepts raw card data.
+	mux.HandleFunc("POST "+PCIPath, c.session(c.pci))
 }

@@ -278,7 +278,7 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	})
 	payments := restshim.NewPaymentsServer(restshim.Deps{
 		Payments: &subgraph.Client{HTTP: internal, URL: paymentsURL}, Idempotency: idem,
-		PaymentsPublicURL: s.paymentsOptions().PublicURL, PaymentsOpenAPI: schema.PaymentsOpenAPI,
+		PaymentsPublicURL: s.paymentsOptions().PublicURL, PaymentsOpenAPI: schema.PaymentsOpenAPI, CookieKey: platform.CookieKey(key),
 		Checks: append(checks[:2:2], restshim.Check{Name: schema.Payments, Check: remoteHealth(strings.TrimSuffix(paymentsURL, "/graphql") + "/health")}), Logger: log,
 	})
 	return listenAndServe(ctx, log, []listener{{"api", s.Addr, api}, {"payments", s.PaymentsAddr, payments}})
@@ -308,7 +308,7 @@ func serveSubgraph(ctx context.Context, s *serveSettings, log zerolog.Logger) er
 		return err
 	}
 	defer sg.Store.Close()
-	return listenAndServe(ctx, log, []listener{{s.Component, s.Addr, subgraph.Handler(s.Component, sg.GraphQL, verifier, sg.Store)}})
+	return listenAndServe(ctx, log, []listener{{s.Component, s.Addr, subgraph.Handler(s.Component, sg.GraphQL, verifier, sg.Store, sg.Routes...)}})
 }
 
 func newHTTPTransport() *http.Transport {

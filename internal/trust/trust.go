@@ -39,6 +39,10 @@ type Identity struct {
 	FamilyID string `json:"fam,omitempty"`
 	// ClientID is the payments service client the shim authenticated.
 	ClientID string `json:"cid,omitempty"`
+	// CheckoutSession and CheckoutAccount are a hosted checkout's session and
+	// its billing account, from the browser's signed cookie.
+	CheckoutSession string `json:"css,omitempty"`
+	CheckoutAccount string `json:"csa,omitempty"`
 }
 
 // HasScope reports whether the identity's token carries scope.
@@ -141,7 +145,7 @@ func (i *Issuer) Token(id Identity) (string, error) {
 }
 
 func cacheKey(id Identity) string {
-	return strings.Join([]string{id.Caller, id.KeyID, strings.Join(id.Entitlements, ","), id.UserID, strings.Join(id.Scopes, " "), id.TokenID, id.FamilyID, id.ClientID}, "\x00")
+	return strings.Join([]string{id.Caller, id.KeyID, strings.Join(id.Entitlements, ","), id.UserID, strings.Join(id.Scopes, " "), id.TokenID, id.FamilyID, id.ClientID, id.CheckoutSession, id.CheckoutAccount}, "\x00")
 }
 
 // Verifier checks internal tokens. Issuers reuse a token for half a minute, so

@@ -493,12 +493,12 @@ func (s *Service) AddPaymentMethod(ctx context.Context, accountID, merchantID st
 	if err != nil {
 		return nil, err
 	}
-	pm := &PaymentMethod{ID: ids.New(ids.PaymentMethod), AccountID: accountID, MerchantID: m.ID, Brand: v.Brand, Last4: v.Last4,
-		ExpMonth: v.ExpMonth, ExpYear: v.ExpYear, Default: makeDefault, CreatedAt: s.now().UTC().Truncate(time.Millisecond)}
-	if pm.Vault, err = s.Keys.Seal([]byte(v.Reference), pm.ID); err != nil {
-		return nil, err
-	}
-	return pm, s.Store.AddPaymentMethod(ctx, pm)
+	return s.savePaymentMethod(ctx, accountID, m.ID, v, makeDefault)
+}
+
+func newPaymentMethod(accountID, merchantID string, v VaultedCard, makeDefault bool, now time.Time) *PaymentMethod {
+	return &PaymentMethod{ID: ids.New(ids.PaymentMethod), AccountID: accountID, MerchantID: merchantID, Brand: v.Brand, Last4: v.Last4,
+		ExpMonth: v.ExpMonth, ExpYear: v.ExpYear, Default: makeDefault, CreatedAt: now.UTC().Truncate(time.Millisecond)}
 }
 
 // ResourceTypeNames lists the registered resource types' names.

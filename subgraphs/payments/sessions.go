@@ -162,8 +162,21 @@ type Sessions interface {
 	// expired (and their open purchases cancelled); it returns how many.
 	ExpireSessions(ctx context.Context, now time.Time) (int, error)
 
+	// RedeemSession makes the open, unexpired session with this token hash
+	// active, once, or fails with ErrNotFound.
+	RedeemSession(ctx context.Context, tokenHash string, now time.Time) (*Session, error)
+	// CancelSession cancels an active session and its open purchase.
+	CancelSession(ctx context.Context, id string, now time.Time) error
+
+	// AddPaymentMethod saves a method; the account's first one, or one made
+	// default, becomes its only default.
 	AddPaymentMethod(ctx context.Context, pm *PaymentMethod) error
 	PaymentMethod(ctx context.Context, accountID, id string) (*PaymentMethod, error)
+	// PaymentMethods lists an account's saved methods, the default first.
+	PaymentMethods(ctx context.Context, accountID string) ([]PaymentMethod, error)
+	SetDefaultMethod(ctx context.Context, accountID, id string) error
+	// DeleteMethod removes a method and erases its vault reference.
+	DeleteMethod(ctx context.Context, accountID, id string, now time.Time) error
 
 	SetAutoReload(ctx context.Context, r *AutoReload) error
 	AutoReload(ctx context.Context, accountID string) (*AutoReload, error)
@@ -184,6 +197,13 @@ type Sessions interface {
 	// off at MaxReloadFailures, and otherwise waits retryAfter before the
 	// next reload).
 	FailPurchase(ctx context.Context, id, attemptKey, code, message string, retryAfter time.Time) (bool, error)
+	// ClaimCheckout starts an attempt at an open checkout with a payment
+	// method, under a new gateway key, leased until leaseUntil; a purchase
+	// being paid or closed is ErrConflict.
+	ClaimCheckout(ctx context.Context, purchaseID, paymentMethodID string, leaseUntil time.Time) (*Purchase, error)
+	// RefundPurchase takes a succeeded purchase's units back from its account
+	// (ErrInsufficientCredits when they were spent; nothing changes then).
+	RefundPurchase(ctx context.Context, id, note string) error
 	// MarkPending records an attempt whose outcome is unknown; the worker
 	// asks the gateway again from retryAt.
 	MarkPending(ctx context.Context, id, attemptKey string, retryAt time.Time) error

@@ -40,11 +40,22 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
-// Handler is a subgraph component's HTTP surface: POST /graphql behind the
-// internal-token check, and an anonymous GET /health reporting its store.
-func Handler(name string, gql http.Handler, verifier *trust.Verifier, store Pinger) http.Handler {
+// Route is a subgraph's own HTTP route beside /graphql (the payments
+// subgraph's card route, which keeps raw card data out of GraphQL).
+type Route struct {
+	Pattern string
+	Handler http.Handler
+}
+
+// Handler is a subgraph component's HTTP surface: POST /graphql and its own
+// routes behind the internal-token check, and an anonymous GET /health
+// reporting its store.
+func Handler(name string, gql http.Handler, verifier *trust.Verifier, store Pinger, routes ...Route) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /graphql", trust.Require(verifier, gql))
+	for _, r := range routes {
+		mux.Handle(r.Pattern, trust.Require(verifier, r.Handler))
+	}
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		status, code := "ok", http.StatusOK
 		if err := store.Ping(r.Context()); err != nil {

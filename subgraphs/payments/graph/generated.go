@@ -54,6 +54,14 @@ type ComplexityRoot struct {
 		ID               func(childComplexity int) int
 	}
 
+	ConfirmResult struct {
+		DeclineCode    func(childComplexity int) int
+		DeclineMessage func(childComplexity int) int
+		Outcome        func(childComplexity int) int
+		Purchase       func(childComplexity int) int
+		Session        func(childComplexity int) int
+	}
+
 	CreatedPaymentSession struct {
 		Session func(childComplexity int) int
 		Token   func(childComplexity int) int
@@ -70,6 +78,25 @@ type ComplexityRoot struct {
 		Cost    func(childComplexity int) int
 		ID      func(childComplexity int) int
 		State   func(childComplexity int) int
+	}
+
+	HostedOffer struct {
+		ID           func(childComplexity int) int
+		Name         func(childComplexity int) int
+		Quantity     func(childComplexity int) int
+		ResourceType func(childComplexity int) int
+	}
+
+	HostedSession struct {
+		BillingAccountID func(childComplexity int) int
+		CancelURL        func(childComplexity int) int
+		ExpiresAt        func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Offer            func(childComplexity int) int
+		PaymentMethods   func(childComplexity int) int
+		Purchase         func(childComplexity int) int
+		ReturnURL        func(childComplexity int) int
+		State            func(childComplexity int) int
 	}
 
 	MerchantAccount struct {
@@ -89,14 +116,20 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AddTokenPaymentMethod     func(childComplexity int, gatewayToken string, makeDefault *bool) int
+		CancelHostedSession       func(childComplexity int) int
 		ConfigureAutoReload       func(childComplexity int, input model.AutoReloadInput) int
+		ConfirmPurchase           func(childComplexity int, purchaseID string, paymentMethodID string) int
 		CreateMerchantAccount     func(childComplexity int, input model.MerchantAccountInput) int
 		CreateOffer               func(childComplexity int, input model.OfferInput) int
 		CreatePaymentSession      func(childComplexity int, input model.PaymentSessionInput) int
+		DeletePaymentMethod       func(childComplexity int, id string) int
+		RedeemPaymentSession      func(childComplexity int, token string) int
 		ReleaseCredits            func(childComplexity int, reservationID string) int
 		ReserveCredits            func(childComplexity int, amount int64, reference string, ttlSeconds *int64) int
 		ResolveBillingAccount     func(childComplexity int, accountReference string, assertion *string) int
 		RevokeMerchantCredentials func(childComplexity int, id string) int
+		SetDefaultPaymentMethod   func(childComplexity int, id string) int
 		SetMerchantCredentials    func(childComplexity int, id string, credentials string) int
 		SettleCredits             func(childComplexity int, reservationID string, cost int64) int
 	}
@@ -109,6 +142,16 @@ type ComplexityRoot struct {
 		Price             func(childComplexity int) int
 		Quantity          func(childComplexity int) int
 		ResourceType      func(childComplexity int) int
+	}
+
+	PaymentMethod struct {
+		Brand     func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ExpMonth  func(childComplexity int) int
+		ExpYear   func(childComplexity int) int
+		ID        func(childComplexity int) int
+		IsDefault func(childComplexity int) int
+		Last4     func(childComplexity int) int
 	}
 
 	PaymentSession struct {
@@ -141,10 +184,13 @@ type ComplexityRoot struct {
 
 	Query struct {
 		AuthenticateServiceClient func(childComplexity int, id string, secret string) int
+		CheckoutFrameOrigins      func(childComplexity int, sessionID string) int
 		CreditReservation         func(childComplexity int, reference string, withinSeconds int64) int
 		Credits                   func(childComplexity int) int
+		HostedSession             func(childComplexity int) int
 		MerchantAccounts          func(childComplexity int) int
 		Offers                    func(childComplexity int, resourceType string) int
+		PaymentMethods            func(childComplexity int) int
 		PaymentSession            func(childComplexity int, id string) int
 	}
 
@@ -175,6 +221,12 @@ type MutationResolver interface {
 	CreateMerchantAccount(ctx context.Context, input model.MerchantAccountInput) (*model.MerchantAccount, error)
 	SetMerchantCredentials(ctx context.Context, id string, credentials string) (*model.MerchantAccount, error)
 	RevokeMerchantCredentials(ctx context.Context, id string) (*model.MerchantAccount, error)
+	RedeemPaymentSession(ctx context.Context, token string) (*model.HostedSession, error)
+	CancelHostedSession(ctx context.Context) (*model.HostedSession, error)
+	AddTokenPaymentMethod(ctx context.Context, gatewayToken string, makeDefault *bool) (*model.PaymentMethod, error)
+	SetDefaultPaymentMethod(ctx context.Context, id string) (*model.PaymentMethod, error)
+	DeletePaymentMethod(ctx context.Context, id string) (bool, error)
+	ConfirmPurchase(ctx context.Context, purchaseID string, paymentMethodID string) (*model.ConfirmResult, error)
 }
 type QueryResolver interface {
 	Credits(ctx context.Context) (*model.CreditAccount, error)
@@ -183,6 +235,9 @@ type QueryResolver interface {
 	Offers(ctx context.Context, resourceType string) ([]*model.Offer, error)
 	PaymentSession(ctx context.Context, id string) (*model.PaymentSession, error)
 	MerchantAccounts(ctx context.Context) ([]*model.MerchantAccount, error)
+	HostedSession(ctx context.Context) (*model.HostedSession, error)
+	PaymentMethods(ctx context.Context) ([]*model.PaymentMethod, error)
+	CheckoutFrameOrigins(ctx context.Context, sessionID string) ([]string, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -277,6 +332,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BillingAccount.ID(childComplexity), true
 
+	case "ConfirmResult.declineCode":
+		if e.ComplexityRoot.ConfirmResult.DeclineCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfirmResult.DeclineCode(childComplexity), true
+	case "ConfirmResult.declineMessage":
+		if e.ComplexityRoot.ConfirmResult.DeclineMessage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfirmResult.DeclineMessage(childComplexity), true
+	case "ConfirmResult.outcome":
+		if e.ComplexityRoot.ConfirmResult.Outcome == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfirmResult.Outcome(childComplexity), true
+	case "ConfirmResult.purchase":
+		if e.ComplexityRoot.ConfirmResult.Purchase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfirmResult.Purchase(childComplexity), true
+	case "ConfirmResult.session":
+		if e.ComplexityRoot.ConfirmResult.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfirmResult.Session(childComplexity), true
+
 	case "CreatedPaymentSession.session":
 		if e.ComplexityRoot.CreatedPaymentSession.Session == nil {
 			break
@@ -333,6 +419,86 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreditReservation.State(childComplexity), true
+
+	case "HostedOffer.id":
+		if e.ComplexityRoot.HostedOffer.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostedOffer.ID(childComplexity), true
+	case "HostedOffer.name":
+		if e.ComplexityRoot.HostedOffer.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostedOffer.Name(childComplexity), true
+	case "HostedOffer.quantity":
+		if e.ComplexityRoot.HostedOffer.Quantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostedOffer.Quantity(childComplexity), true
+	case "HostedOffer.resourceType":
+		if e.ComplexityRoot.HostedOffer.ResourceType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostedOffer.ResourceType(childComplexity), true
+
+	case "HostedSession.billingAccountId":
+		if e.ComplexityRoot.HostedSession.BillingAccountID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostedSession.BillingAccountID(childComplexity), true
+	case "HostedSession.cancelUrl":
+		if e.ComplexityRoot.HostedSession.CancelURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostedSession.CancelURL(childComplexity), true
+	case "HostedSession.expiresAt":
+		if e.ComplexityRoot.HostedSession.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostedSession.ExpiresAt(childComplexity), true
+	case "HostedSession.id":
+		if e.ComplexityRoot.HostedSession.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostedSession.ID(childComplexity), true
+	case "HostedSession.offer":
+		if e.ComplexityRoot.HostedSession.Offer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostedSession.Offer(childComplexity), true
+	case "HostedSession.paymentMethods":
+		if e.ComplexityRoot.HostedSession.PaymentMethods == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostedSession.PaymentMethods(childComplexity), true
+	case "HostedSession.purchase":
+		if e.ComplexityRoot.HostedSession.Purchase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostedSession.Purchase(childComplexity), true
+	case "HostedSession.returnUrl":
+		if e.ComplexityRoot.HostedSession.ReturnURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostedSession.ReturnURL(childComplexity), true
+	case "HostedSession.state":
+		if e.ComplexityRoot.HostedSession.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostedSession.State(childComplexity), true
 
 	case "MerchantAccount.createdAt":
 		if e.ComplexityRoot.MerchantAccount.CreatedAt == nil {
@@ -396,6 +562,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Money.Currency(childComplexity), true
 
+	case "Mutation.addTokenPaymentMethod":
+		if e.ComplexityRoot.Mutation.AddTokenPaymentMethod == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addTokenPaymentMethod_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddTokenPaymentMethod(childComplexity, args["gatewayToken"].(string), args["makeDefault"].(*bool)), true
+	case "Mutation.cancelHostedSession":
+		if e.ComplexityRoot.Mutation.CancelHostedSession == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Mutation.CancelHostedSession(childComplexity), true
 	case "Mutation.configureAutoReload":
 		if e.ComplexityRoot.Mutation.ConfigureAutoReload == nil {
 			break
@@ -407,6 +590,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ConfigureAutoReload(childComplexity, args["input"].(model.AutoReloadInput)), true
+	case "Mutation.confirmPurchase":
+		if e.ComplexityRoot.Mutation.ConfirmPurchase == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_confirmPurchase_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ConfirmPurchase(childComplexity, args["purchaseId"].(string), args["paymentMethodId"].(string)), true
 	case "Mutation.createMerchantAccount":
 		if e.ComplexityRoot.Mutation.CreateMerchantAccount == nil {
 			break
@@ -440,6 +634,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreatePaymentSession(childComplexity, args["input"].(model.PaymentSessionInput)), true
+	case "Mutation.deletePaymentMethod":
+		if e.ComplexityRoot.Mutation.DeletePaymentMethod == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deletePaymentMethod_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeletePaymentMethod(childComplexity, args["id"].(string)), true
+	case "Mutation.redeemPaymentSession":
+		if e.ComplexityRoot.Mutation.RedeemPaymentSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_redeemPaymentSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RedeemPaymentSession(childComplexity, args["token"].(string)), true
 	case "Mutation.releaseCredits":
 		if e.ComplexityRoot.Mutation.ReleaseCredits == nil {
 			break
@@ -484,6 +700,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeMerchantCredentials(childComplexity, args["id"].(string)), true
+	case "Mutation.setDefaultPaymentMethod":
+		if e.ComplexityRoot.Mutation.SetDefaultPaymentMethod == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setDefaultPaymentMethod_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetDefaultPaymentMethod(childComplexity, args["id"].(string)), true
 	case "Mutation.setMerchantCredentials":
 		if e.ComplexityRoot.Mutation.SetMerchantCredentials == nil {
 			break
@@ -549,6 +776,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Offer.ResourceType(childComplexity), true
+
+	case "PaymentMethod.brand":
+		if e.ComplexityRoot.PaymentMethod.Brand == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentMethod.Brand(childComplexity), true
+	case "PaymentMethod.createdAt":
+		if e.ComplexityRoot.PaymentMethod.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentMethod.CreatedAt(childComplexity), true
+	case "PaymentMethod.expMonth":
+		if e.ComplexityRoot.PaymentMethod.ExpMonth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentMethod.ExpMonth(childComplexity), true
+	case "PaymentMethod.expYear":
+		if e.ComplexityRoot.PaymentMethod.ExpYear == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentMethod.ExpYear(childComplexity), true
+	case "PaymentMethod.id":
+		if e.ComplexityRoot.PaymentMethod.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentMethod.ID(childComplexity), true
+	case "PaymentMethod.isDefault":
+		if e.ComplexityRoot.PaymentMethod.IsDefault == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentMethod.IsDefault(childComplexity), true
+	case "PaymentMethod.last4":
+		if e.ComplexityRoot.PaymentMethod.Last4 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentMethod.Last4(childComplexity), true
 
 	case "PaymentSession.billingAccountId":
 		if e.ComplexityRoot.PaymentSession.BillingAccountID == nil {
@@ -695,6 +965,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.AuthenticateServiceClient(childComplexity, args["id"].(string), args["secret"].(string)), true
+	case "Query.checkoutFrameOrigins":
+		if e.ComplexityRoot.Query.CheckoutFrameOrigins == nil {
+			break
+		}
+
+		args, err := ec.field_Query_checkoutFrameOrigins_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CheckoutFrameOrigins(childComplexity, args["sessionId"].(string)), true
 	case "Query.creditReservation":
 		if e.ComplexityRoot.Query.CreditReservation == nil {
 			break
@@ -712,6 +993,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Credits(childComplexity), true
+	case "Query.hostedSession":
+		if e.ComplexityRoot.Query.HostedSession == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.HostedSession(childComplexity), true
 
 	case "Query.merchantAccounts":
 		if e.ComplexityRoot.Query.MerchantAccounts == nil {
@@ -730,6 +1017,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Offers(childComplexity, args["resourceType"].(string)), true
+	case "Query.paymentMethods":
+		if e.ComplexityRoot.Query.PaymentMethods == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.PaymentMethods(childComplexity), true
 	case "Query.paymentSession":
 		if e.ComplexityRoot.Query.PaymentSession == nil {
 			break
@@ -893,6 +1186,17 @@ type Query {
   paymentSession(id: ID!): PaymentSession!
   "The calling client's merchant accounts (scope merchant_accounts:read)."
   merchantAccounts: [MerchantAccount!]!
+
+  "The hosted checkout's active session (the browser's cookie names it)."
+  hostedSession: HostedSession!
+  "The hosted checkout account's saved cards usable for its offer, default first."
+  paymentMethods: [PaymentMethod!]!
+  """
+  The origins that may embed a session's checkout page in an iframe (the
+  client's registered origins), for the page's CSP frame-ancestors; empty for
+  an unknown session. Origins are no secret: any page could try to embed it.
+  """
+  checkoutFrameOrigins(sessionId: ID!): [String!]!
 }
 
 type Mutation {
@@ -926,6 +1230,26 @@ type Mutation {
   setMerchantCredentials(id: ID!, credentials: String!): MerchantAccount!
   "Revokes a merchant account's credentials."
   revokeMerchantCredentials(id: ID!): MerchantAccount!
+
+  """
+  Spends a session's one-time token: an open, unexpired session becomes
+  active, once. Anything else is SESSION_UNAVAILABLE, alike for an invalid,
+  expired or redeemed token.
+  """
+  redeemPaymentSession(token: String!): HostedSession!
+  "Cancels the hosted checkout's active session and its open purchase."
+  cancelHostedSession: HostedSession!
+  "Saves a card from a token made by the gateway's own browser library."
+  addTokenPaymentMethod(gatewayToken: String!, makeDefault: Boolean): PaymentMethod!
+  setDefaultPaymentMethod(id: ID!): PaymentMethod!
+  "Removes a saved card; its vault reference is erased."
+  deletePaymentMethod(id: ID!): Boolean!
+  """
+  Charges the session's purchase to a saved card: captured, recorded, the
+  account credited and the session completed in one transaction. A decline
+  leaves it open for another card; an unknown outcome pending.
+  """
+  confirmPurchase(purchaseId: ID!, paymentMethodId: ID!): ConfirmResult!
 }
 
 type CreditAccount {
@@ -1083,6 +1407,45 @@ input MerchantAccountInput {
   name: String!
   gateway: String!
 }
+
+type HostedSession {
+  id: ID!
+  state: String!
+  billingAccountId: ID!
+  expiresAt: String!
+  returnUrl: String!
+  cancelUrl: String!
+  offer: HostedOffer!
+  purchase: Purchase!
+  paymentMethods: [PaymentMethod!]!
+}
+
+type HostedOffer {
+  id: ID!
+  name: String!
+  resourceType: String!
+  quantity: Int!
+}
+
+type PaymentMethod {
+  id: ID!
+  brand: String!
+  last4: String!
+  expMonth: Int!
+  expYear: Int!
+  isDefault: Boolean!
+  createdAt: String!
+}
+
+type ConfirmResult {
+  "succeeded, declined or pending."
+  outcome: String!
+  "The gateway's reason, when declined: card_declined, insufficient_funds, …"
+  declineCode: String
+  declineMessage: String
+  purchase: Purchase!
+  session: HostedSession!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -1127,6 +1490,22 @@ func (ec *executionContext) childFields_BillingAccount(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type BillingAccount", field.Name)
 }
 
+func (ec *executionContext) childFields_ConfirmResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "outcome":
+		return ec.fieldContext_ConfirmResult_outcome(ctx, field)
+	case "declineCode":
+		return ec.fieldContext_ConfirmResult_declineCode(ctx, field)
+	case "declineMessage":
+		return ec.fieldContext_ConfirmResult_declineMessage(ctx, field)
+	case "purchase":
+		return ec.fieldContext_ConfirmResult_purchase(ctx, field)
+	case "session":
+		return ec.fieldContext_ConfirmResult_session(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConfirmResult", field.Name)
+}
+
 func (ec *executionContext) childFields_CreatedPaymentSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "session":
@@ -1161,6 +1540,44 @@ func (ec *executionContext) childFields_CreditReservation(ctx context.Context, f
 		return ec.fieldContext_CreditReservation_cost(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreditReservation", field.Name)
+}
+
+func (ec *executionContext) childFields_HostedOffer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_HostedOffer_id(ctx, field)
+	case "name":
+		return ec.fieldContext_HostedOffer_name(ctx, field)
+	case "resourceType":
+		return ec.fieldContext_HostedOffer_resourceType(ctx, field)
+	case "quantity":
+		return ec.fieldContext_HostedOffer_quantity(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HostedOffer", field.Name)
+}
+
+func (ec *executionContext) childFields_HostedSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_HostedSession_id(ctx, field)
+	case "state":
+		return ec.fieldContext_HostedSession_state(ctx, field)
+	case "billingAccountId":
+		return ec.fieldContext_HostedSession_billingAccountId(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_HostedSession_expiresAt(ctx, field)
+	case "returnUrl":
+		return ec.fieldContext_HostedSession_returnUrl(ctx, field)
+	case "cancelUrl":
+		return ec.fieldContext_HostedSession_cancelUrl(ctx, field)
+	case "offer":
+		return ec.fieldContext_HostedSession_offer(ctx, field)
+	case "purchase":
+		return ec.fieldContext_HostedSession_purchase(ctx, field)
+	case "paymentMethods":
+		return ec.fieldContext_HostedSession_paymentMethods(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HostedSession", field.Name)
 }
 
 func (ec *executionContext) childFields_MerchantAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1213,6 +1630,26 @@ func (ec *executionContext) childFields_Offer(ctx context.Context, field graphql
 		return ec.fieldContext_Offer_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Offer", field.Name)
+}
+
+func (ec *executionContext) childFields_PaymentMethod(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_PaymentMethod_id(ctx, field)
+	case "brand":
+		return ec.fieldContext_PaymentMethod_brand(ctx, field)
+	case "last4":
+		return ec.fieldContext_PaymentMethod_last4(ctx, field)
+	case "expMonth":
+		return ec.fieldContext_PaymentMethod_expMonth(ctx, field)
+	case "expYear":
+		return ec.fieldContext_PaymentMethod_expYear(ctx, field)
+	case "isDefault":
+		return ec.fieldContext_PaymentMethod_isDefault(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_PaymentMethod_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PaymentMethod", field.Name)
 }
 
 func (ec *executionContext) childFields_PaymentSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1409,6 +1846,28 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_addTokenPaymentMethod_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "gatewayToken",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["gatewayToken"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "makeDefault",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["makeDefault"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_configureAutoReload_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1420,6 +1879,28 @@ func (ec *executionContext) field_Mutation_configureAutoReload_args(ctx context.
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_confirmPurchase_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "purchaseId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["purchaseId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "paymentMethodId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["paymentMethodId"] = arg1
 	return args, nil
 }
 
@@ -1462,6 +1943,34 @@ func (ec *executionContext) field_Mutation_createPaymentSession_args(ctx context
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deletePaymentMethod_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_redeemPaymentSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "token",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["token"] = arg0
 	return args, nil
 }
 
@@ -1532,6 +2041,20 @@ func (ec *executionContext) field_Mutation_resolveBillingAccount_args(ctx contex
 }
 
 func (ec *executionContext) field_Mutation_revokeMerchantCredentials_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setDefaultPaymentMethod_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -1622,6 +2145,20 @@ func (ec *executionContext) field_Query_authenticateServiceClient_args(ctx conte
 		return nil, err
 	}
 	args["secret"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_checkoutFrameOrigins_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
 	return args, nil
 }
 
@@ -2029,6 +2566,139 @@ func (ec *executionContext) fieldContext_BillingAccount_createdAt(_ context.Cont
 	return graphql.NewScalarFieldContext("BillingAccount", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ConfirmResult_outcome(ctx context.Context, field graphql.CollectedField, obj *model.ConfirmResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfirmResult_outcome(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outcome, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfirmResult_outcome(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfirmResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfirmResult_declineCode(ctx context.Context, field graphql.CollectedField, obj *model.ConfirmResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfirmResult_declineCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeclineCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfirmResult_declineCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfirmResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfirmResult_declineMessage(ctx context.Context, field graphql.CollectedField, obj *model.ConfirmResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfirmResult_declineMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeclineMessage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfirmResult_declineMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfirmResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfirmResult_purchase(ctx context.Context, field graphql.CollectedField, obj *model.ConfirmResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfirmResult_purchase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Purchase, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Purchase) graphql.Marshaler {
+			return ec.marshalNPurchase2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPurchase(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfirmResult_purchase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConfirmResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Purchase(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConfirmResult_session(ctx context.Context, field graphql.CollectedField, obj *model.ConfirmResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfirmResult_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Session, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.HostedSession) graphql.Marshaler {
+			return ec.marshalNHostedSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐHostedSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfirmResult_session(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConfirmResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HostedSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CreatedPaymentSession_session(ctx context.Context, field graphql.CollectedField, obj *model.CreatedPaymentSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2243,6 +2913,332 @@ func (ec *executionContext) _CreditReservation_cost(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_CreditReservation_cost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CreditReservation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HostedOffer_id(ctx context.Context, field graphql.CollectedField, obj *model.HostedOffer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostedOffer_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostedOffer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HostedOffer", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _HostedOffer_name(ctx context.Context, field graphql.CollectedField, obj *model.HostedOffer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostedOffer_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostedOffer_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HostedOffer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _HostedOffer_resourceType(ctx context.Context, field graphql.CollectedField, obj *model.HostedOffer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostedOffer_resourceType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResourceType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostedOffer_resourceType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HostedOffer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _HostedOffer_quantity(ctx context.Context, field graphql.CollectedField, obj *model.HostedOffer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostedOffer_quantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Quantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostedOffer_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HostedOffer", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HostedSession_id(ctx context.Context, field graphql.CollectedField, obj *model.HostedSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostedSession_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostedSession_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HostedSession", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _HostedSession_state(ctx context.Context, field graphql.CollectedField, obj *model.HostedSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostedSession_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostedSession_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HostedSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _HostedSession_billingAccountId(ctx context.Context, field graphql.CollectedField, obj *model.HostedSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostedSession_billingAccountId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BillingAccountID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostedSession_billingAccountId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HostedSession", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _HostedSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.HostedSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostedSession_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostedSession_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HostedSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _HostedSession_returnUrl(ctx context.Context, field graphql.CollectedField, obj *model.HostedSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostedSession_returnUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReturnURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostedSession_returnUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HostedSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _HostedSession_cancelUrl(ctx context.Context, field graphql.CollectedField, obj *model.HostedSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostedSession_cancelUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CancelURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostedSession_cancelUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HostedSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _HostedSession_offer(ctx context.Context, field graphql.CollectedField, obj *model.HostedSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostedSession_offer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Offer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.HostedOffer) graphql.Marshaler {
+			return ec.marshalNHostedOffer2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐHostedOffer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostedSession_offer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HostedSession",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HostedOffer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HostedSession_purchase(ctx context.Context, field graphql.CollectedField, obj *model.HostedSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostedSession_purchase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Purchase, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Purchase) graphql.Marshaler {
+			return ec.marshalNPurchase2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPurchase(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostedSession_purchase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HostedSession",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Purchase(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HostedSession_paymentMethods(ctx context.Context, field graphql.CollectedField, obj *model.HostedSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostedSession_paymentMethods(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PaymentMethods, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PaymentMethod) graphql.Marshaler {
+			return ec.marshalNPaymentMethod2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPaymentMethodᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostedSession_paymentMethods(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HostedSession",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PaymentMethod(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _MerchantAccount_id(ctx context.Context, field graphql.CollectedField, obj *model.MerchantAccount) (ret graphql.Marshaler) {
@@ -2915,6 +3911,258 @@ func (ec *executionContext) fieldContext_Mutation_revokeMerchantCredentials(ctx 
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_redeemPaymentSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_redeemPaymentSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RedeemPaymentSession(ctx, fc.Args["token"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.HostedSession) graphql.Marshaler {
+			return ec.marshalNHostedSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐHostedSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_redeemPaymentSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HostedSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_redeemPaymentSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelHostedSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelHostedSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Mutation().CancelHostedSession(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.HostedSession) graphql.Marshaler {
+			return ec.marshalNHostedSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐHostedSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelHostedSession(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HostedSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addTokenPaymentMethod(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addTokenPaymentMethod(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddTokenPaymentMethod(ctx, fc.Args["gatewayToken"].(string), fc.Args["makeDefault"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PaymentMethod) graphql.Marshaler {
+			return ec.marshalNPaymentMethod2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPaymentMethod(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addTokenPaymentMethod(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PaymentMethod(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addTokenPaymentMethod_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setDefaultPaymentMethod(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setDefaultPaymentMethod(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetDefaultPaymentMethod(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PaymentMethod) graphql.Marshaler {
+			return ec.marshalNPaymentMethod2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPaymentMethod(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setDefaultPaymentMethod(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PaymentMethod(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setDefaultPaymentMethod_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deletePaymentMethod(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deletePaymentMethod(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeletePaymentMethod(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deletePaymentMethod(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deletePaymentMethod_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_confirmPurchase(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_confirmPurchase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ConfirmPurchase(ctx, fc.Args["purchaseId"].(string), fc.Args["paymentMethodId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConfirmResult) graphql.Marshaler {
+			return ec.marshalNConfirmResult2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐConfirmResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_confirmPurchase(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfirmResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_confirmPurchase_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Offer_id(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3083,6 +4331,167 @@ func (ec *executionContext) _Offer_createdAt(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Offer_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Offer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentMethod_id(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentMethod_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentMethod_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentMethod_brand(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentMethod_brand(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Brand, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentMethod_brand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentMethod_last4(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentMethod_last4(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Last4, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentMethod_last4(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentMethod_expMonth(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentMethod_expMonth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpMonth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentMethod_expMonth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentMethod_expYear(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentMethod_expYear(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpYear, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentMethod_expYear(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentMethod_isDefault(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentMethod_isDefault(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsDefault, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentMethod_isDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PaymentMethod_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentMethod_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentMethod_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PaymentSession_id(ctx context.Context, field graphql.CollectedField, obj *model.PaymentSession) (ret graphql.Marshaler) {
@@ -3845,6 +5254,114 @@ func (ec *executionContext) fieldContext_Query_merchantAccounts(_ context.Contex
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_MerchantAccount(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_hostedSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_hostedSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().HostedSession(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.HostedSession) graphql.Marshaler {
+			return ec.marshalNHostedSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐHostedSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_hostedSession(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HostedSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_paymentMethods(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_paymentMethods(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().PaymentMethods(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PaymentMethod) graphql.Marshaler {
+			return ec.marshalNPaymentMethod2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPaymentMethodᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_paymentMethods(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PaymentMethod(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_checkoutFrameOrigins(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_checkoutFrameOrigins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CheckoutFrameOrigins(ctx, fc.Args["sessionId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_checkoutFrameOrigins(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_checkoutFrameOrigins_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -5465,6 +6982,64 @@ func (ec *executionContext) _BillingAccount(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var confirmResultImplementors = []string{"ConfirmResult"}
+
+func (ec *executionContext) _ConfirmResult(ctx context.Context, sel ast.SelectionSet, obj *model.ConfirmResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, confirmResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConfirmResult")
+		case "outcome":
+			out.Values[i] = ec._ConfirmResult_outcome(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "declineCode":
+			out.Values[i] = ec._ConfirmResult_declineCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "declineMessage":
+			out.Values[i] = ec._ConfirmResult_declineMessage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "purchase":
+			out.Values[i] = ec._ConfirmResult_purchase(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "session":
+			out.Values[i] = ec._ConfirmResult_session(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var createdPaymentSessionImplementors = []string{"CreatedPaymentSession"}
 
 func (ec *executionContext) _CreatedPaymentSession(ctx context.Context, sel ast.SelectionSet, obj *model.CreatedPaymentSession) graphql.Marshaler {
@@ -5586,6 +7161,137 @@ func (ec *executionContext) _CreditReservation(ctx context.Context, sel ast.Sele
 		case "cost":
 			out.Values[i] = ec._CreditReservation_cost(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var hostedOfferImplementors = []string{"HostedOffer"}
+
+func (ec *executionContext) _HostedOffer(ctx context.Context, sel ast.SelectionSet, obj *model.HostedOffer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, hostedOfferImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HostedOffer")
+		case "id":
+			out.Values[i] = ec._HostedOffer_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._HostedOffer_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resourceType":
+			out.Values[i] = ec._HostedOffer_resourceType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "quantity":
+			out.Values[i] = ec._HostedOffer_quantity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var hostedSessionImplementors = []string{"HostedSession"}
+
+func (ec *executionContext) _HostedSession(ctx context.Context, sel ast.SelectionSet, obj *model.HostedSession) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, hostedSessionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HostedSession")
+		case "id":
+			out.Values[i] = ec._HostedSession_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._HostedSession_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "billingAccountId":
+			out.Values[i] = ec._HostedSession_billingAccountId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._HostedSession_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "returnUrl":
+			out.Values[i] = ec._HostedSession_returnUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelUrl":
+			out.Values[i] = ec._HostedSession_cancelUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "offer":
+			out.Values[i] = ec._HostedSession_offer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "purchase":
+			out.Values[i] = ec._HostedSession_purchase(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "paymentMethods":
+			out.Values[i] = ec._HostedSession_paymentMethods(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -5815,6 +7521,48 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "redeemPaymentSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_redeemPaymentSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelHostedSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelHostedSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addTokenPaymentMethod":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addTokenPaymentMethod(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setDefaultPaymentMethod":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setDefaultPaymentMethod(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deletePaymentMethod":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deletePaymentMethod(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confirmPurchase":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_confirmPurchase(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -5880,6 +7628,74 @@ func (ec *executionContext) _Offer(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "createdAt":
 			out.Values[i] = ec._Offer_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var paymentMethodImplementors = []string{"PaymentMethod"}
+
+func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.SelectionSet, obj *model.PaymentMethod) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, paymentMethodImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PaymentMethod")
+		case "id":
+			out.Values[i] = ec._PaymentMethod_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "brand":
+			out.Values[i] = ec._PaymentMethod_brand(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "last4":
+			out.Values[i] = ec._PaymentMethod_last4(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expMonth":
+			out.Values[i] = ec._PaymentMethod_expMonth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expYear":
+			out.Values[i] = ec._PaymentMethod_expYear(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "isDefault":
+			out.Values[i] = ec._PaymentMethod_isDefault(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._PaymentMethod_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -6220,6 +8036,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_merchantAccounts(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "hostedSession":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_hostedSession(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "paymentMethods":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_paymentMethods(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "checkoutFrameOrigins":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_checkoutFrameOrigins(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -6781,6 +8663,16 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNConfirmResult2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐConfirmResult(ctx context.Context, sel ast.SelectionSet, v *model.ConfirmResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConfirmResult(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCreatedPaymentSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐCreatedPaymentSession(ctx context.Context, sel ast.SelectionSet, v *model.CreatedPaymentSession) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -6819,6 +8711,26 @@ func (ec *executionContext) unmarshalNCreditReservationState2githubᚗcomᚋvito
 
 func (ec *executionContext) marshalNCreditReservationState2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐCreditReservationState(ctx context.Context, sel ast.SelectionSet, v model.CreditReservationState) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNHostedOffer2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐHostedOffer(ctx context.Context, sel ast.SelectionSet, v *model.HostedOffer) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._HostedOffer(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNHostedSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐHostedSession(ctx context.Context, sel ast.SelectionSet, v *model.HostedSession) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._HostedSession(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -6925,6 +8837,32 @@ func (ec *executionContext) unmarshalNOfferInput2githubᚗcomᚋvitolahqᚋvitol
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNPaymentMethod2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPaymentMethodᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PaymentMethod) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPaymentMethod2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPaymentMethod(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPaymentMethod2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPaymentMethod(ctx context.Context, sel ast.SelectionSet, v *model.PaymentMethod) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PaymentMethod(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPaymentSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPaymentSession(ctx context.Context, sel ast.SelectionSet, v *model.PaymentSession) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -6990,6 +8928,35 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {

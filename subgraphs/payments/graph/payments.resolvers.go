@@ -167,6 +167,92 @@ func (r *mutationResolver) RevokeMerchantCredentials(ctx context.Context, id str
 	return merchant(m), nil
 }
 
+// RedeemPaymentSession is the resolver for the redeemPaymentSession field.
+func (r *mutationResolver) RedeemPaymentSession(ctx context.Context, token string) (*model.HostedSession, error) {
+	if err := shimOnly(ctx); err != nil {
+		return nil, err
+	}
+	h, err := r.Payments.Redeem(ctx, token)
+	if err != nil {
+		return nil, domainError(ctx, err)
+	}
+	return hostedSession(h, time.Now()), nil
+}
+
+// CancelHostedSession is the resolver for the cancelHostedSession field.
+func (r *mutationResolver) CancelHostedSession(ctx context.Context) (*model.HostedSession, error) {
+	sid, acc, err := checkout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.Payments.CancelSession(ctx, sid, acc); err != nil {
+		return nil, domainError(ctx, err)
+	}
+	return r.hosted(ctx, sid, acc, true)
+}
+
+// AddTokenPaymentMethod is the resolver for the addTokenPaymentMethod field.
+func (r *mutationResolver) AddTokenPaymentMethod(ctx context.Context, gatewayToken string, makeDefault *bool) (*model.PaymentMethod, error) {
+	sid, acc, err := checkout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pm, err := r.Payments.AddTokenMethod(ctx, sid, acc, gatewayToken, makeDefault != nil && *makeDefault)
+	if err != nil {
+		return nil, domainError(ctx, err)
+	}
+	return paymentMethod(pm), nil
+}
+
+// SetDefaultPaymentMethod is the resolver for the setDefaultPaymentMethod field.
+func (r *mutationResolver) SetDefaultPaymentMethod(ctx context.Context, id string) (*model.PaymentMethod, error) {
+	sid, acc, err := checkout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pm, err := r.Payments.SetDefaultMethod(ctx, sid, acc, id)
+	if err != nil {
+		return nil, domainError(ctx, err)
+	}
+	return paymentMethod(pm), nil
+}
+
+// DeletePaymentMethod is the resolver for the deletePaymentMethod field.
+func (r *mutationResolver) DeletePaymentMethod(ctx context.Context, id string) (bool, error) {
+	sid, acc, err := checkout(ctx)
+	if err != nil {
+		return false, err
+	}
+	if err := r.Payments.DeleteMethod(ctx, sid, acc, id); err != nil {
+		return false, domainError(ctx, err)
+	}
+	return true, nil
+}
+
+// ConfirmPurchase is the resolver for the confirmPurchase field.
+func (r *mutationResolver) ConfirmPurchase(ctx context.Context, purchaseID string, paymentMethodID string) (*model.ConfirmResult, error) {
+	sid, acc, err := checkout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.Payments.Confirm(ctx, sid, acc, purchaseID, paymentMethodID)
+	if err != nil {
+		return nil, domainError(ctx, err)
+	}
+	h, err := r.hosted(ctx, sid, acc, true)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.ConfirmResult{Outcome: "succeeded", Purchase: purchase(res.Purchase), Session: h}
+	switch {
+	case res.Charge.Declined != nil:
+		out.Outcome, out.DeclineCode, out.DeclineMessage = "declined", &res.Charge.Declined.Code, &res.Charge.Declined.Message
+	case res.Charge.Pending:
+		out.Outcome = "pending"
+	}
+	return out, nil
+}
+
 // Credits is the resolver for the credits field.
 func (r *queryResolver) Credits(ctx context.Context) (*model.CreditAccount, error) {
 	key, err := keyCaller(ctx)
@@ -264,6 +350,36 @@ func (r *queryResolver) MerchantAccounts(ctx context.Context) ([]*model.Merchant
 		out[i] = merchant(&ms[i])
 	}
 	return out, nil
+}
+
+// HostedSession is the resolver for the hostedSession field.
+func (r *queryResolver) HostedSession(ctx context.Context) (*model.HostedSession, error) {
+	sid, acc, err := checkout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.hosted(ctx, sid, acc, false)
+}
+
+// PaymentMethods is the resolver for the paymentMethods field.
+func (r *queryResolver) PaymentMethods(ctx context.Context) ([]*model.PaymentMethod, error) {
+	sid, acc, err := checkout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := r.Payments.PaymentMethods(ctx, sid, acc)
+	if err != nil {
+		return nil, domainError(ctx, err)
+	}
+	return paymentMethods(ms), nil
+}
+
+// CheckoutFrameOrigins is the resolver for the checkoutFrameOrigins field.
+func (r *queryResolver) CheckoutFrameOrigins(ctx context.Context, sessionID string) ([]string, error) {
+	if err := shimOnly(ctx); err != nil {
+		return nil, err
+	}
+	return r.Payments.FrameOrigins(ctx, sessionID)
 }
 
 // Mutation returns MutationResolver implementation.

@@ -202,3 +202,48 @@ func (r *Resolver) account(ctx context.Context, c *payments.Client, a *payments.
 	}
 	return billingAccount(c, a, rule), nil
 }
+
+// checkout is the hosted checkout session and account the call acts for.
+func checkout(ctx context.Context) (session, account string, err error) {
+	id, _ := trust.FromContext(ctx)
+	if id.Caller != "shim" || id.CheckoutSession == "" || id.CheckoutAccount == "" {
+		return "", "", fail(ctx, strings.ToUpper(payments.CodeHostedSessionInvalid), "the hosted checkout acts only for a browser's checkout session", nil)
+	}
+	return id.CheckoutSession, id.CheckoutAccount, nil
+}
+
+// hosted shows the browser's session; any reports a session that is no
+// longer active (after a cancel or a confirm) instead of refusing it.
+func (r *Resolver) hosted(ctx context.Context, sid, acc string, any bool) (*model.HostedSession, error) {
+	var h *payments.HostedSession
+	var err error
+	if any {
+		h, err = r.Payments.HostedAnyState(ctx, sid, acc)
+	} else {
+		h, err = r.Payments.Hosted(ctx, sid, acc)
+	}
+	if err != nil {
+		return nil, domainError(ctx, err)
+	}
+	return hostedSession(h, time.Now()), nil
+}
+
+func hostedSession(h *payments.HostedSession, now time.Time) *model.HostedSession {
+	s := h.Session
+	return &model.HostedSession{ID: s.ID, State: s.StateAt(now), BillingAccountID: s.AccountID, ExpiresAt: timestamp.Format(s.ExpiresAt),
+		ReturnURL: s.ReturnURL, CancelURL: s.CancelURL, Purchase: purchase(h.Purchase), PaymentMethods: paymentMethods(h.Methods),
+		Offer: &model.HostedOffer{ID: h.Offer.ID, Name: h.Offer.Name, ResourceType: h.Offer.ResourceType, Quantity: h.Offer.Quantity}}
+}
+
+func paymentMethod(pm *payments.PaymentMethod) *model.PaymentMethod {
+	return &model.PaymentMethod{ID: pm.ID, Brand: pm.Brand, Last4: pm.Last4, ExpMonth: int64(pm.ExpMonth), ExpYear: int64(pm.ExpYear),
+		IsDefault: pm.Default, CreatedAt: timestamp.Format(pm.CreatedAt)}
+}
+
+func paymentMethods(ms []payments.PaymentMethod) []*model.PaymentMethod {
+	out := make([]*model.PaymentMethod, len(ms))
+	for i := range ms {
+		out[i] = paymentMethod(&ms[i])
+	}
+	return out
+}

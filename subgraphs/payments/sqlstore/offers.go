@@ -203,7 +203,7 @@ func (s *Store) SealedRecords(ctx context.Context) ([]payments.SealedRecord, err
 			Key        string `db:"wrapped"`
 			KEK        string `db:"kek"`
 		}
-		query := fmt.Sprintf(`SELECT id, %s AS ciphertext, %s AS wrapped, %s AS kek FROM %s WHERE %s IS NOT NULL ORDER BY id`, t.ciphertext, t.key, t.kek, t.table, t.ciphertext)
+		query := fmt.Sprintf(`SELECT id, %s AS ciphertext, %s AS wrapped, %s AS kek FROM %s WHERE %s IS NOT NULL AND %s <> '' ORDER BY id`, t.ciphertext, t.key, t.kek, t.table, t.ciphertext, t.ciphertext)
 		if err := s.db.SelectContext(ctx, &rows, query); err != nil {
 			return nil, fmt.Errorf("list sealed records of %s: %w", t.table, err)
 		}

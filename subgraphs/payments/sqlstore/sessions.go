@@ -176,6 +176,13 @@ func (s *Store) ExpireSessions(ctx context.Context, now time.Time) (int, error) 
 
 func (s *Store) AddPaymentMethod(ctx context.Context, pm *payments.PaymentMethod) error {
 	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		if !pm.Default {
+			var defaults int
+			if err := tx.GetContext(ctx, &defaults, tx.Rebind(`SELECT COUNT(*) FROM payment_methods WHERE account_id = ? AND is_default = 1 AND deleted_at IS NULL`), pm.AccountID); err != nil {
+				return err
+			}
+			pm.Default = defaults == 0
+		}
 		if pm.Default {
 			if _, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE payment_methods SET is_default = 0 WHERE account_id = ?`), pm.AccountID); err != nil {
 				return err
@@ -471,4 +478,76 @@ func (s *Store) QueueReload(ctx context.Context, accountID, resourceType string)
 		}
 		return s.queueReload(ctx, tx, accountID, resourceType, a.Balances[resourceType].Available)
 	})
+}
+
+func (s *Store) RedeemSession(ctx context.Context, tokenHash string, now time.Time) (*payments.Session, error) {
+	var r sessionRow
+	// One statement: of two redeems of one token, one finds it open.
+	err := s.db.GetContext(ctx, &r, s.db.Rebind(`UPDATE payment_sessions SET state = ?, redeemed_at = ?
+		WHERE token_hash = ? AND state = ? AND expires_at > ? RETURNING `+sessionColumns),
+		payments.SessionActive, now.UnixMilli(), tokenHash, payments.SessionOpen, now.UnixMilli())
+	if sqldb.IsNoRows(err) {
+		return nil, payments.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redeem session: %w", err)
+	}
+	return r.session(), nil
+}
+
+func (s *Store) CancelSession(ctx context.Context, id string, now time.Time) error {
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE payment_sessions SET state = ?, closed_at = ? WHERE id = ? AND state = ?`),
+			payments.SessionCancelled, now.UnixMilli(), id, payments.SessionActive)
+		if err != nil {
+			return fmt.Errorf("cancel session: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("%w: the session is not active", payments.ErrConflict)
+		}
+		_, err = tx.ExecContext(ctx, tx.Rebind(`UPDATE purchases SET state = ?, updated_at = ? WHERE session_id = ? AND state = ?`),
+			payments.PurchaseCancelled, now.UnixMilli(), id, payments.PurchaseOpen)
+		return err
+	})
+}
+
+func (s *Store) PaymentMethods(ctx context.Context, accountID string) ([]payments.PaymentMethod, error) {
+	var rows []paymentMethodRow
+	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT `+paymentMethodColumns+` FROM payment_methods
+		WHERE account_id = ? AND deleted_at IS NULL ORDER BY is_default DESC, created_at, id`), accountID); err != nil {
+		return nil, fmt.Errorf("list payment methods: %w", err)
+	}
+	out := make([]payments.PaymentMethod, len(rows))
+	for i, r := range rows {
+		out[i] = *r.paymentMethod()
+	}
+	return out, nil
+}
+
+func (s *Store) SetDefaultMethod(ctx context.Context, accountID, id string) error {
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE payment_methods SET is_default = CASE WHEN id = ? THEN 1 ELSE 0 END
+			WHERE account_id = ? AND deleted_at IS NULL AND EXISTS (SELECT 1 FROM payment_methods m WHERE m.id = ? AND m.account_id = ? AND m.deleted_at IS NULL)`),
+			id, accountID, id, accountID)
+		if err != nil {
+			return fmt.Errorf("set default payment method: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return payments.ErrNotFound
+		}
+		return nil
+	})
+}
+
+func (s *Store) DeleteMethod(ctx context.Context, accountID, id string, now time.Time) error {
+	// The row stays (purchases name it); its vault reference does not.
+	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE payment_methods SET deleted_at = ?, is_default = 0, vault_ciphertext = '', vault_key = '', vault_kek = ''
+		WHERE id = ? AND account_id = ? AND deleted_at IS NULL`), now.UnixMilli(), id, accountID)
+	if err != nil {
+		return fmt.Errorf("delete payment method: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return payments.ErrNotFound
+	}
+	return nil
 }

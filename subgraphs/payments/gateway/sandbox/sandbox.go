@@ -154,3 +154,28 @@ func (g *Gateway) Charges(ctx context.Context, reference string) (int, error) {
 	err := g.DB.GetContext(ctx, &n, g.DB.Rebind(`SELECT COUNT(*) FROM sandbox_charges WHERE reference = ?`), reference)
 	return n, err
 }
+
+// Test tokens stand for cards a browser library would have tokenized:
+// POST /payment-methods {"gatewayToken": "tok_visa"} saves 4242 4242 4242 4242.
+var testTokens = map[string]string{
+	"tok_visa":               "4242424242424242",
+	"tok_mastercard":         "5555555555554444",
+	"tok_amex":               "378282246310005",
+	"tok_card_declined":      "4000000000000002",
+	"tok_insufficient_funds": "4000000000009995",
+	"tok_charge_declined":    "4000000000000341",
+	"tok_charge_timeout":     "4000000000000119",
+}
+
+// VaultToken saves the card a test token stands for.
+func (g *Gateway) VaultToken(ctx context.Context, creds []byte, token string) (payments.VaultedCard, error) {
+	number, ok := testTokens[token]
+	if !ok {
+		return payments.VaultedCard{}, &payments.Declined{Code: "invalid_token", Message: "unknown sandbox token: use tok_visa, tok_mastercard, tok_amex, tok_card_declined, tok_insufficient_funds, tok_charge_declined or tok_charge_timeout"}
+	}
+	cvc := "123"
+	if len(number) == 15 {
+		cvc = "1234"
+	}
+	return g.Vault(ctx, creds, payments.Card{Number: number, ExpMonth: 12, ExpYear: g.now().Year() + 3, CVC: cvc})
+}

@@ -40,6 +40,16 @@ type BillingAccount struct {
 	CreatedAt  string             `json:"createdAt"`
 }
 
+type ConfirmResult struct {
+	// succeeded, declined or pending.
+	Outcome string `json:"outcome"`
+	// The gateway's reason, when declined: card_declined, insufficient_funds, …
+	DeclineCode    *string        `json:"declineCode,omitempty"`
+	DeclineMessage *string        `json:"declineMessage,omitempty"`
+	Purchase       *Purchase      `json:"purchase"`
+	Session        *HostedSession `json:"session"`
+}
+
 type CreatedPaymentSession struct {
 	Session *PaymentSession `json:"session"`
 	// The one-time token of the hosted URL; kept only as a hash.
@@ -60,6 +70,25 @@ type CreditReservation struct {
 	State   CreditReservationState `json:"state"`
 	// What was charged, once settled.
 	Cost *int64 `json:"cost,omitempty"`
+}
+
+type HostedOffer struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	ResourceType string `json:"resourceType"`
+	Quantity     int64  `json:"quantity"`
+}
+
+type HostedSession struct {
+	ID               string           `json:"id"`
+	State            string           `json:"state"`
+	BillingAccountID string           `json:"billingAccountId"`
+	ExpiresAt        string           `json:"expiresAt"`
+	ReturnURL        string           `json:"returnUrl"`
+	CancelURL        string           `json:"cancelUrl"`
+	Offer            *HostedOffer     `json:"offer"`
+	Purchase         *Purchase        `json:"purchase"`
+	PaymentMethods   []*PaymentMethod `json:"paymentMethods"`
 }
 
 type MerchantAccount struct {
@@ -106,6 +135,16 @@ type OfferInput struct {
 	Price             int64  `json:"price"`
 	Currency          string `json:"currency"`
 	MerchantAccountID string `json:"merchantAccountId"`
+}
+
+type PaymentMethod struct {
+	ID        string `json:"id"`
+	Brand     string `json:"brand"`
+	Last4     string `json:"last4"`
+	ExpMonth  int64  `json:"expMonth"`
+	ExpYear   int64  `json:"expYear"`
+	IsDefault bool   `json:"isDefault"`
+	CreatedAt string `json:"createdAt"`
 }
 
 type PaymentSession struct {
