@@ -25,6 +25,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -70,7 +72,10 @@ var _ payments.Gateway = (*Gateway)(nil)
 
 // New makes the gateway; its HTTP connections are shared by every merchant
 // account.
-func New(o Options) *Gateway {
+func New(o Options) (*Gateway, error) {
+	if err := checkAPIURL(o.APIURL); err != nil {
+		return nil, err
+	}
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -97,7 +102,27 @@ func New(o Options) *Gateway {
 	if now == nil {
 		now = time.Now
 	}
-	return &Gateway{backends: stripego.NewBackendsWithConfig(cfg), timeout: timeout, now: now}
+	return &Gateway{backends: stripego.NewBackendsWithConfig(cfg), timeout: timeout, now: now}, nil
+}
+
+// checkAPIURL wants https, or http on a loopback address (stripe-mock): the
+// merchant accounts' secret keys travel with every request.
+func checkAPIURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
+		// Not quoted back: a malformed URL may hold a password.
+		return errors.New("the Stripe API URL is not an absolute http(s) URL without user:password@")
+	}
+	if u.Scheme == "http" {
+		ip, err := netip.ParseAddr(u.Hostname())
+		if u.Hostname() != "localhost" && (err != nil || !ip.IsLoopback()) {
+			return fmt.Errorf("the Stripe API URL must be https (http only on a loopback address, as for stripe-mock), so secret keys are not sent in clear: %s://%s", u.Scheme, u.Host)
+		}
+	}
+	return nil
 }
 
 func (g *Gateway) Name() string { return Name }

@@ -78,11 +78,16 @@ type harness struct {
 	out strings.Builder
 }
 
-func newHarness(apiURL string, o stripe.Options) *harness {
+func newHarness(t *testing.T, apiURL string, o stripe.Options) *harness {
+	t.Helper()
 	h := &harness{rec: &recorder{next: http.DefaultTransport}}
 	o.APIURL = apiURL
 	o.HTTPClient = &http.Client{Transport: h.rec}
-	h.g = stripe.New(o)
+	g, err := stripe.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.g = g
 	return h
 }
 
@@ -145,7 +150,10 @@ func (h *harness) noCardData(t *testing.T, err error) {
 }
 
 func TestCheckCredentials(t *testing.T) {
-	g := stripe.New(stripe.Options{})
+	g, err := stripe.New(stripe.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, creds string
 		ok          bool
@@ -186,7 +194,7 @@ func TestCheckCredentials(t *testing.T) {
 // (unknown or ill-typed parameters are a 400), so a vault that works there
 // calls the API right; the IDs, brand and last four come from its fixtures.
 func TestVaultOnStripeMock(t *testing.T) {
-	h := newHarness(stripemock.Start(t), stripe.Options{Retries: -1})
+	h := newHarness(t, stripemock.Start(t), stripe.Options{Retries: -1})
 	v, err := h.Vault(context.Background(), creds, testCard())
 	h.noCardData(t, err)
 	if err != nil {
@@ -241,7 +249,7 @@ func redactForm(f url.Values) url.Values {
 }
 
 func TestChargeOnStripeMock(t *testing.T) {
-	h := newHarness(stripemock.Start(t), stripe.Options{Retries: -1})
+	h := newHarness(t, stripemock.Start(t), stripe.Options{Retries: -1})
 	ctx := context.Background()
 	req := payments.ChargeRequest{Reference: "cus_QXg1o8vcGmoR32/pm_1Pgc75B7WZ01zgkWlHVgdEGJ", Amount: 1250, Currency: "EUR",
 		Key: "pur_0001:attempt-1", Description: "500 ai_credits"}
@@ -351,7 +359,7 @@ func TestVaultDeclinesFake(t *testing.T) {
 		{"server error", "/v1/customers", stripeError("api_error", "", "", echo), 500, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(fakeStripe(t, tc.path, tc.status, tc.body), stripe.Options{Retries: -1})
+			h := newHarness(t, fakeStripe(t, tc.path, tc.status, tc.body), stripe.Options{Retries: -1})
 			_, err := h.Vault(context.Background(), creds, testCard())
 			h.noCardData(t, err)
 			if err == nil {
@@ -370,7 +378,7 @@ func TestVaultDeclinesFake(t *testing.T) {
 }
 
 func TestVaultChecksTheCardBeforeStripeFake(t *testing.T) {
-	h := newHarness(fakeStripe(t, "", 0, ""), stripe.Options{Retries: -1})
+	h := newHarness(t, fakeStripe(t, "", 0, ""), stripe.Options{Retries: -1})
 	c := testCard()
 	c.Number = "5555555555554445" // fails the Luhn check
 	_, err := h.Vault(context.Background(), creds, c)
@@ -382,7 +390,7 @@ func TestVaultChecksTheCardBeforeStripeFake(t *testing.T) {
 }
 
 func TestVaultOnFakeStripe(t *testing.T) {
-	h := newHarness(fakeStripe(t, "", 0, ""), stripe.Options{Retries: -1})
+	h := newHarness(t, fakeStripe(t, "", 0, ""), stripe.Options{Retries: -1})
 	v, err := h.Vault(context.Background(), creds, testCard())
 	if err != nil {
 		t.Fatal(err)
@@ -431,7 +439,7 @@ func TestChargeOutcomesFake(t *testing.T) {
 		{"request refused", 400, stripeError("invalid_request_error", "parameter_invalid_integer", "", "Invalid integer"), "processing_error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(chargeStub(t, tc.status, tc.body), stripe.Options{Retries: -1})
+			h := newHarness(t, chargeStub(t, tc.status, tc.body), stripe.Options{Retries: -1})
 			ch, err := h.Charge(context.Background(), creds, chargeReq)
 			switch tc.want {
 			case "":
@@ -454,7 +462,7 @@ func TestChargeOutcomesFake(t *testing.T) {
 }
 
 func TestChargeMalformedReferenceFake(t *testing.T) {
-	h := newHarness(chargeStub(t, 200, `{"id": "pi_fake", "status": "succeeded"}`), stripe.Options{Retries: -1})
+	h := newHarness(t, chargeStub(t, 200, `{"id": "pi_fake", "status": "succeeded"}`), stripe.Options{Retries: -1})
 	for _, ref := range []string{"", "cus_1", "pm_1/cus_1", "cus_1/pm_1/x", "sbx_card_1"} {
 		r := chargeReq
 		r.Reference = ref
@@ -477,7 +485,7 @@ func TestChargeTimeoutFake(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	h := newHarness(srv.URL, stripe.Options{Timeout: 300 * time.Millisecond, Retries: -1})
+	h := newHarness(t, srv.URL, stripe.Options{Timeout: 300 * time.Millisecond, Retries: -1})
 	start := time.Now()
 	_, err := h.Charge(context.Background(), creds, chargeReq)
 	if !errors.Is(err, payments.ErrOutcomeUnknown) {
@@ -498,7 +506,7 @@ func TestChargeUnreachableFake(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	h := newHarness("http://"+addr, stripe.Options{Retries: -1})
+	h := newHarness(t, "http://"+addr, stripe.Options{Retries: -1})
 	_, err = h.Charge(context.Background(), creds, chargeReq)
 	if !errors.Is(err, payments.ErrOutcomeUnknown) {
 		t.Fatalf("error %v, want the outcome unknown", err)
@@ -529,7 +537,7 @@ func TestChargeRetryKeepsTheKeyFake(t *testing.T) {
 		io.WriteString(w, `{"id": "pi_fake", "object": "payment_intent", "status": "succeeded"}`)
 	}))
 	defer srv.Close()
-	h := newHarness(srv.URL, stripe.Options{Retries: 1})
+	h := newHarness(t, srv.URL, stripe.Options{Retries: 1})
 	ch, err := h.Charge(context.Background(), creds, chargeReq)
 	if err != nil || ch.ID != "pi_fake" {
 		t.Fatalf("charge %+v, %v", ch, err)
@@ -540,8 +548,32 @@ func TestChargeRetryKeepsTheKeyFake(t *testing.T) {
 	}
 }
 
+func TestAPIURL(t *testing.T) {
+	for _, tc := range []struct {
+		url string
+		ok  bool
+	}{
+		{"", true},
+		{"https://api.stripe.com", true},
+		{"https://stripe-proxy.internal:8443/", true},
+		{"http://127.0.0.1:12111", true},
+		{"http://[::1]:12111", true},
+		{"http://localhost:12111/v1", true},
+		{"http://stripe-mock:12111", false},
+		{"http://10.0.0.5:12111", false},
+		{"ftp://api.stripe.com", false},
+		{"api.stripe.com", false},
+		{"https://user:pass@api.stripe.com", false},
+	} {
+		_, err := stripe.New(stripe.Options{APIURL: tc.url})
+		if (err == nil) != tc.ok {
+			t.Errorf("New(APIURL %q): %v, want ok %v", tc.url, err, tc.ok)
+		}
+	}
+}
+
 func TestCallsWithBadCredentials(t *testing.T) {
-	h := newHarness(chargeStub(t, 200, `{}`), stripe.Options{Retries: -1})
+	h := newHarness(t, chargeStub(t, 200, `{}`), stripe.Options{Retries: -1})
 	bad := []byte(`{"secretKey": "pk_test_visible"}`)
 	if _, err := h.Vault(context.Background(), bad, testCard()); err == nil || strings.Contains(err.Error(), "visible") {
 		t.Errorf("vault with a publishable key: %v", err)
