@@ -6,11 +6,17 @@ TOOLS     := $(CURDIR)/.cache/tools
 WGC       := $(TOOLS)/node_modules/.bin/wgc
 DATA      ?= ./data
 
+# stripe-mock serves the Stripe API on loopback for the stripe gateway's tests.
+STRIPE_MOCK_VERSION := v0.203.0
+STRIPE_MOCK         := $(TOOLS)/bin/stripe-mock
+STRIPE_MOCK_STAMP   := $(TOOLS)/bin/.stripe-mock-$(STRIPE_MOCK_VERSION)
+
 export VITOLA_WGC := $(WGC)
+export VITOLA_STRIPE_MOCK := $(STRIPE_MOCK)
 
 SDK_DEPS  := sdk/node_modules/.vitola-installed
 
-.PHONY: run test build generate compose tools check-tools clean sdk widget browser evidence ocr
+.PHONY: run test build generate compose tools check-tools clean sdk widget browser evidence ocr stripe-mock
 
 run: build
 	@$(MAKE) --no-print-directory ocr || echo "tesseract could not be installed: fingerprints will carry no OCR text (the platform runs without it)"
@@ -71,7 +77,16 @@ compose: $(WGC)
 	cd schema && $(WGC) router compose -i graph.yaml -o router-config.json
 	node -e 'const f="schema/router-config.json",fs=require("fs");fs.writeFileSync(f,JSON.stringify(JSON.parse(fs.readFileSync(f)),null,2)+"\n")'
 
-tools: $(WGC)
+tools: $(WGC) stripe-mock
+
+# stripe-mock, pinned, built from the Go module proxy into $(TOOLS)/bin; a
+# stamp names the installed version, so changing the pin reinstalls.
+stripe-mock:
+	@test -x $(STRIPE_MOCK) -a -f $(STRIPE_MOCK_STAMP) || { \
+	  echo "installing stripe-mock $(STRIPE_MOCK_VERSION) into $(TOOLS)/bin"; \
+	  mkdir -p $(TOOLS)/bin && rm -f $(TOOLS)/bin/.stripe-mock-* && \
+	  GOBIN=$(TOOLS)/bin $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION) && \
+	  touch $(STRIPE_MOCK_STAMP); }
 
 # wgc (the federation composer) comes from the npm registry, pinned with its lock
 # file in tools/wgc.

@@ -17,6 +17,7 @@ require (
 	github.com/pressly/goose/v3 v3.29.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/rs/zerolog v1.35.1
+	github.com/stripe/stripe-go/v82 v82.5.1
 	github.com/vektah/gqlparser/v2 v2.5.37
 	github.com/wundergraph/astjson v1.1.0
 	github.com/wundergraph/cosmo/router v0.0.0-20260611115430-e8a965a40952

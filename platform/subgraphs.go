@@ -32,6 +32,7 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/payments"
 	paymentsdemo "github.com/vitolahq/vitola/subgraphs/payments/demo"
 	"github.com/vitolahq/vitola/subgraphs/payments/gateway/sandbox"
+	"github.com/vitolahq/vitola/subgraphs/payments/gateway/stripe"
 	paymentsgraph "github.com/vitolahq/vitola/subgraphs/payments/graph"
 	"github.com/vitolahq/vitola/subgraphs/payments/pci"
 	paymentssql "github.com/vitolahq/vitola/subgraphs/payments/sqlstore"
@@ -241,12 +242,19 @@ func OpenPayments(ctx context.Context, cfg sqldb.Config, o PaymentsOptions, inte
 	if err != nil {
 		return nil, nil, err
 	}
+	stripeGateway, err := stripe.New(stripe.Options{APIURL: o.StripeAPIURL})
+	if err != nil {
+		return nil, nil, err
+	}
 	st, err := paymentssql.Open(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	svc := &payments.Service{Store: st, Keys: keys, Audience: strings.TrimSuffix(o.PublicURL, "/") + "/api/v1",
-		Gateways: map[string]payments.Gateway{sandbox.Name: &sandbox.Gateway{DB: st.DB()}}}
+		Gateways: map[string]payments.Gateway{
+			sandbox.Name: &sandbox.Gateway{DB: st.DB()},
+			stripe.Name:  stripeGateway,
+		}}
 	return svc, st, nil
 }
 

@@ -328,6 +328,28 @@ func TestSettingsFlagOverEnvironmentOverDefault(t *testing.T) {
 	}
 }
 
+// The Stripe API URL reaches the payments subgraph: from the environment,
+// overridden by the flag; Stripe's own by default.
+func TestStripeAPIURLSetting(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, nil, ""},
+		{nil, map[string]string{"VITOLA_STRIPE_API_URL": "http://127.0.0.1:12111"}, "http://127.0.0.1:12111"},
+		{[]string{"--stripe-api-url", "https://stripe-proxy.example"}, map[string]string{"VITOLA_STRIPE_API_URL": "http://127.0.0.1:12111"}, "https://stripe-proxy.example"},
+	} {
+		s, err := parseServe(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.paymentsOptions().StripeAPIURL; got != tc.want {
+			t.Errorf("args %v, env %v: Stripe API URL %q, want %q", tc.args, tc.env, got, tc.want)
+		}
+	}
+}
+
 // Credentials set in the environment never show in usage text, which -h and any
 // mistyped flag print; the environment still sets them, and a flag still wins.
 func TestUsageNeverPrintsCredentials(t *testing.T) {

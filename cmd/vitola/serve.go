@@ -59,6 +59,7 @@ type serveSettings struct {
 	// Payments settings.
 	PaymentsPublicURL string
 	PaymentsKEKs      string
+	StripeAPIURL      string
 }
 
 // paymentsOptions are the payments settings for the platform: the public
@@ -68,7 +69,7 @@ func (s *serveSettings) paymentsOptions() platform.PaymentsOptions {
 	if u == "" {
 		u = "http://" + loopbackHost(s.PaymentsAddr)
 	}
-	return platform.PaymentsOptions{PublicURL: strings.TrimSuffix(u, "/"), KEKs: s.PaymentsKEKs}
+	return platform.PaymentsOptions{PublicURL: strings.TrimSuffix(u, "/"), KEKs: s.PaymentsKEKs, StripeAPIURL: s.StripeAPIURL}
 }
 
 // loopbackHost names a listen address as this machine reaches it: an
@@ -120,6 +121,7 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&s.PaymentsAddr, "payments-addr", envOr(getenv, "VITOLA_PAYMENTS_ADDR", "127.0.0.1:8081"), "address of the payments origin (env VITOLA_PAYMENTS_ADDR)")
 	fs.StringVar(&s.PaymentsPublicURL, "payments-public-url", envOr(getenv, "VITOLA_PAYMENTS_PUBLIC_URL", ""), "the payments origin's public URL, as backends and browsers reach it: hosted checkout links and the assertion audience ({URL}/api/v1); default: http:// and --payments-addr (env VITOLA_PAYMENTS_PUBLIC_URL)")
 	secretVar(fs, &s.PaymentsKEKs, "payments-keks", "VITOLA_PAYMENTS_KEKS", getenv, "key-encryption keys that seal gateway credentials and card references, ID:BASE64KEY (32 bytes) comma-separated, the first one current; default: one derived from the internal key (env VITOLA_PAYMENTS_KEKS)")
+	fs.StringVar(&s.StripeAPIURL, "stripe-api-url", envOr(getenv, "VITOLA_STRIPE_API_URL", ""), "the Stripe API's base URL for merchant accounts on the stripe gateway: https, or http on loopback (stripe-mock); default: Stripe's own, https://api.stripe.com (env VITOLA_STRIPE_API_URL)")
 	secretVar(fs, &s.RedisURL, "redis-url", "REDIS_URL", getenv, "Redis URL (redis://…) for state shared by replicas; empty: in-process (env REDIS_URL)")
 	fs.StringVar(&s.RedisPrefix, "redis-prefix", envOr(getenv, "VITOLA_REDIS_PREFIX", "vitola:"), "prefix of every Redis key (env VITOLA_REDIS_PREFIX)")
 	secretVar(fs, &s.InternalKey, "internal-key", "VITOLA_INTERNAL_KEY", getenv, "key (32+ characters) signing internal calls between components; default: generated into the data directory (env VITOLA_INTERNAL_KEY)")
