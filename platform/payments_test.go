@@ -81,7 +81,7 @@ func (f *payFixture) client(t *testing.T, n payments.NewClient) client {
 	if n.ReturnURLs == nil {
 		n.ReturnURLs = []string{"https://shop.example/paid"}
 	}
-	c, secret, err := f.p.PaymentsService.CreateClient(context.Background(), n)
+	c, secret, _, err := f.p.PaymentsService.CreateClient(context.Background(), n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,6 +78,8 @@ type Platform struct {
 	// PaymentsService is the payments subgraph's domain (tests and admin
 	// commands in process).
 	PaymentsService *payments.Service
+	// PaymentsSender delivers fulfillment callbacks (it also runs by itself).
+	PaymentsSender *payments.Sender
 	// Subgraphs are the subgraph components' handlers (internal-token check
 	// included), by name.
 	Subgraphs map[string]http.Handler
@@ -159,7 +161,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 			credits, p.Credits = sg.Credits, sg.Credits
 		}
 		if sg.Payments != nil {
-			p.PaymentsService = sg.Payments
+			p.PaymentsService, p.PaymentsSender = sg.Payments, sg.Sender
 		}
 	}
 	if o.Demo && o.DemoKeyOut != nil {

@@ -40,7 +40,7 @@ func TestPaymentsStripeGateway(t *testing.T) {
 		t.Fatalf("credentials: %+v, %v", m, err)
 	}
 
-	c, _, err := svc.CreateClient(ctx, payments.NewClient{Name: "backend"})
+	c, _, _, err := svc.CreateClient(ctx, payments.NewClient{Name: "backend"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,6 +63,8 @@ type Subgraph struct {
 	Credits payments.Ledger
 	// Payments is the payments subgraph's service (nil for the others).
 	Payments *payments.Service
+	// Sender delivers the payments subgraph's callbacks (nil for the others).
+	Sender *payments.Sender
 	// Routes are the subgraph's own routes beside /graphql.
 	Routes []subgraph.Route
 }
@@ -104,6 +106,9 @@ type PaymentsOptions struct {
 	// StripeAPIURL is the Stripe API's base URL (stripe-mock in tests);
 	// empty: Stripe's own.
 	StripeAPIURL string
+	// CallbackTimeout bounds one callback delivery (default 15 s);
+	// CallbackMaxAge ends an event's retries (default 72 h).
+	CallbackTimeout, CallbackMaxAge time.Duration
 }
 
 // stopping closes a store after stopping the work that reads it.
@@ -231,7 +236,11 @@ func openPayments(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Su
 	go every(sctx, time.Second, o.Logger, "charge reloads and reconcile pending charges", func(ctx context.Context, _ time.Time) (int, error) {
 		return svc.RunWorker(ctx)
 	})
-	return &Subgraph{GraphQL: paymentsgraph.NewHandler(svc), Store: stopping{StoreHandle: st, stop: stop}, Credits: st, Payments: svc,
+	sender := payments.NewSender(svc, o.Payments.CallbackTimeout, o.Payments.CallbackMaxAge)
+	go every(sctx, time.Second, o.Logger, "deliver fulfillment callbacks", func(ctx context.Context, _ time.Time) (int, error) {
+		return sender.RunOnce(ctx)
+	})
+	return &Subgraph{GraphQL: paymentsgraph.NewHandler(svc), Store: stopping{StoreHandle: st, stop: stop}, Credits: st, Payments: svc, Sender: sender,
 		Routes: []subgraph.Route{{Pattern: "POST " + pci.Path, Handler: pci.NewHandler(svc)}}}, seeded, nil
 }
 

@@ -859,7 +859,7 @@ func TestPaymentsCommands(t *testing.T) {
 	line, err := admin(t, "payments", "clients", "create", "--data", data, "--name", "shop", "--developer-key", key, "--return-url", "https://shop.example/paid",
 		"--origin", "https://shop.example", "--scope", "merchant_accounts:write", "--deny", "offers.create")
 	creds := strings.Fields(line)
-	if err != nil || len(creds) != 2 || !strings.HasPrefix(creds[0], "pcl_") || !strings.HasPrefix(creds[1], "vps_") {
+	if err != nil || len(creds) != 3 || !strings.HasPrefix(creds[0], "pcl_") || !strings.HasPrefix(creds[1], "vps_") || !strings.HasPrefix(creds[2], "whsec_") {
 		t.Fatalf("clients create: %q %v", line, err)
 	}
 	if line, err := admin(t, "payments", "clients", "list", "--data", data); err != nil || line != "1 clients, 1 active" {

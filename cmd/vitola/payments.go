@@ -24,10 +24,18 @@ const paymentsUsage = `vitola payments: service clients, resource types, offers 
                           --return-url URL… [--origin ORIGIN…] [--resource-type T…]
                           [--scope merchant_accounts:read|write …]
                           [--require-assertion --assertion-key FILE…] [--deny ACTION…]
-      last line: the client's ID and its secret (shown once), separated by a space
+      last line: the client's ID, its secret and its callback signing secret
+      (both shown once), separated by spaces
   payments clients list                      last line: "N clients, M active"
   payments clients rotate-secret ID          last line: the new secret (the old one works 24 h more)
   payments clients revoke ID                 last line: "revoked ID"
+  payments clients rotate-signing-secret ID  last line: the new signing secret (the old one
+                                             signs beside it 24 h more)
+  payments clients callbacks-on ID           send callbacks again after a 410 turned them off
+  payments events list [--client ID] [--state pending|delivered|failed] [--limit N]
+  payments events attempts EVENT_ID          every delivery attempt of an event
+  payments events retry EVENT_ID             a pending or failed event is sent now
+  payments events replay EVENT_ID            an event is sent again, even if delivered
   payments resource-types add NAME [--description D]
   payments resource-types list
   payments merchants create --name N --gateway sandbox|stripe     the platform's own
@@ -113,7 +121,12 @@ func runPayments(ctx context.Context, args []string, getenv func(string) string,
 		fs.StringVar(&idemKey, "idempotency-key", "", "names this creation: running the command again with it creates nothing more (required)")
 	case "offers list":
 		fs.StringVar(&resourceType, "resource-type", payments.AICredits, "the resource type")
-	case "clients list", "clients rotate-secret", "clients revoke", "resource-types list", "merchants revoke-credentials", "merchants list", "merchants rewrap":
+	case "events list":
+		fs.StringVar(&name, "client", "", "only this client's events")
+		fs.StringVar(&description, "state", "", "only events in this state: pending, delivered or failed")
+		fs.Int64Var(&quantity, "limit", 50, "at most this many, newest first")
+	case "clients list", "clients rotate-secret", "clients revoke", "clients rotate-signing-secret", "clients callbacks-on", "resource-types list",
+		"merchants revoke-credentials", "merchants list", "merchants rewrap", "events attempts", "events retry", "events replay":
 	default:
 		fmt.Fprint(stderr, paymentsUsage)
 		return fmt.Errorf("payments: unknown command %q", cmd)
@@ -121,7 +134,8 @@ func runPayments(ctx context.Context, args []string, getenv func(string) string,
 	if err := fs.Parse(args[2:]); err != nil {
 		return err
 	}
-	wantArgs := map[string]int{"clients rotate-secret": 1, "clients revoke": 1, "resource-types add": 1, "merchants set-credentials": 1, "merchants revoke-credentials": 1}[cmd]
+	wantArgs := map[string]int{"clients rotate-secret": 1, "clients revoke": 1, "clients rotate-signing-secret": 1, "clients callbacks-on": 1,
+		"resource-types add": 1, "merchants set-credentials": 1, "merchants revoke-credentials": 1, "events attempts": 1, "events retry": 1, "events replay": 1}[cmd]
 	if fs.NArg() != wantArgs {
 		if wantArgs == 0 {
 			return fmt.Errorf("payments %s: unexpected argument %q", cmd, fs.Arg(0))
@@ -168,13 +182,13 @@ func runPayments(ctx context.Context, args []string, getenv func(string) string,
 			}
 			keyID = k.ID
 		}
-		c, secret, err := svc.CreateClient(ctx, payments.NewClient{Name: name, KeyID: keyID, CallbackURL: callback, ReturnURLs: returns, Origins: origins,
+		c, secret, signing, err := svc.CreateClient(ctx, payments.NewClient{Name: name, KeyID: keyID, CallbackURL: callback, ReturnURLs: returns, Origins: origins,
 			ResourceTypes: types, Scopes: scopes, RequireAssertion: requireAssertion, AssertionKeys: keyPEMs, Denied: denied})
 		if err != nil {
 			return fmt.Errorf("payments clients create: %w", err)
 		}
-		fmt.Fprintf(stdout, "created service client %s (%s); its secret is shown this once:\n", c.ID, c.Name)
-		fmt.Fprintf(stdout, "%s %s\n", c.ID, secret)
+		fmt.Fprintf(stdout, "created service client %s (%s); its secret and its callback signing secret are shown this once:\n", c.ID, c.Name)
+		fmt.Fprintf(stdout, "%s %s %s\n", c.ID, secret, signing)
 	case "clients list":
 		cs, err := svc.Store.ListClients(ctx)
 		if err != nil {
@@ -200,6 +214,51 @@ func runPayments(ctx context.Context, args []string, getenv func(string) string,
 			return fmt.Errorf("payments clients rotate-secret: %w", err)
 		}
 		fmt.Fprintf(stdout, "new secret of %s (the previous one works until %s); shown this once:\n%s\n", arg, timestamp.Format(until), secret)
+	case "clients rotate-signing-secret":
+		secret, until, err := svc.RotateSigningSecret(ctx, arg)
+		if err != nil {
+			return fmt.Errorf("payments clients rotate-signing-secret: %w", err)
+		}
+		fmt.Fprintf(stdout, "new callback signing secret of %s (the previous one signs beside it until %s); shown this once:\n%s\n", arg, timestamp.Format(until), secret)
+	case "clients callbacks-on":
+		if err := svc.Store.SetCallbacksOn(ctx, arg, true, time.Now()); err != nil {
+			return fmt.Errorf("payments clients callbacks-on: %w", err)
+		}
+		fmt.Fprintf(stdout, "callbacks on for %s\n", arg)
+	case "events list":
+		es, err := svc.Store.Events(ctx, name, description, int(max(1, min(quantity, 1000))))
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tCLIENT\tTYPE\tSUBJECT\tSTATE\tATTEMPTS\tCREATED\tLAST ERROR")
+		for _, e := range es {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.ID, e.ClientID, e.Type, e.SubjectID, e.State, e.Attempts, timestamp.Format(e.CreatedAt), orDash(e.LastError))
+		}
+		tw.Flush()
+		fmt.Fprintf(stdout, "%d events\n", len(es))
+	case "events attempts":
+		as, err := svc.Store.Attempts(ctx, arg)
+		if err != nil {
+			return err
+		}
+		for _, a := range as {
+			status := "no answer"
+			if a.Status != 0 {
+				status = fmt.Sprint(a.Status)
+			}
+			fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\n", a.Attempt, timestamp.Format(a.StartedAt), a.Duration.Round(time.Millisecond), status, orDash(a.Error))
+		}
+		fmt.Fprintf(stdout, "%d attempts\n", len(as))
+	case "events retry", "events replay":
+		redo := svc.Store.RetryEvent
+		if cmd == "events replay" {
+			redo = svc.Store.ReplayEvent
+		}
+		if err := redo(ctx, arg, time.Now()); err != nil {
+			return fmt.Errorf("payments %s: %w", cmd, err)
+		}
+		fmt.Fprintf(stdout, "%s will be sent now\n", arg)
 	case "clients revoke":
 		if err := svc.Store.RevokeClient(ctx, arg, time.Now()); err != nil {
 			return fmt.Errorf("payments clients revoke: %w", err)

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/internal/trust"
@@ -170,4 +171,11 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b) // never fails on Linux
 	return hex.EncodeToString(b)
+}
+
+func envDuration(getenv func(string) string, name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(getenv(name)); err == nil {
+		return d
+	}
+	return def
 }

@@ -631,8 +631,8 @@ func checkPaymentsReplicas(tp *topology, client *http.Client) {
 	tp.startReplica("payments", "payments-2", nil)
 	tp.startReplica(shimService, "shim-2", map[string]string{"payments": "payments-2"})
 	creds := strings.Fields(tp.admin("payments", "clients", "create", "--name", "topo-shop", "--return-url", "https://shop.example/paid"))
-	if len(creds) != 2 || !strings.HasPrefix(creds[0], "pcl_") || !strings.HasPrefix(creds[1], "vps_") {
-		tp.fatalf("payments clients create printed %q, want its ID and secret", creds)
+	if len(creds) != 3 || !strings.HasPrefix(creds[0], "pcl_") || !strings.HasPrefix(creds[1], "vps_") || !strings.HasPrefix(creds[2], "whsec_") {
+		tp.fatalf("payments clients create printed %q, want its ID, secret and signing secret", creds)
 	}
 	origins := []string{"http://" + tp.addr(shimService, 8081), "http://" + tp.addr("shim-2", 8081)}
 	call := func(origin, method, path, body string, headers map[string]string) (int, map[string]any, http.Header) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/vitolahq/vitola/internal/faults"
 )
 
 // Timing of the background worker's charges.
@@ -73,6 +75,7 @@ func (s *Service) charge(ctx context.Context, p *Purchase) (ChargeResult, error)
 		}
 		return ChargeResult{Pending: true}, nil
 	}
+	faults.Point("payments.after-capture")
 	if _, err := s.Store.CompletePurchase(ctx, p.ID, p.AttemptKey, ch.ID); err != nil {
 		return ChargeResult{}, err
 	}

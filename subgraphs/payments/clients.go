@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/internal/envelope"
 	"github.com/vitolahq/vitola/internal/secret"
 )
 
@@ -43,6 +44,14 @@ type Client struct {
 	SecretHash              string
 	PreviousSecretHash      string
 	PreviousSecretExpiresAt *time.Time
+	// Signing is the sealed secret that signs callbacks; PreviousSigning
+	// signs beside it until PreviousSigningExpiresAt (a rotation).
+	Signing                  *envelope.Sealed
+	PreviousSigning          *envelope.Sealed
+	PreviousSigningExpiresAt *time.Time
+	// CallbacksDisabledAt: the receiver answered 410; nothing is sent until
+	// callbacks are turned on again.
+	CallbacksDisabledAt *time.Time
 }
 
 // Actions a client's policy can deny (vitola payments clients create --deny).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/vitolahq/vitola/internal/faults"
 	"github.com/vitolahq/vitola/internal/secret"
 	"github.com/vitolahq/vitola/subgraphs/payments/card"
 )
@@ -275,6 +276,7 @@ func (s *Service) Confirm(ctx context.Context, sessionID, accountID, purchaseID,
 	if err != nil {
 		return nil, err
 	}
+	faults.Point("payments.after-commit")
 	if p, err = s.Store.Purchase(ctx, purchaseID); err != nil {
 		return nil, err
 	}

@@ -76,8 +76,9 @@ type Merchants interface {
 
 // SealedRecord is one sealed secret of the store, for KEK rotation.
 type SealedRecord struct {
-	// Table and ID name the record (the ID is its additional data).
-	Table  string
-	ID     string
-	Sealed envelope.Sealed
+	// Table, Column and ID name the record; AAD is its additional data.
+	Table, Column string
+	ID            string
+	AAD           string
+	Sealed        envelope.Sealed
 }

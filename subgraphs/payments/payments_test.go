@@ -148,8 +148,8 @@ func TestBillingAccountAssertions(t *testing.T) {
 }
 
 // must2 unwraps a function's two results and its error.
-func must2(t *testing.T) func(*payments.Client, string, error) (*payments.Client, string) {
-	return func(c *payments.Client, s string, err error) (*payments.Client, string) {
+func must2(t *testing.T) func(*payments.Client, string, string, error) (*payments.Client, string) {
+	return func(c *payments.Client, s, _ string, err error) (*payments.Client, string) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)

@@ -26,6 +26,7 @@ type Store interface {
 	Offers
 	Merchants
 	Sessions
+	Callbacks
 	// ClientAccount finds or creates a client's account for its reference.
 	ClientAccount(ctx context.Context, clientID, reference string) (*Account, error)
 }
@@ -66,28 +67,34 @@ const ClientSecretPrefix = "vps_"
 // NewClientSecret makes a client secret: 256 bits, base62.
 func NewClientSecret() string { return ClientSecretPrefix + secret.Base62(43) }
 
-// CreateClient registers a service client and returns it with its secret,
-// shown this once.
-func (s *Service) CreateClient(ctx context.Context, n NewClient) (*Client, string, error) {
+// CreateClient registers a service client and returns it with its secret
+// and its callback signing secret, shown this once.
+func (s *Service) CreateClient(ctx context.Context, n NewClient) (*Client, string, string, error) {
 	n, keys, err := n.Validate()
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	for _, t := range n.ResourceTypes {
 		if _, err := s.Store.ResourceType(ctx, t); errors.Is(err, ErrNotFound) {
-			return nil, "", Invalid("--resource-type %q is not registered (vitola payments resource-types add)", t)
+			return nil, "", "", Invalid("--resource-type %q is not registered (vitola payments resource-types add)", t)
 		} else if err != nil {
-			return nil, "", err
+			return nil, "", "", err
 		}
 	}
 	plain := NewClientSecret()
 	c := &Client{ID: ids.New(ids.ServiceClient), Name: n.Name, KeyID: n.KeyID, CallbackURL: n.CallbackURL, ReturnURLs: n.ReturnURLs,
 		Origins: n.Origins, ResourceTypes: n.ResourceTypes, Scopes: n.Scopes, RequireAssertion: n.RequireAssertion,
 		AssertionKeys: keys, Denied: n.Denied, CreatedAt: s.now().UTC().Truncate(time.Millisecond), SecretHash: secret.Hash(plain)}
-	if err := s.Store.CreateClient(ctx, c); err != nil {
-		return nil, "", err
+	signing := NewSigningSecret()
+	sealed, err := s.Keys.Seal([]byte(signing), signingAAD(c.ID))
+	if err != nil {
+		return nil, "", "", err
 	}
-	return c, plain, nil
+	c.Signing = &sealed
+	if err := s.Store.CreateClient(ctx, c); err != nil {
+		return nil, "", "", err
+	}
+	return c, plain, signing, nil
 }
 
 // RotateClientSecret gives a client a new secret; the old one works for
@@ -330,7 +337,7 @@ func (s *Service) RewrapAll(ctx context.Context) (int, error) {
 		if r.Sealed.KEKID == s.Keys.Current() {
 			continue
 		}
-		re, err := s.Keys.Rewrap(r.Sealed, r.ID)
+		re, err := s.Keys.Rewrap(r.Sealed, r.AAD)
 		if err != nil {
 			return n, fmt.Errorf("rewrap %s: %w", r.ID, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vitolahq/vitola/internal/envelope"
 	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/payments"
 )
@@ -28,10 +29,20 @@ type clientRow struct {
 	PreviousSecretExpiresAt *int64  `db:"previous_secret_expires_at"`
 	CreatedAt               int64   `db:"created_at"`
 	RevokedAt               *int64  `db:"revoked_at"`
+	SigningCiphertext       *string `db:"signing_ciphertext"`
+	SigningKey              *string `db:"signing_key"`
+	SigningKEK              *string `db:"signing_kek"`
+	PrevSigningCiphertext   *string `db:"previous_signing_ciphertext"`
+	PrevSigningKey          *string `db:"previous_signing_key"`
+	PrevSigningKEK          *string `db:"previous_signing_kek"`
+	PrevSigningExpiresAt    *int64  `db:"previous_signing_expires_at"`
+	CallbacksDisabledAt     *int64  `db:"callbacks_disabled_at"`
 }
 
 const clientColumns = `id, name, key_id, callback_url, return_urls, origins, resource_types, scopes, denied_actions, require_assertion,
-	assertion_keys, secret_hash, previous_secret_hash, previous_secret_expires_at, created_at, revoked_at`
+	assertion_keys, secret_hash, previous_secret_hash, previous_secret_expires_at, created_at, revoked_at,
+	signing_ciphertext, signing_key, signing_kek, previous_signing_ciphertext, previous_signing_key, previous_signing_kek,
+	previous_signing_expires_at, callbacks_disabled_at`
 
 func (r clientRow) client() *payments.Client {
 	c := &payments.Client{ID: r.ID, Name: r.Name, CallbackURL: r.CallbackURL, ReturnURLs: readList(r.ReturnURLs), Origins: readList(r.Origins),
@@ -44,7 +55,19 @@ func (r clientRow) client() *payments.Client {
 		c.PreviousSecretHash = *r.PreviousSecretHash
 	}
 	json.Unmarshal([]byte(r.AssertionKeys), &c.AssertionKeys)
+	c.Signing = sealedOf(r.SigningCiphertext, r.SigningKey, r.SigningKEK)
+	c.PreviousSigning = sealedOf(r.PrevSigningCiphertext, r.PrevSigningKey, r.PrevSigningKEK)
+	c.PreviousSigningExpiresAt = optMillis(r.PrevSigningExpiresAt)
+	c.CallbacksDisabledAt = optMillis(r.CallbacksDisabledAt)
 	return c
+}
+
+// sealedOf reads a sealed record's three columns (nil when absent).
+func sealedOf(ciphertext, key, kek *string) *envelope.Sealed {
+	if ciphertext == nil || key == nil || kek == nil || *ciphertext == "" {
+		return nil
+	}
+	return &envelope.Sealed{Ciphertext: *ciphertext, WrappedKey: *key, KEKID: *kek}
 }
 
 func (s *Store) CreateClient(ctx context.Context, c *payments.Client) error {
@@ -56,10 +79,16 @@ func (s *Store) CreateClient(ctx context.Context, c *payments.Client) error {
 	if c.KeyID != "" {
 		keyID = &c.KeyID
 	}
+	var sealed envelope.Sealed
+	if c.Signing != nil {
+		sealed = *c.Signing
+	}
 	_, err = s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO service_clients (id, name, key_id, callback_url, return_urls, origins, resource_types, scopes,
-		denied_actions, require_assertion, assertion_keys, secret_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		denied_actions, require_assertion, assertion_keys, secret_hash, created_at, signing_ciphertext, signing_key, signing_kek)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		c.ID, c.Name, keyID, c.CallbackURL, list(c.ReturnURLs).text(), list(c.Origins).text(), list(c.ResourceTypes).text(), list(c.Scopes).text(),
-		list(c.Denied).text(), flag(c.RequireAssertion), string(keys), c.SecretHash, c.CreatedAt.UnixMilli())
+		list(c.Denied).text(), flag(c.RequireAssertion), string(keys), c.SecretHash, c.CreatedAt.UnixMilli(),
+		nullable(sealed.Ciphertext), nullable(sealed.WrappedKey), nullable(sealed.KEKID))
 	if err != nil {
 		return fmt.Errorf("create service client: %w", err)
 	}

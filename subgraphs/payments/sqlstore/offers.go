@@ -189,9 +189,11 @@ func (s *Store) SetCredentials(ctx context.Context, id string, sealed *envelope.
 
 // sealedTables are the tables holding sealed records: each row's ID is its
 // additional data.
-var sealedTables = []struct{ table, ciphertext, key, kek string }{
-	{"merchant_accounts", "credentials_ciphertext", "credentials_key", "credentials_kek"},
-	{"payment_methods", "vault_ciphertext", "vault_key", "vault_kek"},
+var sealedTables = []struct{ table, ciphertext, key, kek, aadSuffix string }{
+	{"merchant_accounts", "credentials_ciphertext", "credentials_key", "credentials_kek", ""},
+	{"payment_methods", "vault_ciphertext", "vault_key", "vault_kek", ""},
+	{"service_clients", "signing_ciphertext", "signing_key", "signing_kek", "/signing"},
+	{"service_clients", "previous_signing_ciphertext", "previous_signing_key", "previous_signing_kek", "/signing"},
 }
 
 func (s *Store) SealedRecords(ctx context.Context) ([]payments.SealedRecord, error) {
@@ -208,7 +210,8 @@ func (s *Store) SealedRecords(ctx context.Context) ([]payments.SealedRecord, err
 			return nil, fmt.Errorf("list sealed records of %s: %w", t.table, err)
 		}
 		for _, r := range rows {
-			out = append(out, payments.SealedRecord{Table: t.table, ID: r.ID, Sealed: envelope.Sealed{Ciphertext: r.Ciphertext, WrappedKey: r.Key, KEKID: r.KEK}})
+			out = append(out, payments.SealedRecord{Table: t.table, Column: t.ciphertext, ID: r.ID, AAD: r.ID + t.aadSuffix,
+				Sealed: envelope.Sealed{Ciphertext: r.Ciphertext, WrappedKey: r.Key, KEKID: r.KEK}})
 		}
 	}
 	return out, nil
@@ -216,7 +219,7 @@ func (s *Store) SealedRecords(ctx context.Context) ([]payments.SealedRecord, err
 
 func (s *Store) Rewrapped(ctx context.Context, r payments.SealedRecord) error {
 	for _, t := range sealedTables {
-		if t.table != r.Table {
+		if t.table != r.Table || t.ciphertext != r.Column {
 			continue
 		}
 		// Only the wrapping changes, and only if the ciphertext is still the

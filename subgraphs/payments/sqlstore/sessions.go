@@ -163,9 +163,11 @@ func (s *Store) ExpireSessions(ctx context.Context, now time.Time) (int, error) 
 			n++
 			// Only a purchase nobody is paying is cancelled: one being charged
 			// finishes, and its outcome stands.
-			_, err = tx.ExecContext(ctx, tx.Rebind(`UPDATE purchases SET state = ?, updated_at = ? WHERE session_id = ? AND state = ?`),
-				payments.PurchaseCancelled, now.UnixMilli(), id, payments.PurchaseOpen)
-			return err
+			if _, err = tx.ExecContext(ctx, tx.Rebind(`UPDATE purchases SET state = ?, updated_at = ? WHERE session_id = ? AND state = ?`),
+				payments.PurchaseCancelled, now.UnixMilli(), id, payments.PurchaseOpen); err != nil {
+				return err
+			}
+			return s.emitSession(ctx, tx, id, payments.EventSessionExpired)
 		})
 		if err != nil {
 			return n, fmt.Errorf("expire session: %w", err)
@@ -380,7 +382,11 @@ func (s *Store) CompletePurchase(ctx context.Context, id, attemptKey, chargeID s
 			}
 		}
 		done = true
-		return nil
+		typ := payments.EventPurchaseSucceeded
+		if p.Kind == payments.PurchaseReload {
+			typ = payments.EventReloadSucceeded
+		}
+		return s.emitPurchase(ctx, tx, id, typ)
 	})
 	return done, err
 }
@@ -408,6 +414,9 @@ func (s *Store) FailPurchase(ctx context.Context, id, attemptKey, code, message 
 		done = true
 		if kind != payments.PurchaseReload {
 			return nil
+		}
+		if err := s.emitPurchase(ctx, tx, id, payments.EventReloadFailed); err != nil {
+			return err
 		}
 		_, err = tx.ExecContext(ctx, tx.Rebind(`UPDATE auto_reload_rules SET failures = failures + 1, retry_after = ?,
 			enabled = CASE WHEN failures + 1 >= ? THEN 0 ELSE enabled END,
@@ -463,8 +472,11 @@ func (s *Store) RefundPurchase(ctx context.Context, id, note string) error {
 		if err != nil {
 			return fmt.Errorf("refund purchase: %w", err)
 		}
-		return s.post(ctx, tx, move(payments.TxRefund, p.AccountID, p.ID, note, p.ResourceType,
-			own(p.AccountID, payments.BookAvailable, -p.Quantity), platform(payments.BookSold, p.Quantity)))
+		if err := s.post(ctx, tx, move(payments.TxRefund, p.AccountID, p.ID, note, p.ResourceType,
+			own(p.AccountID, payments.BookAvailable, -p.Quantity), platform(payments.BookSold, p.Quantity))); err != nil {
+			return err
+		}
+		return s.emitPurchase(ctx, tx, p.ID, payments.EventPurchaseRefunded)
 	})
 }
 
@@ -505,9 +517,11 @@ func (s *Store) CancelSession(ctx context.Context, id string, now time.Time) err
 		if n, _ := res.RowsAffected(); n != 1 {
 			return fmt.Errorf("%w: the session is not active", payments.ErrConflict)
 		}
-		_, err = tx.ExecContext(ctx, tx.Rebind(`UPDATE purchases SET state = ?, updated_at = ? WHERE session_id = ? AND state = ?`),
-			payments.PurchaseCancelled, now.UnixMilli(), id, payments.PurchaseOpen)
-		return err
+		if _, err = tx.ExecContext(ctx, tx.Rebind(`UPDATE purchases SET state = ?, updated_at = ? WHERE session_id = ? AND state = ?`),
+			payments.PurchaseCancelled, now.UnixMilli(), id, payments.PurchaseOpen); err != nil {
+			return err
+		}
+		return s.emitSession(ctx, tx, id, payments.EventSessionCancelled)
 	})
 }
 
