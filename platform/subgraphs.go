@@ -109,6 +109,8 @@ type PaymentsOptions struct {
 	// CallbackTimeout bounds one callback delivery (default 15 s);
 	// CallbackMaxAge ends an event's retries (default 72 h).
 	CallbackTimeout, CallbackMaxAge time.Duration
+	// ChargeLease is how long a charge attempt is one replica's (default 2 min).
+	ChargeLease time.Duration
 }
 
 // stopping closes a store after stopping the work that reads it.
@@ -259,7 +261,7 @@ func OpenPayments(ctx context.Context, cfg sqldb.Config, o PaymentsOptions, inte
 	if err != nil {
 		return nil, nil, err
 	}
-	svc := &payments.Service{Store: st, Keys: keys, Audience: strings.TrimSuffix(o.PublicURL, "/") + "/api/v1",
+	svc := &payments.Service{Store: st, Keys: keys, Audience: strings.TrimSuffix(o.PublicURL, "/") + "/api/v1", ChargeLease: o.ChargeLease,
 		Gateways: map[string]payments.Gateway{
 			sandbox.Name: &sandbox.Gateway{DB: st.DB()},
 			stripe.Name:  stripeGateway,

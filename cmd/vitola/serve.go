@@ -61,6 +61,7 @@ type serveSettings struct {
 	PaymentsKEKs      string
 	CallbackTimeout   time.Duration
 	CallbackMaxAge    time.Duration
+	ChargeLease       time.Duration
 	StripeAPIURL      string
 }
 
@@ -71,7 +72,7 @@ func (s *serveSettings) paymentsOptions() platform.PaymentsOptions {
 	if u == "" {
 		u = "http://" + loopbackHost(s.PaymentsAddr)
 	}
-	return platform.PaymentsOptions{PublicURL: strings.TrimSuffix(u, "/"), KEKs: s.PaymentsKEKs, CallbackTimeout: s.CallbackTimeout, CallbackMaxAge: s.CallbackMaxAge, StripeAPIURL: s.StripeAPIURL}
+	return platform.PaymentsOptions{PublicURL: strings.TrimSuffix(u, "/"), KEKs: s.PaymentsKEKs, CallbackTimeout: s.CallbackTimeout, CallbackMaxAge: s.CallbackMaxAge, ChargeLease: s.ChargeLease, StripeAPIURL: s.StripeAPIURL}
 }
 
 // loopbackHost names a listen address as this machine reaches it: an
@@ -123,6 +124,7 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&s.PaymentsAddr, "payments-addr", envOr(getenv, "VITOLA_PAYMENTS_ADDR", "127.0.0.1:8081"), "address of the payments origin (env VITOLA_PAYMENTS_ADDR)")
 	fs.StringVar(&s.PaymentsPublicURL, "payments-public-url", envOr(getenv, "VITOLA_PAYMENTS_PUBLIC_URL", ""), "the payments origin's public URL, as backends and browsers reach it: hosted checkout links and the assertion audience ({URL}/api/v1); default: http:// and --payments-addr (env VITOLA_PAYMENTS_PUBLIC_URL)")
 	fs.DurationVar(&s.CallbackTimeout, "callback-timeout", envDuration(getenv, "VITOLA_CALLBACK_TIMEOUT", 15*time.Second), "fulfillment callbacks: how long one delivery may take before it is retried (env VITOLA_CALLBACK_TIMEOUT)")
+	fs.DurationVar(&s.ChargeLease, "charge-lease", envDuration(getenv, "VITOLA_CHARGE_LEASE", 2*time.Minute), "payments: how long a charge attempt is one replica's before another repeats it under the same gateway key; longer than a gateway call takes (env VITOLA_CHARGE_LEASE)")
 	fs.DurationVar(&s.CallbackMaxAge, "callback-max-age", envDuration(getenv, "VITOLA_CALLBACK_MAX_AGE", 72*time.Hour), "fulfillment callbacks: how long an unacknowledged event is retried (env VITOLA_CALLBACK_MAX_AGE)")
 	secretVar(fs, &s.PaymentsKEKs, "payments-keks", "VITOLA_PAYMENTS_KEKS", getenv, "key-encryption keys that seal gateway credentials and card references, ID:BASE64KEY (32 bytes) comma-separated, the first one current; default: one derived from the internal key (env VITOLA_PAYMENTS_KEKS)")
 	fs.StringVar(&s.StripeAPIURL, "stripe-api-url", envOr(getenv, "VITOLA_STRIPE_API_URL", ""), "the Stripe API's base URL for merchant accounts on the stripe gateway: https, or http on loopback (stripe-mock); default: Stripe's own, https://api.stripe.com (env VITOLA_STRIPE_API_URL)")

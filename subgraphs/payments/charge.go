@@ -11,13 +11,21 @@ import (
 
 // Timing of the background worker's charges.
 const (
-	// chargeLease is how long a claimed purchase is a worker's: longer than a
-	// gateway call may take, so no other replica repeats it meanwhile.
-	chargeLease = 2 * time.Minute
+	// DefaultChargeLease is how long a claimed purchase is a worker's:
+	// longer than a gateway call may take, so no other replica repeats it
+	// meanwhile; after it, the attempt is repeated under the same key.
+	DefaultChargeLease = 2 * time.Minute
 	// reconcileDelay is when a charge whose outcome was unknown is asked
 	// about again.
 	reconcileDelay = 30 * time.Second
 )
+
+func (s *Service) chargeLease() time.Duration {
+	if s.ChargeLease > 0 {
+		return s.ChargeLease
+	}
+	return DefaultChargeLease
+}
 
 // reloadBackoff is how long a failed reload's rule waits before the next:
 // 1, 4, then 16 minutes.
@@ -100,7 +108,7 @@ func (s *Service) decline(ctx context.Context, p *Purchase, d *Declined) (Charge
 // overlap.
 func (s *Service) RunWorker(ctx context.Context) (int, error) {
 	now := s.now()
-	ps, err := s.Store.ClaimPurchases(ctx, now, now.Add(chargeLease), 20)
+	ps, err := s.Store.ClaimPurchases(ctx, now, now.Add(s.chargeLease()), 20)
 	if err != nil {
 		return 0, err
 	}

@@ -265,7 +265,7 @@ func (s *Service) Confirm(ctx context.Context, sessionID, accountID, purchaseID,
 	if pm.MerchantID != p.MerchantID {
 		return nil, Invalid("paymentMethodId: that card was saved for another merchant: add it again here")
 	}
-	claimed, err := s.Store.ClaimCheckout(ctx, purchaseID, pm.ID, s.now().Add(chargeLease))
+	claimed, err := s.Store.ClaimCheckout(ctx, purchaseID, pm.ID, s.now().Add(s.chargeLease()))
 	if errors.Is(err, ErrConflict) {
 		return nil, Refuse(CodePurchaseInProgress, "this purchase is being paid or is paid already: load the session to see how it went")
 	}

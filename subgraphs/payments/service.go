@@ -40,7 +40,10 @@ type Service struct {
 	Keys *envelope.Keyring
 	// Audience is the payments API's base URL: assertions must name it.
 	Audience string
-	Now      func() time.Time
+	// ChargeLease is how long a charge attempt is leased before another
+	// replica repeats it under the same key (default DefaultChargeLease).
+	ChargeLease time.Duration
+	Now         func() time.Time
 }
 
 func (s *Service) now() time.Time {
