@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"strings"
 	"sync"
 	"time"
@@ -130,8 +129,11 @@ func ParseJWKS(raw []byte) (map[string]*ecdsa.PublicKey, error) {
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("JWKS key %s: bad coordinates", k.Kid)
 		}
-		pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}
-		if !pub.Curve.IsOnCurve(pub.X, pub.Y) {
+		if len(x) != 32 || len(y) != 32 {
+			return nil, fmt.Errorf("JWKS key %s: coordinates are not 32 bytes", k.Kid)
+		}
+		pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
+		if err != nil {
 			return nil, fmt.Errorf("JWKS key %s is not on P-256", k.Kid)
 		}
 		out[k.Kid] = pub

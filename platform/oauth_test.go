@@ -89,8 +89,7 @@ func oauthFlow(t *testing.T, cfg sqldb.Config) {
 		t.Fatalf("wrong verifier: %v", err)
 	}
 	code = browserConsent(t, srv.URL, conf.AuthCodeURL("st4te", oauth2.S256ChallengeOption(verifier)), "", "allow") // signed in already
-	tok, err := conf.Exchange(ctx, code, oauth2.VerifierOption(verifier))
-	if err != nil {
+	if _, err := conf.Exchange(ctx, code, oauth2.VerifierOption(verifier)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := conf.Exchange(ctx, code, oauth2.VerifierOption(verifier)); !isOAuthError(err, "invalid_grant") {
@@ -99,7 +98,8 @@ func oauthFlow(t *testing.T, cfg sqldb.Config) {
 	// The replay revoked what the code issued (hardening_oauth_test.go): go on
 	// with a new grant.
 	code = browserConsent(t, srv.URL, conf.AuthCodeURL("st4te", oauth2.S256ChallengeOption(verifier)), "", "allow")
-	if tok, err = conf.Exchange(ctx, code, oauth2.VerifierOption(verifier)); err != nil {
+	tok, err := conf.Exchange(ctx, code, oauth2.VerifierOption(verifier))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if tok.TokenType != "Bearer" || tok.RefreshToken == "" || tok.Extra("scope") != "profile:read email:read" {

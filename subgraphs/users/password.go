@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -44,8 +43,6 @@ func HashPassword(password string) (string, error) {
 	b64 := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
 }
-
-var errBadHash = errors.New("not an argon2id hash")
 
 // CheckPassword reports whether password matches hash, comparing in constant
 // time. A malformed hash never matches.

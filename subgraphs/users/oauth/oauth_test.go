@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"math/big"
 	"strings"
 	"sync"
 	"testing"
@@ -101,7 +100,11 @@ func TestKeysAndTokens(t *testing.T) {
 		for _, k := range set.Keys {
 			x, _ := base64.RawURLEncoding.DecodeString(k.X)
 			y, _ := base64.RawURLEncoding.DecodeString(k.Y)
-			fromJWKS[k.Kid] = &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}
+			pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
+			if err != nil {
+				t.Fatalf("JWKS key %s: %v", k.Kid, err)
+			}
+			fromJWKS[k.Kid] = pub
 		}
 		if _, err := (oauth.Verifier{Issuer: issuer, Keys: fromJWKS, Now: v.Now}).Verify(tok); err != nil {
 			t.Fatalf("token does not verify with the JWKS: %v", err)
