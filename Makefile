@@ -9,14 +9,21 @@ DATA      ?= ./data
 # stripe-mock serves the Stripe API on loopback for the stripe gateway's tests.
 STRIPE_MOCK_VERSION := v0.203.0
 STRIPE_MOCK         := $(TOOLS)/bin/stripe-mock
-STRIPE_MOCK_STAMP   := $(TOOLS)/bin/.stripe-mock-$(STRIPE_MOCK_VERSION)
+# staticcheck, pinned, lints every package but generated code (make lint).
+STATICCHECK_VERSION := v0.8.2
+
+# The fuzz smoke step runs each target for FUZZTIME (longer on demand:
+# FUZZTIME=10m make fuzz); a crash found is kept in the package's testdata/fuzz.
+FUZZTIME     ?= 30s
+FUZZ_TARGETS := FuzzStrictJSON:./internal/jsonbody FuzzCursor:./subgraphs/catalog/search FuzzBarcode:./subgraphs/catalog \
+                FuzzCheck:./subgraphs/payments/card
 
 export VITOLA_WGC := $(WGC)
 export VITOLA_STRIPE_MOCK := $(STRIPE_MOCK)
 
 SDK_DEPS  := sdk/node_modules/.vitola-installed
 
-.PHONY: run test build generate compose tools check-tools clean sdk widget browser evidence ocr stripe-mock
+.PHONY: run test build generate compose tools check-tools clean sdk widget browser evidence ocr stripe-mock staticcheck lint fuzz
 
 run: build
 	@$(MAKE) --no-print-directory ocr || echo "tesseract could not be installed: fingerprints will carry no OCR text (the platform runs without it)"
@@ -25,10 +32,24 @@ run: build
 build:
 	$(GO) build -o bin/vitola ./cmd/vitola
 
-test: tools sdk browser ocr
-	$(GO) vet ./...
+test: tools sdk browser ocr lint
 	cd sdk && npm run --silent typecheck && npm test --silent
 	$(GO) test -count=1 -timeout 15m ./...
+	@$(MAKE) --no-print-directory fuzz
+
+# lint: go vet and the pinned staticcheck find nothing outside generated code
+# (files marked "Code generated ... DO NOT EDIT.").
+lint: staticcheck
+	$(GO) vet ./...
+	@gen=$$(grep -rlE '^// Code generated .*DO NOT EDIT\.$$' --include='*.go' --exclude-dir=node_modules . | sed 's|^\./||'); \
+	out=$$($(TOOLS)/bin/staticcheck ./... 2>&1 | grep -vF "$$gen"); \
+	if [ -n "$$out" ]; then echo "$$out"; echo "staticcheck found the above"; exit 1; fi
+
+# fuzz: the smoke step of the native fuzz targets.
+fuzz:
+	@for t in $(FUZZ_TARGETS); do name=$${t%%:*}; pkg=$${t#*:}; \
+	  echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; done
 
 # sdk builds the TypeScript SDK into sdk/dist.
 sdk: $(SDK_DEPS)
@@ -79,14 +100,22 @@ compose: $(WGC)
 
 tools: $(WGC) stripe-mock
 
-# stripe-mock, pinned, built from the Go module proxy into $(TOOLS)/bin; a
-# stamp names the installed version, so changing the pin reinstalls.
+# go-install installs a pinned Go command from the module proxy into
+# $(TOOLS)/bin: $(call go-install,NAME,MODULE,VERSION). A stamp names the
+# installed version, so changing the pin reinstalls.
+define go-install
+	@test -x $(TOOLS)/bin/$(1) -a -f $(TOOLS)/bin/.$(1)-$(3) || { \
+	  echo "installing $(1) $(3) into $(TOOLS)/bin"; \
+	  mkdir -p $(TOOLS)/bin && rm -f $(TOOLS)/bin/.$(1)-* && \
+	  GOBIN=$(TOOLS)/bin $(GO) install $(2)@$(3) && \
+	  touch $(TOOLS)/bin/.$(1)-$(3); }
+endef
+
 stripe-mock:
-	@test -x $(STRIPE_MOCK) -a -f $(STRIPE_MOCK_STAMP) || { \
-	  echo "installing stripe-mock $(STRIPE_MOCK_VERSION) into $(TOOLS)/bin"; \
-	  mkdir -p $(TOOLS)/bin && rm -f $(TOOLS)/bin/.stripe-mock-* && \
-	  GOBIN=$(TOOLS)/bin $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION) && \
-	  touch $(STRIPE_MOCK_STAMP); }
+	$(call go-install,stripe-mock,github.com/stripe/stripe-mock,$(STRIPE_MOCK_VERSION))
+
+staticcheck:
+	$(call go-install,staticcheck,honnef.co/go/tools/cmd/staticcheck,$(STATICCHECK_VERSION))
 
 # wgc (the federation composer) comes from the npm registry, pinned with its lock
 # file in tools/wgc.

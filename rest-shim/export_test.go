@@ -18,7 +18,10 @@ var MatchingOperations = matchingOperations
 var CigarsByID = opCigarsByID
 
 // PaymentsOperations exposes the operations the shim sends to payments.
-var PaymentsOperations = []*subgraph.Operation{opReserveCredits, opSettleCredits, opReleaseCredits, opPriorHold}
+var PaymentsOperations = []*subgraph.Operation{opReserveCredits, opSettleCredits, opReleaseCredits, opPriorHold,
+	opAuthenticateClient, opResolveAccount, opAutoReload, opOffers, opCreateOffer, opCreateSess, opSessionStatus, opMerchants, opCreateMerchant,
+	opSetCredentials, opRevokeCredential, opRedeem, opHosted, opCancelHosted, opMethods, opAddTokenMethod, opSetDefault, opDeleteMethod, opConfirm,
+	opFrameOrigins}
 
 // RewriteCanned exposes the listener's rewrite of net/http's own refusals.
 var RewriteCanned = rewriteCanned
