@@ -32,6 +32,8 @@ const paymentsUsage = `vitola payments: service clients, resource types, offers 
   payments clients rotate-signing-secret ID  last line: the new signing secret (the old one
                                              signs beside it 24 h more)
   payments clients callbacks-on ID           send callbacks again after a 410 turned them off
+  payments purchases refund PURCHASE_ID [--note N]   money back through the gateway, units back
+                                             from the account (refused when they were spent)
   payments events list [--client ID] [--state pending|delivered|failed] [--limit N]
   payments events attempts EVENT_ID          every delivery attempt of an event
   payments events retry EVENT_ID             a pending or failed event is sent now
@@ -121,6 +123,8 @@ func runPayments(ctx context.Context, args []string, getenv func(string) string,
 		fs.StringVar(&idemKey, "idempotency-key", "", "names this creation: running the command again with it creates nothing more (required)")
 	case "offers list":
 		fs.StringVar(&resourceType, "resource-type", payments.AICredits, "the resource type")
+	case "purchases refund":
+		fs.StringVar(&description, "note", "refunded by an operator", "why, kept in the ledger")
 	case "events list":
 		fs.StringVar(&name, "client", "", "only this client's events")
 		fs.StringVar(&description, "state", "", "only events in this state: pending, delivered or failed")
@@ -135,7 +139,7 @@ func runPayments(ctx context.Context, args []string, getenv func(string) string,
 		return err
 	}
 	wantArgs := map[string]int{"clients rotate-secret": 1, "clients revoke": 1, "clients rotate-signing-secret": 1, "clients callbacks-on": 1,
-		"resource-types add": 1, "merchants set-credentials": 1, "merchants revoke-credentials": 1, "events attempts": 1, "events retry": 1, "events replay": 1}[cmd]
+		"resource-types add": 1, "merchants set-credentials": 1, "merchants revoke-credentials": 1, "events attempts": 1, "events retry": 1, "events replay": 1, "purchases refund": 1}[cmd]
 	if fs.NArg() != wantArgs {
 		if wantArgs == 0 {
 			return fmt.Errorf("payments %s: unexpected argument %q", cmd, fs.Arg(0))
@@ -220,6 +224,12 @@ func runPayments(ctx context.Context, args []string, getenv func(string) string,
 			return fmt.Errorf("payments clients rotate-signing-secret: %w", err)
 		}
 		fmt.Fprintf(stdout, "new callback signing secret of %s (the previous one signs beside it until %s); shown this once:\n%s\n", arg, timestamp.Format(until), secret)
+	case "purchases refund":
+		p, err := svc.RefundPurchase(ctx, arg, description)
+		if err != nil {
+			return fmt.Errorf("payments purchases refund: %w", err)
+		}
+		fmt.Fprintf(stdout, "refunded %d %s (minor units) and took back %d %s\n%s %s\n", p.Amount, p.Currency, p.Quantity, p.ResourceType, p.ID, p.State)
 	case "clients callbacks-on":
 		if err := svc.Store.SetCallbacksOn(ctx, arg, true, time.Now()); err != nil {
 			return fmt.Errorf("payments clients callbacks-on: %w", err)

@@ -165,7 +165,7 @@ func TestCallbacks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ok(t, f.svc.Store.RefundPurchase(ctx, res.Purchase.ID, "test"))
+		must(f.svc.RefundPurchase(ctx, res.Purchase.ID, "test"))(t)
 		must(sender.RunOnce(ctx))(t)
 		last := rc.requests()[len(rc.requests())-1]
 		if strings.Count(last.signature, "v1=") != 2 || !verifies(last, signing) || !verifies(last, newSecret) || !strings.Contains(string(last.body), `"purchase.refunded"`) {

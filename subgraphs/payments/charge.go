@@ -119,3 +119,40 @@ func (s *Service) RunWorker(ctx context.Context) (int, error) {
 	}
 	return len(ps), nil
 }
+
+// RefundPurchase gives a succeeded purchase's money back through its gateway
+// and takes its units back from the account, recording it (and its event).
+// Units already spent cannot be taken back: ErrInsufficientCredits before
+// any money moves. Running it again after a failure refunds once (the
+// gateway refund is keyed by the purchase).
+func (s *Service) RefundPurchase(ctx context.Context, id, note string) (*Purchase, error) {
+	p, err := s.Store.Purchase(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if p.State != PurchaseSucceeded {
+		return nil, fmt.Errorf("%w: purchase %s is %s; only a succeeded purchase is refunded", ErrConflict, id, p.State)
+	}
+	a, err := s.Store.AccountByID(ctx, p.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	if a.Balances[p.ResourceType].Available < p.Quantity {
+		return nil, fmt.Errorf("%w: the account has spent some of the purchase's %d units", ErrInsufficientCredits, p.Quantity)
+	}
+	m, err := s.Store.Merchant(ctx, p.MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	g, creds, err := s.credentials(m)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.Refund(ctx, creds, p.ChargeID, p.Amount, "refund:"+p.ID); err != nil {
+		return nil, err
+	}
+	if err := s.Store.RefundPurchase(ctx, id, note); err != nil {
+		return nil, err
+	}
+	return s.Store.Purchase(ctx, id)
+}

@@ -27,6 +27,9 @@ type Gateway interface {
 	// the gateway may or may not have charged (a timeout): the reconciler
 	// calls Charge again with the same key, which settles it either way.
 	Charge(ctx context.Context, creds []byte, req ChargeRequest) (Charge, error)
+	// Refund gives a captured charge's amount back; key makes it idempotent
+	// (a repeated call refunds once).
+	Refund(ctx context.Context, creds []byte, chargeID string, amount int64, key string) error
 }
 
 // Card is raw card data, held only while it is sent to a gateway's vault. It

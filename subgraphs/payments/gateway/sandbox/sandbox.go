@@ -147,6 +147,21 @@ func (g *Gateway) Charge(ctx context.Context, creds []byte, req payments.ChargeR
 	return payments.Charge{ID: charged}, nil
 }
 
+// Refund accepts a refund of a charge it made (nothing moves).
+func (g *Gateway) Refund(ctx context.Context, creds []byte, chargeID string, amount int64, key string) error {
+	if err := g.CheckCredentials(creds); err != nil {
+		return err
+	}
+	var n int
+	if err := g.DB.GetContext(ctx, &n, g.DB.Rebind(`SELECT COUNT(*) FROM sandbox_charges WHERE charge_id = ? AND amount >= ?`), chargeID, amount); err != nil {
+		return fmt.Errorf("sandbox refund: %w", err)
+	}
+	if n == 0 {
+		return errors.New("sandbox refund: no such charge of that amount")
+	}
+	return nil
+}
+
 // Charges counts the charges made with a card reference (tests check that a
 // purchase was charged once).
 func (g *Gateway) Charges(ctx context.Context, reference string) (int, error) {

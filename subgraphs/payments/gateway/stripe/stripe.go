@@ -288,6 +288,25 @@ func (g *Gateway) Charge(ctx context.Context, creds []byte, req payments.ChargeR
 	}
 }
 
+// Refund refunds a PaymentIntent's amount, once per key.
+func (g *Gateway) Refund(ctx context.Context, creds []byte, chargeID string, amount int64, key string) error {
+	sc, err := g.client(creds)
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(chargeID, "pi_") || amount < 1 || key == "" {
+		return errors.New("stripe refund: a PaymentIntent, a positive amount and a key are required")
+	}
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	params := &stripego.RefundCreateParams{PaymentIntent: stripego.String(chargeID), Amount: stripego.Int64(amount)}
+	params.SetIdempotencyKey(key)
+	if _, err := sc.V1Refunds.Create(ctx, params); err != nil {
+		return fmt.Errorf("stripe refund: %w", chargeError(err, g.timeout))
+	}
+	return nil
+}
+
 var authenticationRequired = &payments.Declined{Code: "authentication_required",
 	Message: "the card's bank asks the cardholder to confirm this payment (3-D Secure), which cannot happen while they are away: pay once at checkout with the cardholder present, or save another card"}
 
