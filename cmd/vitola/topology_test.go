@@ -38,6 +38,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/vitolahq/vitola/internal/faults"
 	"github.com/vitolahq/vitola/internal/trust"
 	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
 )
@@ -64,6 +65,16 @@ func TestMain(m *testing.M) {
 	args := os.Args
 	if i := slices.Index(args, "--"); i >= 0 {
 		args = args[i+1:]
+	}
+	// A fault test names a point (internal/faults) where this process kills
+	// itself, as a power cut would: no deferred work, no graceful shutdown.
+	if point := os.Getenv("VITOLA_TEST_KILL_AT"); point != "" {
+		faults.SetHook(func(name string) {
+			if name == point {
+				fmt.Fprintln(os.Stderr, "fault test: killed at", name)
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+		})
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, append([]string{"vitola"}, args...), os.Getenv, os.Stdin, os.Stdout, os.Stderr)
