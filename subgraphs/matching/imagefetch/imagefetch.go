@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"image"
@@ -37,6 +38,10 @@ const (
 	DefaultDecodeBudget = 100_000_000
 	DefaultMaxRedirects = 3
 	DefaultTimeout      = 15 * time.Second
+	// DefaultStageTimeout bounds each of connecting, the TLS handshake and
+	// waiting for response headers, within Timeout: a server that does not
+	// answer is given up on before the whole fetch's time is spent.
+	DefaultStageTimeout = 10 * time.Second
 	MaxSide             = 16384 // pixels, either side
 	MaxURLLength        = 2048  // bytes
 	MaxURLs             = 8     // per FetchAll
@@ -97,6 +102,9 @@ type Config struct {
 	MaxRedirects int
 	// Timeout bounds the whole fetch: connect, TLS, headers and body.
 	Timeout time.Duration
+	// StageTimeout bounds each of connecting, the TLS handshake and the wait
+	// for response headers (at most Timeout; zero: DefaultStageTimeout).
+	StageTimeout time.Duration
 	// Resolver resolves host names (nil: the system's). For tests and custom
 	// DNS; whatever it answers, the connect-time address check still applies.
 	Resolver *net.Resolver
@@ -110,6 +118,7 @@ type Fetcher struct {
 	allow  []netip.Prefix
 	client *http.Client
 	dialer *net.Dialer
+	stage  time.Duration // the connect, TLS and response-header timeout
 }
 
 // Image is a fetched and decoded image.
@@ -145,7 +154,11 @@ func New(cfg Config) *Fetcher {
 	for _, p := range cfg.AllowCIDRs {
 		f.allow = append(f.allow, normalizePrefix(p))
 	}
-	stage := min(cfg.Timeout, 10*time.Second)
+	stage := cfg.StageTimeout
+	if stage <= 0 || stage > cfg.Timeout {
+		stage = min(cfg.Timeout, DefaultStageTimeout)
+	}
+	f.stage = stage
 	f.dialer = &net.Dialer{
 		Timeout:  stage,
 		Resolver: cfg.Resolver,
@@ -360,6 +373,9 @@ func sizeText(n int64) string {
 
 // transportError turns a client or body-read error into an *Error. Refusals
 // made by the fetcher itself (a blocked address, a redirect) pass through.
+// Messages say what went wrong in the user's terms: never the text of a Go
+// error, which names the platform's DNS resolver ("lookup x on 10.0.0.2:53"),
+// local addresses and Go types.
 func (f *Fetcher) transportError(parent, ctx context.Context, host string, err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -368,15 +384,58 @@ func (f *Fetcher) transportError(parent, ctx context.Context, host string, err e
 	if errors.Is(parent.Err(), context.Canceled) {
 		return &Error{Code: CodeFetchCanceled, Message: fmt.Sprintf("fetching the image from %s was canceled", host), err: context.Canceled}
 	}
-	var ne net.Error
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+	fail := func(format string) *Error {
+		return &Error{Code: CodeFetchFailed, Message: fmt.Sprintf(format, host), err: err}
+	}
+	// The overall deadline first: when it passed, it is what fired, whatever
+	// stage the fetch was in.
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return &Error{Code: CodeFetchTimeout, Message: fmt.Sprintf("fetching the image from %s took longer than %s: use a faster host or a smaller image", host, f.cfg.Timeout), err: context.DeadlineExceeded}
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err // url.Error's text repeats the URL, query string included
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		switch {
+		case dns.IsNotFound:
+			return fail("the host %s could not be found (it has no DNS record): check the URL")
+		case dns.IsTimeout:
+			return fail("the host %s could not be looked up in time (DNS did not answer): try again later")
+		}
+		return fail("the host %s could not be looked up (DNS failed): try again later")
 	}
-	return &Error{Code: CodeFetchFailed, Message: fmt.Sprintf("could not fetch the image from %s: %v", host, err), err: err}
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		// A stage's own timeout (connect, TLS handshake, response headers)
+		// fired before the overall one: name it, not the overall timeout.
+		var op *net.OpError
+		what := "did not answer (TLS handshake and response headers)"
+		if errors.As(err, &op) && op.Op == "dial" {
+			what = "did not accept the connection"
+		}
+		return &Error{Code: CodeFetchTimeout, Message: fmt.Sprintf("the image server %s %s within %s: use a faster host", host, what, f.stage), err: context.DeadlineExceeded}
+	}
+	var (
+		unknownCA   x509.UnknownAuthorityError
+		hostnameErr x509.HostnameError
+		invalidCert x509.CertificateInvalidError
+		recordErr   tls.RecordHeaderError
+		alert       tls.AlertError
+		certErr     *tls.CertificateVerificationError
+	)
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fail("the image server %s refused the connection: check the URL's host and port")
+	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
+		return fail("the image server %s cannot be reached: check the URL's host")
+	case errors.As(err, &unknownCA), errors.As(err, &hostnameErr), errors.As(err, &invalidCert), errors.As(err, &certErr):
+		return fail("the image server %s did not present a valid TLS certificate for its name: fix its certificate or use another host")
+	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"): // net/http's text; it has no type
+		return fail("the image server %s answered in plain HTTP on an https URL: use http://, or the port it serves TLS on")
+	case errors.As(err, &recordErr), errors.As(err, &alert):
+		return fail("the image server %s did not complete a TLS handshake: check that the URL's scheme and port are right")
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fail("the image server %s closed the connection before the image was complete: try again, or use another host")
+	}
+	return fail("the image could not be fetched from %s (the connection failed): check the URL, or try again later")
 }
 
 // codec is one accepted format. Decoders are called directly, not through
@@ -509,14 +568,17 @@ type blocked struct {
 func (b *blocked) Error() string { return "refused to connect to " + b.kind + " address " + b.addr }
 
 func (b *blocked) error(host string) *Error {
-	where := "image URL points to"
+	// A literal address is the user's own; the address a name resolves to is
+	// not named: it would tell anyone what the platform's DNS says about
+	// internal names (db.corp -> 10.2.3.4).
+	where := fmt.Sprintf("image URL points to %s address (%s)", b.kind, b.addr)
 	if _, err := netip.ParseAddr(host); err != nil {
-		where = "image URL host " + host + " resolves to"
+		where = fmt.Sprintf("image URL host %s resolves to %s address", host, b.kind)
 	}
 	return &Error{
 		Code: CodeAddressBlocked,
-		Message: fmt.Sprintf("%s %s address (%s): Vitola fetches images only from public addresses "+
-			"(operators of private deployments can allow a range with VITOLA_FETCH_ALLOW_CIDRS)", where, b.kind, b.addr),
+		Message: where + ": Vitola fetches images only from public addresses " +
+			"(operators of private deployments can allow a range with VITOLA_FETCH_ALLOW_CIDRS)",
 		err: b,
 	}
 }
