@@ -4,6 +4,7 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"sort"
 )
 
 // raster is a 3-channel float image, channels interleaved (RGB 0..255 or Lab).
@@ -156,4 +157,27 @@ func box3(r *raster) *raster {
 		}
 	}
 	return out
+}
+
+// blankSpread is the colour spread (CIELAB units, between the 1st and 99th
+// percentiles of L*, a* and b*) under which a working image is blank. A band
+// photo spreads far wider: lettering on a ground is tens of units apart, and
+// the cigar and background add more; JPEG noise on a white page spreads 1 or 2.
+const blankSpread = 6
+
+// blank reports whether a working image is (nearly) one colour.
+func blank(rgb *raster) bool {
+	lab := toLab(rgb)
+	n := lab.w * lab.h
+	vals := make([]float64, n)
+	for k := range 3 {
+		for i := range n {
+			vals[i] = float64(lab.p[i*3+k])
+		}
+		sort.Float64s(vals)
+		if vals[n-1-n/100]-vals[n/100] >= blankSpread {
+			return false
+		}
+	}
+	return true
 }
