@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,9 +34,12 @@ import (
 const (
 	DefaultMaxBytes  = 10 << 20 // 10 MiB per image
 	DefaultMaxPixels = 40_000_000
-	// DefaultDecodeBudget: pixels decoded and held at once per Fetcher, about
-	// 400 MB of RGBA at most.
-	DefaultDecodeBudget = 100_000_000
+	// DefaultDecodeBudget: bytes decoding and the work on decoded images hold
+	// at once, per Fetcher (see Config.DecodeBudget).
+	DefaultDecodeBudget = 320 << 20
+	// DefaultDecodeSide: images whose longer side is over it are handed out
+	// reduced to it (the fingerprint reads 1,600 pixels at most).
+	DefaultDecodeSide   = 2048
 	DefaultMaxRedirects = 3
 	DefaultTimeout      = 15 * time.Second
 	// DefaultStageTimeout bounds each of connecting, the TLS handshake and
@@ -91,13 +95,23 @@ type Config struct {
 	MaxBytes int64
 	// MaxPixels caps width*height, read from the image header before decoding:
 	// a 50 KB PNG can claim 10 gigapixels and exhaust memory when decoded.
-	// Decoding takes up to 4 bytes per pixel (8 for 16-bit PNG).
 	MaxPixels int
-	// DecodeBudget caps the pixels of the images one Fetcher decodes and holds
-	// at once (FetchEach holds each image until its callback returns): many
-	// large photos at once would otherwise exhaust memory. An image larger than
-	// the whole budget waits until it is alone.
+	// DecodeSide is the longer side, in pixels, of the images handed out: a
+	// larger image is reduced to it by area averaging, a PNG while it is read
+	// (row by row: the whole frame is never held), a JPEG or WebP right after
+	// its decoder returns (Image.Width and Height stay the original size).
+	DecodeSide int
+	// DecodeBudget caps the bytes one Fetcher's decoding holds at once: each
+	// image counts what its decoder actually holds (its bit depth and colour
+	// model, a progressive JPEG's coefficients, every copy made while
+	// converting, the body), then, while FetchEach's fn runs, the image handed
+	// out and Work. Images wait for their share; an image whose share is over
+	// the whole budget is refused (image_too_many_pixels), so the bytes held
+	// never exceed it.
 	DecodeBudget int64
+	// Work is the bytes FetchEach's fn holds while it works on an image of
+	// w x h pixels (as handed out), counted in the budget; nil: none.
+	Work func(w, h int) int64
 	// MaxRedirects caps redirects followed; negative means none.
 	MaxRedirects int
 	// Timeout bounds the whole fetch: connect, TLS, headers and body.
@@ -123,10 +137,12 @@ type Fetcher struct {
 
 // Image is a fetched and decoded image.
 type Image struct {
+	// Image is the decoded image; when the original's longer side is over
+	// Config.DecodeSide, it is reduced to that side.
 	Image         image.Image
 	Format        string // "jpeg", "png" or "webp", from the bytes, not Content-Type
 	Bytes         int    // size of the fetched body
-	Width, Height int
+	Width, Height int    // the original size, from the header
 	URL           string // the URL as requested (before redirects)
 }
 
@@ -149,6 +165,9 @@ func New(cfg Config) *Fetcher {
 	}
 	if cfg.DecodeBudget <= 0 {
 		cfg.DecodeBudget = DefaultDecodeBudget
+	}
+	if cfg.DecodeSide <= 0 {
+		cfg.DecodeSide = DefaultDecodeSide
 	}
 	f := &Fetcher{cfg: cfg, budget: semaphore.NewWeighted(cfg.DecodeBudget)}
 	for _, p := range cfg.AllowCIDRs {
@@ -450,7 +469,7 @@ type codec struct {
 
 var codecs = []codec{
 	{"jpeg", func(b []byte) bool { return bytes.HasPrefix(b, []byte("\xff\xd8\xff")) }, jpeg.DecodeConfig, jpeg.Decode},
-	{"png", func(b []byte) bool { return bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) }, png.DecodeConfig, png.Decode},
+	{"png", func(b []byte) bool { return bytes.HasPrefix(b, []byte(pngMagic)) }, png.DecodeConfig, png.Decode},
 	{"webp", func(b []byte) bool { return len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP" }, webp.DecodeConfig, webp.Decode},
 }
 
@@ -471,11 +490,76 @@ func (f *Fetcher) Decode(data []byte) (*Image, error) {
 
 // decode sniffs the format from the bytes (Content-Type is the server's claim,
 // not a fact), checks the dimensions in the header, and only then takes the
-// image's pixels from the decode budget (waiting while ctx lets it) and
-// decodes. release gives the pixels back.
+// bytes decoding will hold from the decode budget (waiting while ctx lets
+// it) and decodes. release gives back what the image handed out still holds.
 func (f *Fetcher) decode(ctx context.Context, data []byte) (img *Image, release func(), _ *Error) {
+	c, cfg, e := f.sniff(data)
+	if e != nil {
+		return nil, nil, e
+	}
+	w, h := reducedSize(cfg.Width, cfg.Height, f.cfg.DecodeSide)
+	reduced := w != cfg.Width || h != cfg.Height
+	var decoding, handed int64 // bytes held while decoding; by the image handed out
+	switch {
+	case reduced && c.format == "png":
+		decoding = pngReducedCost(cfg.Width, w, h, isInterlacedPNG(data))
+		handed = 4 * int64(w) * int64(h)
+	case reduced:
+		handed = 4 * int64(w) * int64(h)
+		decoding = decodeCost(c.format, data, cfg.Width, cfg.Height) + reducerBytes(cfg.Width, w, h, true)
+	default:
+		decoding = decodeCost(c.format, data, cfg.Width, cfg.Height)
+		handed = decoding
+	}
+	work := int64(0)
+	if f.cfg.Work != nil {
+		work = f.cfg.Work(w, h)
+	}
+	// Decoding holds the body and the decoder's memory; afterwards fn holds
+	// the image handed out and its work: the share is the larger of the two.
+	weight := max(int64(len(data))+decoding, handed+work)
+	if weight > f.cfg.DecodeBudget {
+		return nil, nil, newError(CodeTooManyPixels, "image is %dx%d pixels, a %s that takes %s to decode: the limit is %s; scale it down",
+			cfg.Width, cfg.Height, describe(c.format, data), mbText(weight), mbText(f.cfg.DecodeBudget))
+	}
+	if err := f.budget.Acquire(ctx, weight); err != nil {
+		return nil, nil, &Error{Code: CodeFetchCanceled, Message: "the request ended while the image waited to be decoded", err: err}
+	}
+	decoded, err := safely(func() (image.Image, error) {
+		if reduced && c.format == "png" {
+			return decodePNGReduced(data, w, h)
+		}
+		full, err := c.decode(bytes.NewReader(data))
+		if err != nil || !reduced {
+			return full, err
+		}
+		return reduce(full, w, h), nil
+	})
+	// What decoding held beyond the image handed out (the frame a large image
+	// was reduced from) is garbage now: collect it before fn's work or
+	// another image is let in to use its bytes, or the heap would hold both
+	// until the collector's own pace caught up (up to twice the budget).
+	if decoding-handed >= 16<<20 {
+		runtime.GC()
+	}
+	if spare := weight - (handed + work); spare > 0 {
+		f.budget.Release(spare)
+		weight -= spare
+	}
+	release = sync.OnceFunc(func() { f.budget.Release(weight) })
+	if err != nil {
+		release()
+		return nil, nil, newError(CodeInvalidImage, "image is not a valid %s: %v", strings.ToUpper(c.format), err)
+	}
+	return &Image{Image: decoded, Format: c.format, Bytes: len(data), Width: cfg.Width, Height: cfg.Height}, release, nil
+}
+
+// sniff finds the codec from the magic bytes and reads the header's size,
+// refusing what is not an image of an accepted format or is over the size
+// limits.
+func (f *Fetcher) sniff(data []byte) (*codec, image.Config, *Error) {
 	if len(data) == 0 {
-		return nil, nil, newError(CodeInvalidImage, "image URL returned an empty body")
+		return nil, image.Config{}, newError(CodeInvalidImage, "image URL returned an empty body")
 	}
 	var c *codec
 	for i := range codecs {
@@ -485,30 +569,43 @@ func (f *Fetcher) decode(ctx context.Context, data []byte) (img *Image, release 
 		}
 	}
 	if c == nil {
-		return nil, nil, newError(CodeUnsupportedType, "image URL returned %s, not a JPEG, PNG or WebP image", http.DetectContentType(data))
+		return nil, image.Config{}, newError(CodeUnsupportedType, "image URL returned %s, not a JPEG, PNG or WebP image", http.DetectContentType(data))
 	}
 	cfg, err := safely(func() (image.Config, error) { return c.config(bytes.NewReader(data)) })
 	if err != nil {
-		return nil, nil, newError(CodeInvalidImage, "image is not a valid %s: %v", strings.ToUpper(c.format), err)
+		return nil, image.Config{}, newError(CodeInvalidImage, "image is not a valid %s: %v", strings.ToUpper(c.format), err)
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 {
-		return nil, nil, newError(CodeInvalidImage, "image is not a valid %s: it is %dx%d pixels", strings.ToUpper(c.format), cfg.Width, cfg.Height)
+		return nil, image.Config{}, newError(CodeInvalidImage, "image is not a valid %s: it is %dx%d pixels", strings.ToUpper(c.format), cfg.Width, cfg.Height)
 	}
 	if cfg.Width > MaxSide || cfg.Height > MaxSide || int64(cfg.Width)*int64(cfg.Height) > int64(f.cfg.MaxPixels) {
-		return nil, nil, newError(CodeTooManyPixels, "image is %dx%d pixels: the limit is %d pixels in all and %d on either side; scale it down",
+		return nil, image.Config{}, newError(CodeTooManyPixels, "image is %dx%d pixels: the limit is %d pixels in all and %d on either side; scale it down",
 			cfg.Width, cfg.Height, f.cfg.MaxPixels, MaxSide)
 	}
-	weight := min(int64(cfg.Width)*int64(cfg.Height), f.cfg.DecodeBudget)
-	if err := f.budget.Acquire(ctx, weight); err != nil {
-		return nil, nil, &Error{Code: CodeFetchCanceled, Message: "the request ended while the image waited to be decoded", err: err}
+	return c, cfg, nil
+}
+
+func isInterlacedPNG(data []byte) bool { return len(data) > 28 && data[28] == 1 }
+
+// describe names what makes an image dear to decode.
+func describe(format string, data []byte) string {
+	switch format {
+	case "jpeg":
+		if progressiveJPEG(data) {
+			return "progressive JPEG"
+		}
+		return "JPEG"
+	case "webp":
+		return "WebP"
 	}
-	release = sync.OnceFunc(func() { f.budget.Release(weight) })
-	decoded, err := safely(func() (image.Image, error) { return c.decode(bytes.NewReader(data)) })
-	if err != nil {
-		release()
-		return nil, nil, newError(CodeInvalidImage, "image is not a valid %s: %v", strings.ToUpper(c.format), err)
+	return strings.ToUpper(format)
+}
+
+func mbText(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d KB", (n+1023)>>10)
 	}
-	return &Image{Image: decoded, Format: c.format, Bytes: len(data), Width: cfg.Width, Height: cfg.Height}, release, nil
+	return fmt.Sprintf("%d MB", (n+(1<<20)-1)>>20)
 }
 
 // safely turns a decoder panic on hostile input into an error.

@@ -23,7 +23,7 @@ import (
 )
 
 // serveImages serves each image at /NAME on loopback.
-func serveImages(t *testing.T, images map[string][]byte) string {
+func serveImages(t testing.TB, images map[string][]byte) string {
 	t.Helper()
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, ok := images[strings.TrimPrefix(r.URL.Path, "/")]
@@ -37,7 +37,7 @@ func serveImages(t *testing.T, images map[string][]byte) string {
 	return s.URL
 }
 
-func encodePNG(t *testing.T, img image.Image) []byte {
+func encodePNG(t testing.TB, img image.Image) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, img); err != nil {
