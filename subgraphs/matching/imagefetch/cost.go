@@ -53,10 +53,11 @@ func pngCost(data []byte, px int64) int64 {
 	return bpp * px
 }
 
-// pngReducedCost is what decodePNGReduced holds: two rows of the full image
-// and a reducer (zlib's window and the row of pixels are small).
-func pngReducedCost(w, rw, rh int, interlaced bool) int64 {
-	return 2*int64(w)*8 + 64<<10 + int64(w)*4 + reducerBytes(w, rw, rh, !interlaced)
+// pngReducedCost is what decodePNGReduced holds for a w x h PNG reduced by
+// k: two rows of the full image and a reducer (zlib's window and the row of
+// pixels are small).
+func pngReducedCost(w, h, k int, interlaced bool) int64 {
+	return 2*int64(w)*8 + 64<<10 + int64(w)*4 + reducerBytes(w, h, k, !interlaced)
 }
 
 // jpegCost reads the frame header (SOF): image/jpeg holds each component's

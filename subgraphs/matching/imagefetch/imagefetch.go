@@ -37,9 +37,10 @@ const (
 	// DefaultDecodeBudget: bytes decoding and the work on decoded images hold
 	// at once, per Fetcher (see Config.DecodeBudget).
 	DefaultDecodeBudget = 320 << 20
-	// DefaultDecodeSide: images whose longer side is over it are handed out
-	// reduced to it (the fingerprint reads 1,600 pixels at most).
-	DefaultDecodeSide   = 2048
+	// DefaultDecodeSide: images whose longer side is twice it or more are
+	// handed out reduced by a whole factor, to 1 to 2 times it (the
+	// fingerprint reads 1,600 pixels a side at most).
+	DefaultDecodeSide   = 1600
 	DefaultMaxRedirects = 3
 	DefaultTimeout      = 15 * time.Second
 	// DefaultStageTimeout bounds each of connecting, the TLS handshake and
@@ -96,10 +97,12 @@ type Config struct {
 	// MaxPixels caps width*height, read from the image header before decoding:
 	// a 50 KB PNG can claim 10 gigapixels and exhaust memory when decoded.
 	MaxPixels int
-	// DecodeSide is the longer side, in pixels, of the images handed out: a
-	// larger image is reduced to it by area averaging, a PNG while it is read
-	// (row by row: the whole frame is never held), a JPEG or WebP right after
-	// its decoder returns (Image.Width and Height stay the original size).
+	// DecodeSide is the least longer side, in pixels, the images handed out
+	// need: an image whose longer side is twice it or more is reduced by the
+	// whole factor that keeps at least DecodeSide (each pixel the mean of a
+	// block), a PNG while it is read (row by row: the whole frame is never
+	// held), a JPEG or WebP right after its decoder returns (Image.Width and
+	// Height stay the original size).
 	DecodeSide int
 	// DecodeBudget caps the bytes one Fetcher's decoding holds at once: each
 	// image counts what its decoder actually holds (its bit depth and colour
@@ -137,8 +140,8 @@ type Fetcher struct {
 
 // Image is a fetched and decoded image.
 type Image struct {
-	// Image is the decoded image; when the original's longer side is over
-	// Config.DecodeSide, it is reduced to that side.
+	// Image is the decoded image; when the original's longer side is twice
+	// Config.DecodeSide or more, it is reduced (see Config.DecodeSide).
 	Image         image.Image
 	Format        string // "jpeg", "png" or "webp", from the bytes, not Content-Type
 	Bytes         int    // size of the fetched body
@@ -497,16 +500,17 @@ func (f *Fetcher) decode(ctx context.Context, data []byte) (img *Image, release 
 	if e != nil {
 		return nil, nil, e
 	}
-	w, h := reducedSize(cfg.Width, cfg.Height, f.cfg.DecodeSide)
-	reduced := w != cfg.Width || h != cfg.Height
+	k := reduceFactor(cfg.Width, cfg.Height, f.cfg.DecodeSide)
+	w, h := reducedSize(cfg.Width, cfg.Height, k)
+	reduced := k > 1
 	var decoding, handed int64 // bytes held while decoding; by the image handed out
 	switch {
 	case reduced && c.format == "png":
-		decoding = pngReducedCost(cfg.Width, w, h, isInterlacedPNG(data))
+		decoding = pngReducedCost(cfg.Width, cfg.Height, k, isInterlacedPNG(data))
 		handed = 4 * int64(w) * int64(h)
 	case reduced:
 		handed = 4 * int64(w) * int64(h)
-		decoding = decodeCost(c.format, data, cfg.Width, cfg.Height) + reducerBytes(cfg.Width, w, h, true)
+		decoding = decodeCost(c.format, data, cfg.Width, cfg.Height) + reducerBytes(cfg.Width, cfg.Height, k, true)
 	default:
 		decoding = decodeCost(c.format, data, cfg.Width, cfg.Height)
 		handed = decoding
@@ -527,13 +531,13 @@ func (f *Fetcher) decode(ctx context.Context, data []byte) (img *Image, release 
 	}
 	decoded, err := safely(func() (image.Image, error) {
 		if reduced && c.format == "png" {
-			return decodePNGReduced(data, w, h)
+			return decodePNGReduced(data, k)
 		}
 		full, err := c.decode(bytes.NewReader(data))
 		if err != nil || !reduced {
 			return full, err
 		}
-		return reduce(full, w, h), nil
+		return reduce(full, k), nil
 	})
 	// What decoding held beyond the image handed out (the frame a large image
 	// was reduced from) is garbage now: collect it before fn's work or

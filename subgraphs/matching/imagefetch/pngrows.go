@@ -191,9 +191,8 @@ var adam7 = [7]struct{ x0, y0, dx, dy int }{
 	{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2},
 }
 
-// decodePNGReduced decodes a PNG into a w x h *image.RGBA by area averaging,
-// row by row.
-func decodePNGReduced(data []byte, w, h int) (*image.RGBA, error) {
+// decodePNGReduced decodes a PNG reduced by k (area averaging), row by row.
+func decodePNGReduced(data []byte, k int) (*image.RGBA, error) {
 	p, err := readPNGChunks(data)
 	if err != nil {
 		return nil, err
@@ -203,7 +202,7 @@ func decodePNGReduced(data []byte, w, h int) (*image.RGBA, error) {
 		return nil, fmt.Errorf("png: %w", err)
 	}
 	defer z.Close()
-	red := newReducer(p.width, p.height, w, h, !p.interlaced)
+	red := newReducer(p.width, p.height, k, !p.interlaced)
 	passes := adam7[:]
 	if !p.interlaced {
 		passes = []struct{ x0, y0, dx, dy int }{{0, 0, 1, 1}}

@@ -145,7 +145,7 @@ func TestPNGReducedMatchesFullDecode(t *testing.T) {
 	}
 	for _, k := range kinds {
 		for _, interlaced := range []bool{false, true} {
-			for _, size := range [][2]int{{97, 61}, {13, 200}, {5, 3}} {
+			for _, size := range [][2]int{{97, 61}, {13, 200}, {5, 3}, {32, 40}} {
 				name := fmt.Sprintf("type%d/depth%d/trns%v/adam7=%v/%dx%d", k.ctype, k.depth, k.trns != nil, interlaced, size[0], size[1])
 				s := sample
 				if k.ctype == pngPaletted {
@@ -157,9 +157,9 @@ func TestPNGReducedMatchesFullDecode(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: image/png: %v", name, err)
 				}
-				w, h := reducedSize(size[0], size[1], 16)
-				want := reduce(full, w, h)
-				got, err := decodePNGReduced(data, w, h)
+				k := reduceFactor(size[0], size[1], 16)
+				want := reduce(full, k)
+				got, err := decodePNGReduced(data, k)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
@@ -168,7 +168,7 @@ func TestPNGReducedMatchesFullDecode(t *testing.T) {
 				}
 				// Every truncation is an error, never a panic.
 				for _, cut := range []int{len(data) - 13, len(data) * 2 / 3, 40} {
-					if _, err := decodePNGReduced(data[:cut], w, h); err == nil {
+					if _, err := decodePNGReduced(data[:cut], k); err == nil {
 						t.Errorf("%s: cut at %d: no error", name, cut)
 					}
 				}

@@ -3,46 +3,43 @@ package imagefetch
 import (
 	"image"
 	"image/color"
-	"math"
 )
 
-// reducedSize is the size an sw x sh image is handed out at when its longer
-// side is over side: area averaging to a longer side of side, with the
-// rounding fingerprint's own downscale uses.
-func reducedSize(sw, sh, side int) (w, h int) {
-	m := max(sw, sh)
-	if m <= side {
-		return sw, sh
-	}
-	scale := float64(m) / float64(side)
-	return max(1, int(math.Round(float64(sw)/scale))), max(1, int(math.Round(float64(sh)/scale)))
-}
+// reduceFactor is the whole factor an sw x sh image is reduced by so that
+// its longer side is from side to 2*side-1 pixels (1: as decoded, when it is
+// shorter than 2*side). A whole factor keeps the reduced pixels aligned with
+// the original's: each is the mean of a k x k block, so that what the
+// fingerprint then averages is nearly what it would have averaged from the
+// original (a fractional factor blurs the bins' edges).
+func reduceFactor(sw, sh, side int) int { return max(1, max(sw, sh)/side) }
+
+// reducedSize is the size of an sw x sh image reduced by k.
+func reducedSize(sw, sh, k int) (w, h int) { return (sw + k - 1) / k, (sh + k - 1) / k }
 
 // reducer area-averages an sw x sh image, given as premultiplied 8-bit RGBA
-// pixels in any order, into a w x h *image.RGBA. Source pixel (x, y) falls in
-// output pixel (x*w/sw, y*h/sh). Rows given in order need sums for one output
-// row only (ordered); pixels in any order (Adam7 passes) need them for all.
+// pixels in any order, by a whole factor k: output pixel (x/k, y/k) is the
+// mean of its block (a partial block at the right or bottom edge, of the
+// pixels it has). Rows given in order need sums for one output row only
+// (ordered); pixels in any order (Adam7 passes) need them for all.
 type reducer struct {
-	sw, sh, w, h int
-	xmap         []int32  // output column of each source column
-	xcnt, ycnt   []uint32 // source columns (rows) per output column (row)
-	sum          []uint32 // RGBA sums, rows x w x 4
-	ordered      bool
-	cur          int // ordered: the output row being summed
-	out          *image.RGBA
+	sw, sh, k, w, h int
+	xcnt, ycnt      []uint32 // source columns (rows) per output column (row)
+	sum             []uint32 // RGBA sums, rows x w x 4
+	ordered         bool
+	cur             int // ordered: the output row being summed
+	out             *image.RGBA
 }
 
-func newReducer(sw, sh, w, h int, ordered bool) *reducer {
-	r := &reducer{sw: sw, sh: sh, w: w, h: h, ordered: ordered,
-		xmap: make([]int32, sw), xcnt: make([]uint32, w), ycnt: make([]uint32, h),
+func newReducer(sw, sh, k int, ordered bool) *reducer {
+	w, h := reducedSize(sw, sh, k)
+	r := &reducer{sw: sw, sh: sh, k: k, w: w, h: h, ordered: ordered,
+		xcnt: make([]uint32, w), ycnt: make([]uint32, h),
 		out: image.NewRGBA(image.Rect(0, 0, w, h))}
 	for x := range sw {
-		ox := min(w-1, x*w/sw)
-		r.xmap[x] = int32(ox)
-		r.xcnt[ox]++
+		r.xcnt[x/k]++
 	}
 	for y := range sh {
-		r.ycnt[min(h-1, y*h/sh)]++
+		r.ycnt[y/k]++
 	}
 	rows := h
 	if ordered {
@@ -52,25 +49,26 @@ func newReducer(sw, sh, w, h int, ordered bool) *reducer {
 	return r
 }
 
-// reducerBytes is what a reducer holds: its sums, maps and output.
-func reducerBytes(sw, w, h int, ordered bool) int64 {
+// reducerBytes is what a reducer of an sw x sh image by k holds: its sums,
+// counts and output.
+func reducerBytes(sw, sh, k int, ordered bool) int64 {
+	w, h := reducedSize(sw, sh, k)
 	rows := int64(h)
 	if ordered {
 		rows = 1
 	}
-	return rows*int64(w)*16 + int64(sw)*4 + int64(w+h)*4 + int64(w)*int64(h)*4
+	return rows*int64(w)*16 + int64(w+h)*4 + int64(w)*int64(h)*4
 }
 
 // row adds source row y, 4 bytes a pixel (ordered reducers only; rows in
 // increasing order).
 func (r *reducer) row(y int, px []uint8) {
-	oy := min(r.h-1, y*r.h/r.sh)
-	if oy != r.cur {
+	if oy := y / r.k; oy != r.cur {
 		r.flush(r.cur)
 		r.cur = oy
 	}
-	for x, ox := range r.xmap {
-		s := r.sum[int(ox)*4 : int(ox)*4+4 : int(ox)*4+4]
+	for x := range r.sw {
+		s := r.sum[x/r.k*4 : x/r.k*4+4 : x/r.k*4+4]
 		p := px[x*4 : x*4+4 : x*4+4]
 		s[0] += uint32(p[0])
 		s[1] += uint32(p[1])
@@ -81,8 +79,7 @@ func (r *reducer) row(y int, px []uint8) {
 
 // pixel adds one source pixel (unordered reducers).
 func (r *reducer) pixel(x, y int, p [4]uint8) {
-	oy := min(r.h-1, y*r.h/r.sh)
-	i := (oy*r.w + int(r.xmap[x])) * 4
+	i := (y/r.k*r.w + x/r.k) * 4
 	r.sum[i] += uint32(p[0])
 	r.sum[i+1] += uint32(p[1])
 	r.sum[i+2] += uint32(p[2])
@@ -120,12 +117,12 @@ func (r *reducer) image() *image.RGBA {
 	return r.out
 }
 
-// reduce area-averages a decoded image into a w x h *image.RGBA, reading it
+// reduce area-averages a decoded image by k into an *image.RGBA, reading it
 // row by row (premultiplied, as image.Image's RGBA method gives colours).
-func reduce(img image.Image, w, h int) *image.RGBA {
+func reduce(img image.Image, k int) *image.RGBA {
 	b := img.Bounds()
 	sw, sh := b.Dx(), b.Dy()
-	r := newReducer(sw, sh, w, h, true)
+	r := newReducer(sw, sh, k, true)
 	row := make([]uint8, sw*4)
 	for y := range sh {
 		sy := b.Min.Y + y

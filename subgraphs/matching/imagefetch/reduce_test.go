@@ -11,15 +11,15 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"
 )
 
-// TestLargeImagesAreReduced: an image whose longer side is over DecodeSide
-// (2048 by default) is handed out reduced to it, a PNG while it is read, and
-// keeps its colours; Width and Height stay the original's. Smaller images
-// are handed out as decoded.
+// TestLargeImagesAreReduced: an image whose longer side is twice DecodeSide
+// (1600 by default) or more is handed out reduced by a whole factor (here 3,
+// to 1667x334), a PNG while it is read, and keeps its colours; Width and
+// Height stay the original's. Smaller images are handed out as decoded.
 func TestLargeImagesAreReduced(t *testing.T) {
 	tan := color.NRGBA{0xc8, 0x9b, 0x6d, 0xff}
-	solid16 := image.NewNRGBA64(image.Rect(0, 0, 3000, 1000))
+	solid16 := image.NewNRGBA64(image.Rect(0, 0, 5000, 1000))
 	for y := range 1000 {
-		for x := range 3000 {
+		for x := range 5000 {
 			solid16.Set(x, y, tan)
 		}
 	}
@@ -39,10 +39,10 @@ func TestLargeImagesAreReduced(t *testing.T) {
 		origW    int
 		tolerate int // per channel (JPEG is lossy)
 	}{
-		{"16-bit RGBA PNG", png16.Bytes(), 2048, 683, 3000, 0},
-		{"JPEG", jpg.Bytes(), 2048, 683, 3000, 3},
-		{"WebP", webpSolid(3000, 1000, tan), 2048, 683, 3000, 0},
-		{"small PNG, as decoded", pngBytes(t, 300, 200), 300, 200, 300, -1},
+		{"16-bit RGBA PNG", png16.Bytes(), 1667, 334, 5000, 0},
+		{"JPEG", jpg.Bytes(), 1667, 334, 5000, 3},
+		{"WebP", webpSolid(5000, 1000, tan), 1667, 334, 5000, 0},
+		{"3199 px, as decoded", pngBytes(t, 3199, 20), 3199, 20, 3199, -1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
