@@ -523,8 +523,12 @@ func (f *Fetcher) decode(ctx context.Context, data []byte) (img *Image, release 
 	// the image handed out and its work: the share is the larger of the two.
 	weight := max(int64(len(data))+decoding, handed+work)
 	if weight > f.cfg.DecodeBudget {
-		return nil, nil, newError(CodeTooManyPixels, "image is %dx%d pixels, a %s that takes %s to decode: the limit is %s; scale it down",
-			cfg.Width, cfg.Height, describe(c.format, data), mbText(weight), mbText(f.cfg.DecodeBudget))
+		fix := "scale it down"
+		if c.format == "jpeg" && progressiveJPEG(data) {
+			fix = "save it as a baseline (not progressive) JPEG, or scale it down"
+		}
+		return nil, nil, newError(CodeTooManyPixels, "image is %dx%d pixels, a %s that takes %s to decode: the limit is %s; %s",
+			cfg.Width, cfg.Height, describe(c.format, data), mbText(weight), mbText(f.cfg.DecodeBudget), fix)
 	}
 	if err := f.budget.Acquire(ctx, weight); err != nil {
 		return nil, nil, &Error{Code: CodeFetchCanceled, Message: "the request ended while the image waited to be decoded", err: err}
