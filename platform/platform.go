@@ -54,6 +54,9 @@ type Options struct {
 	// FetchAllow are address ranges the image fetcher may reach although not
 	// public (private deployments, tests).
 	FetchAllow []netip.Prefix
+	// ImageDecodeBudget caps the bytes image decoding holds at once (0: the
+	// default, imagefetch.DefaultDecodeBudget).
+	ImageDecodeBudget int64
 	// VisionModelURL and VisionModelKey configure identify's optional vision
 	// model (empty URL: off).
 	VisionModelURL, VisionModelKey string
@@ -145,7 +148,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	matchingCatalog := &subgraph.Client{URL: urls[schema.Catalog], HTTP: &http.Client{Transport: &trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: matchingIssuer}}}
 	for _, name := range schema.All {
 		sg, err := OpenSubgraph(ctx, name, o.Store, SubgraphOptions{Demo: o.Demo, Prober: prober, Secret: o.InternalKey, PublicURL: o.PublicURL,
-			FetchAllow: o.FetchAllow, Catalog: matchingCatalog, VisionModelURL: o.VisionModelURL, VisionModelKey: o.VisionModelKey, Payments: o.Payments, Logger: log})
+			FetchAllow: o.FetchAllow, ImageDecodeBudget: o.ImageDecodeBudget, Catalog: matchingCatalog, VisionModelURL: o.VisionModelURL, VisionModelKey: o.VisionModelKey, Payments: o.Payments, Logger: log})
 		if err != nil {
 			return nil, err
 		}

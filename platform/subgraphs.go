@@ -83,6 +83,9 @@ type SubgraphOptions struct {
 	// FetchAllow are address ranges the image fetcher may reach although they
 	// are not public (private deployments, tests); empty by default.
 	FetchAllow []netip.Prefix
+	// ImageDecodeBudget caps the bytes image decoding holds at once (0: the
+	// default, imagefetch.DefaultDecodeBudget).
+	ImageDecodeBudget int64
 	// Catalog is matching's client to the catalog subgraph (identify resolves
 	// text and names cigars there).
 	Catalog *subgraph.Client
@@ -333,7 +336,7 @@ func openMatching(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Su
 		return nil, false, err
 	}
 	m := &matcher.Matcher{
-		Fetch:    imagefetch.New(imagefetch.Config{AllowCIDRs: o.FetchAllow}),
+		Fetch:    imagefetch.New(imagefetch.Config{AllowCIDRs: o.FetchAllow, DecodeBudget: o.ImageDecodeBudget, Work: fingerprint.WorkBytes}),
 		Sealer:   matching.NewSealer(o.Secret),
 		Evidence: snapshots,
 		Log:      o.Logger,

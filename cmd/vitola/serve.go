@@ -51,11 +51,13 @@ type serveSettings struct {
 	// FetchAllowCIDRs lets the image fetcher reach these non-public ranges.
 	FetchAllowCIDRs string
 	fetchAllow      []netip.Prefix
-	VisionModelURL  string
-	VisionModelKey  string
-	LogLevel        string
-	LogFormat       string
-	Limits          limits.Config
+	// ImageDecodeMB caps the memory image decoding holds at once, in MiB.
+	ImageDecodeMB  int
+	VisionModelURL string
+	VisionModelKey string
+	LogLevel       string
+	LogFormat      string
+	Limits         limits.Config
 	// Payments settings.
 	PaymentsPublicURL string
 	PaymentsKEKs      string
@@ -112,6 +114,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 		return nil, fmt.Errorf("--fetch-allow-cidrs: %w", err)
 	}
 	s.fetchAllow = allow
+	if s.ImageDecodeMB < 64 {
+		return nil, fmt.Errorf("--image-decode-budget %d: give at least 64 (MiB): a 12-megapixel JPEG alone needs about 40", s.ImageDecodeMB)
+	}
 	return s, nil
 }
 
@@ -139,6 +144,7 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&s.VisionModelURL, "vision-model-url", envOr(getenv, "VITOLA_VISION_MODEL_URL", ""), "identify: a vision-model vendor's endpoint (POST {imageUrls, prompt} → {brand, name}), asked in the thorough profile when the rest is not conclusive; empty: off (env VITOLA_VISION_MODEL_URL)")
 	secretVar(fs, &s.VisionModelKey, "vision-model-key", "VITOLA_VISION_MODEL_KEY", getenv, "identify: the vision-model vendor's API key, sent as a bearer token (env VITOLA_VISION_MODEL_KEY)")
 	fs.StringVar(&s.FetchAllowCIDRs, "fetch-allow-cidrs", envOr(getenv, "VITOLA_FETCH_ALLOW_CIDRS", ""), "image fetching: comma-separated address ranges (e.g. 10.0.0.0/8) that may be fetched although not public, for private deployments; empty: public addresses only (env VITOLA_FETCH_ALLOW_CIDRS)")
+	fs.IntVar(&s.ImageDecodeMB, "image-decode-budget", envInt(getenv, "VITOLA_IMAGE_DECODE_BUDGET", imagefetch.DefaultDecodeBudget>>20), "image matching: MiB that decoding images (and fingerprinting them) may hold at once; an image needing more is refused (env VITOLA_IMAGE_DECODE_BUDGET)")
 	fs.StringVar(&s.LogLevel, "log-level", envOr(getenv, "VITOLA_LOG_LEVEL", "info"), "debug, info, warn or error (env VITOLA_LOG_LEVEL)")
 	fs.StringVar(&s.LogFormat, "log-format", envOr(getenv, "VITOLA_LOG_FORMAT", "auto"), "json, console, or auto: console on a terminal (env VITOLA_LOG_FORMAT)")
 	fs.IntVar(&s.Limits.MaxDepth, "max-depth", envInt(getenv, "VITOLA_MAX_DEPTH", 8), "GraphQL: maximum depth (env VITOLA_MAX_DEPTH)")
@@ -176,7 +182,7 @@ func serveAll(ctx context.Context, s *serveSettings, log zerolog.Logger, stdout 
 	}
 	p, err := platform.Open(ctx, platform.Options{
 		Store: s.store.config(), RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix, InternalKey: key,
-		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Logger: log, PublicURL: *s.PublicURL, FetchAllow: s.fetchAllow,
+		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Logger: log, PublicURL: *s.PublicURL, FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20,
 		VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(),
 	})
 	if err != nil {
@@ -311,7 +317,7 @@ func serveSubgraph(ctx context.Context, s *serveSettings, log zerolog.Logger) er
 		catalogClient = &subgraph.Client{URL: u, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer}}}
 	}
 	sg, err := platform.OpenSubgraph(ctx, s.Component, s.store.config(), platform.SubgraphOptions{Demo: s.Demo, Prober: prober, Secret: key, PublicURL: *s.PublicURL,
-		FetchAllow: s.fetchAllow, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(), Logger: log})
+		FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(), Logger: log})
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,9 @@ const (
 	FingerprintVersion = "vitola-fingerprint-1"
 	// MaxViews bounds the photos of one fingerprint (the API's image limit).
 	MaxViews = 8
+	// MaxFingerprintBytes bounds a fingerprint passed back (eight views are
+	// about 40 KB): decoding never holds more than a few times this.
+	MaxFingerprintBytes = 256 << 10
 )
 
 // Fingerprint is a sealed description of one band: a view per photo, in the
@@ -61,6 +64,9 @@ func (s *Sealer) SealFingerprint(f *Fingerprint) ([]byte, error) {
 // seal: unknown or missing fields, another version, or any change fails; a
 // sealed fingerprint whose views are of another band format is stale.
 func (s *Sealer) OpenFingerprint(raw []byte) (*Fingerprint, error) {
+	if len(raw) > MaxFingerprintBytes {
+		return nil, fmt.Errorf("%w: it is %d bytes, over %d", ErrMalformedFingerprint, len(raw), MaxFingerprintBytes)
+	}
 	var f Fingerprint
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

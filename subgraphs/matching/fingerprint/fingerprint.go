@@ -216,6 +216,11 @@ type Options struct {
 // ErrEmpty is returned for images too small to describe.
 var ErrEmpty = errors.New("fingerprint: image too small")
 
+// ErrBlank is returned for images of (nearly) one colour: a blank page, a
+// wall, a lens cap. There is no band to describe, and a fingerprint of the
+// noise would match something at random.
+var ErrBlank = errors.New("fingerprint: the image is blank (nearly one colour)")
+
 // Compute describes the band in img.
 func Compute(img image.Image, opts Options) (*Fingerprint, error) {
 	bnd := img.Bounds()
@@ -229,6 +234,9 @@ func Compute(img image.Image, opts Options) (*Fingerprint, error) {
 // known (tests).
 func compute(img image.Image, opts Options, given *box) (*Fingerprint, error) {
 	rgb, scale := downscale(img, workSide)
+	if blank(rgb) {
+		return nil, ErrBlank
+	}
 	var b box
 	switch {
 	case given != nil:

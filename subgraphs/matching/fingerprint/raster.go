@@ -4,6 +4,7 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"sort"
 )
 
 // raster is a 3-channel float image, channels interleaved (RGB 0..255 or Lab).
@@ -49,8 +50,9 @@ func clampInt(v, n int) int {
 }
 
 // downscale reads img into an RGB raster whose longer side is at most
-// maxSide, by area averaging (one pass over the source). It returns the
-// raster and the factor from raster to source coordinates.
+// maxSide, by area averaging (one pass over the source, row by row: only one
+// output row's sums are held). It returns the raster and the factor from
+// raster to source coordinates.
 func downscale(img image.Image, maxSide int) (*raster, float64) {
 	b := img.Bounds()
 	sw, sh := b.Dx(), b.Dy()
@@ -59,14 +61,35 @@ func downscale(img image.Image, maxSide int) (*raster, float64) {
 		scale = float64(m) / float64(maxSide)
 	}
 	w, h := max(1, int(math.Round(float64(sw)/scale))), max(1, int(math.Round(float64(sh)/scale)))
-	sum := make([]float64, w*h*3)
-	cnt := make([]float64, w*h)
+	out := newRaster(w, h)
+	sum := make([]float64, w*3)
+	cnt := make([]float64, w)
 	xmap := make([]int, sw)
 	for x := range sw {
 		xmap[x] = min(w-1, x*w/sw)
 	}
-	add := func(x, y int, r, g, bl float64) {
-		i := min(h-1, y*h/sh)*w + xmap[x]
+	// Source rows come in order and map to output rows in order: an output
+	// row is complete when the next source row maps past it.
+	cur := 0
+	flush := func() {
+		for i := range cnt {
+			if cnt[i] > 0 {
+				for k := range 3 {
+					out.p[(cur*w+i)*3+k] = float32(sum[i*3+k] / cnt[i])
+				}
+			}
+		}
+		clear(sum)
+		clear(cnt)
+	}
+	row := func(y int) {
+		if oy := min(h-1, y*h/sh); oy != cur {
+			flush()
+			cur = oy
+		}
+	}
+	add := func(x int, r, g, bl float64) {
+		i := xmap[x]
 		sum[i*3] += r
 		sum[i*3+1] += g
 		sum[i*3+2] += bl
@@ -75,55 +98,90 @@ func downscale(img image.Image, maxSide int) (*raster, float64) {
 	switch m := img.(type) {
 	case *image.YCbCr:
 		for y := range sh {
+			row(y)
 			for x := range sw {
 				yi := m.YOffset(b.Min.X+x, b.Min.Y+y)
 				ci := m.COffset(b.Min.X+x, b.Min.Y+y)
 				r, g, bl := color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
-				add(x, y, float64(r), float64(g), float64(bl))
+				add(x, float64(r), float64(g), float64(bl))
 			}
 		}
 	case *image.RGBA:
 		for y := range sh {
+			row(y)
 			o := m.PixOffset(b.Min.X, b.Min.Y+y)
 			for x := range sw {
-				add(x, y, float64(m.Pix[o]), float64(m.Pix[o+1]), float64(m.Pix[o+2]))
+				add(x, float64(m.Pix[o]), float64(m.Pix[o+1]), float64(m.Pix[o+2]))
 				o += 4
 			}
 		}
 	case *image.NRGBA:
 		for y := range sh {
+			row(y)
 			o := m.PixOffset(b.Min.X, b.Min.Y+y)
 			for x := range sw {
 				a := float64(m.Pix[o+3]) / 255
-				add(x, y, float64(m.Pix[o])*a, float64(m.Pix[o+1])*a, float64(m.Pix[o+2])*a)
+				add(x, float64(m.Pix[o])*a, float64(m.Pix[o+1])*a, float64(m.Pix[o+2])*a)
 				o += 4
 			}
 		}
 	case *image.Gray:
 		for y := range sh {
+			row(y)
 			o := m.PixOffset(b.Min.X, b.Min.Y+y)
 			for x := range sw {
 				v := float64(m.Pix[o+x])
-				add(x, y, v, v, v)
+				add(x, v, v, v)
+			}
+		}
+	case *image.RGBA64: // 16-bit PNG: the high bytes, as RGBA() >> 8 gives
+		for y := range sh {
+			row(y)
+			o := m.PixOffset(b.Min.X, b.Min.Y+y)
+			for x := range sw {
+				add(x, float64(m.Pix[o]), float64(m.Pix[o+2]), float64(m.Pix[o+4]))
+				o += 8
+			}
+		}
+	case *image.NRGBA64: // as color.NRGBA64's RGBA method, >> 8
+		for y := range sh {
+			row(y)
+			o := m.PixOffset(b.Min.X, b.Min.Y+y)
+			for x := range sw {
+				p := m.Pix[o : o+8 : o+8]
+				a := uint32(p[6])<<8 | uint32(p[7])
+				ch := func(i int) float64 { return float64((uint32(p[i])<<8 | uint32(p[i+1])) * a / 0xffff >> 8) }
+				add(x, ch(0), ch(2), ch(4))
+				o += 8
 			}
 		}
 	default:
 		for y := range sh {
+			row(y)
 			for x := range sw {
 				r, g, bl, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
-				add(x, y, float64(r>>8), float64(g>>8), float64(bl>>8))
+				add(x, float64(r>>8), float64(g>>8), float64(bl>>8))
 			}
 		}
 	}
-	out := newRaster(w, h)
-	for i := range cnt {
-		if cnt[i] > 0 {
-			for k := range 3 {
-				out.p[i*3+k] = float32(sum[i*3+k] / cnt[i])
-			}
-		}
-	}
+	flush()
 	return out, float64(sw) / float64(w)
+}
+
+// WorkBytes is about what Compute allocates for an image of w x h pixels,
+// OCR included: the working image and what the band is found and measured on
+// (about 100 bytes a working pixel: 14 MB measured for a 960x720 photo
+// without OCR), and the larger copy OCR reads.
+func WorkBytes(w, h int) int64 {
+	scaled := func(side int) int64 {
+		m := max(w, h)
+		if m <= side {
+			return int64(w) * int64(h)
+		}
+		f := float64(side) / float64(m)
+		return int64(math.Ceil(float64(w)*f)) * int64(math.Ceil(float64(h)*f))
+	}
+	return 4<<20 + 96*scaled(workSide) + 16*scaled(1600)
 }
 
 // toLab converts an RGB raster to CIELAB.
@@ -156,4 +214,27 @@ func box3(r *raster) *raster {
 		}
 	}
 	return out
+}
+
+// blankSpread is the colour spread (CIELAB units, between the 1st and 99th
+// percentiles of L*, a* and b*) under which a working image is blank. A band
+// photo spreads far wider: lettering on a ground is tens of units apart, and
+// the cigar and background add more; JPEG noise on a white page spreads 1 or 2.
+const blankSpread = 6
+
+// blank reports whether a working image is (nearly) one colour.
+func blank(rgb *raster) bool {
+	lab := toLab(rgb)
+	n := lab.w * lab.h
+	vals := make([]float64, n)
+	for k := range 3 {
+		for i := range n {
+			vals[i] = float64(lab.p[i*3+k])
+		}
+		sort.Float64s(vals)
+		if vals[n-1-n/100]-vals[n/100] >= blankSpread {
+			return false
+		}
+	}
+	return true
 }

@@ -94,7 +94,7 @@ func pngBytes(t *testing.T, w, h int) []byte {
 	return buf.Bytes()
 }
 
-func jpegBytes(t *testing.T, w, h int) []byte {
+func jpegBytes(t testing.TB, w, h int) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := jpeg.Encode(&buf, gradient(w, h), &jpeg.Options{Quality: 80}); err != nil {

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"image"
@@ -18,6 +19,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,11 +34,19 @@ import (
 const (
 	DefaultMaxBytes  = 10 << 20 // 10 MiB per image
 	DefaultMaxPixels = 40_000_000
-	// DefaultDecodeBudget: pixels decoded and held at once per Fetcher, about
-	// 400 MB of RGBA at most.
-	DefaultDecodeBudget = 100_000_000
+	// DefaultDecodeBudget: bytes decoding and the work on decoded images hold
+	// at once, per Fetcher (see Config.DecodeBudget).
+	DefaultDecodeBudget = 320 << 20
+	// DefaultDecodeSide: images whose longer side is twice it or more are
+	// handed out reduced by a whole factor, to 1 to 2 times it (the
+	// fingerprint reads 1,600 pixels a side at most).
+	DefaultDecodeSide   = 1600
 	DefaultMaxRedirects = 3
 	DefaultTimeout      = 15 * time.Second
+	// DefaultStageTimeout bounds each of connecting, the TLS handshake and
+	// waiting for response headers, within Timeout: a server that does not
+	// answer is given up on before the whole fetch's time is spent.
+	DefaultStageTimeout = 10 * time.Second
 	MaxSide             = 16384 // pixels, either side
 	MaxURLLength        = 2048  // bytes
 	MaxURLs             = 8     // per FetchAll
@@ -86,17 +96,32 @@ type Config struct {
 	MaxBytes int64
 	// MaxPixels caps width*height, read from the image header before decoding:
 	// a 50 KB PNG can claim 10 gigapixels and exhaust memory when decoded.
-	// Decoding takes up to 4 bytes per pixel (8 for 16-bit PNG).
 	MaxPixels int
-	// DecodeBudget caps the pixels of the images one Fetcher decodes and holds
-	// at once (FetchEach holds each image until its callback returns): many
-	// large photos at once would otherwise exhaust memory. An image larger than
-	// the whole budget waits until it is alone.
+	// DecodeSide is the least longer side, in pixels, the images handed out
+	// need: an image whose longer side is twice it or more is reduced by the
+	// whole factor that keeps at least DecodeSide (each pixel the mean of a
+	// block), a PNG while it is read (row by row: the whole frame is never
+	// held), a JPEG or WebP right after its decoder returns (Image.Width and
+	// Height stay the original size).
+	DecodeSide int
+	// DecodeBudget caps the bytes one Fetcher's decoding holds at once: each
+	// image counts what its decoder actually holds (its bit depth and colour
+	// model, a progressive JPEG's coefficients, every copy made while
+	// converting, the body), then, while FetchEach's fn runs, the image handed
+	// out and Work. Images wait for their share; an image whose share is over
+	// the whole budget is refused (image_too_many_pixels), so the bytes held
+	// never exceed it.
 	DecodeBudget int64
+	// Work is the bytes FetchEach's fn holds while it works on an image of
+	// w x h pixels (as handed out), counted in the budget; nil: none.
+	Work func(w, h int) int64
 	// MaxRedirects caps redirects followed; negative means none.
 	MaxRedirects int
 	// Timeout bounds the whole fetch: connect, TLS, headers and body.
 	Timeout time.Duration
+	// StageTimeout bounds each of connecting, the TLS handshake and the wait
+	// for response headers (at most Timeout; zero: DefaultStageTimeout).
+	StageTimeout time.Duration
 	// Resolver resolves host names (nil: the system's). For tests and custom
 	// DNS; whatever it answers, the connect-time address check still applies.
 	Resolver *net.Resolver
@@ -110,14 +135,17 @@ type Fetcher struct {
 	allow  []netip.Prefix
 	client *http.Client
 	dialer *net.Dialer
+	stage  time.Duration // the connect, TLS and response-header timeout
 }
 
 // Image is a fetched and decoded image.
 type Image struct {
+	// Image is the decoded image; when the original's longer side is twice
+	// Config.DecodeSide or more, it is reduced (see Config.DecodeSide).
 	Image         image.Image
 	Format        string // "jpeg", "png" or "webp", from the bytes, not Content-Type
 	Bytes         int    // size of the fetched body
-	Width, Height int
+	Width, Height int    // the original size, from the header
 	URL           string // the URL as requested (before redirects)
 }
 
@@ -141,11 +169,18 @@ func New(cfg Config) *Fetcher {
 	if cfg.DecodeBudget <= 0 {
 		cfg.DecodeBudget = DefaultDecodeBudget
 	}
+	if cfg.DecodeSide <= 0 {
+		cfg.DecodeSide = DefaultDecodeSide
+	}
 	f := &Fetcher{cfg: cfg, budget: semaphore.NewWeighted(cfg.DecodeBudget)}
 	for _, p := range cfg.AllowCIDRs {
 		f.allow = append(f.allow, normalizePrefix(p))
 	}
-	stage := min(cfg.Timeout, 10*time.Second)
+	stage := cfg.StageTimeout
+	if stage <= 0 || stage > cfg.Timeout {
+		stage = min(cfg.Timeout, DefaultStageTimeout)
+	}
+	f.stage = stage
 	f.dialer = &net.Dialer{
 		Timeout:  stage,
 		Resolver: cfg.Resolver,
@@ -360,6 +395,9 @@ func sizeText(n int64) string {
 
 // transportError turns a client or body-read error into an *Error. Refusals
 // made by the fetcher itself (a blocked address, a redirect) pass through.
+// Messages say what went wrong in the user's terms: never the text of a Go
+// error, which names the platform's DNS resolver ("lookup x on 10.0.0.2:53"),
+// local addresses and Go types.
 func (f *Fetcher) transportError(parent, ctx context.Context, host string, err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -368,15 +406,58 @@ func (f *Fetcher) transportError(parent, ctx context.Context, host string, err e
 	if errors.Is(parent.Err(), context.Canceled) {
 		return &Error{Code: CodeFetchCanceled, Message: fmt.Sprintf("fetching the image from %s was canceled", host), err: context.Canceled}
 	}
-	var ne net.Error
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+	fail := func(format string) *Error {
+		return &Error{Code: CodeFetchFailed, Message: fmt.Sprintf(format, host), err: err}
+	}
+	// The overall deadline first: when it passed, it is what fired, whatever
+	// stage the fetch was in.
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return &Error{Code: CodeFetchTimeout, Message: fmt.Sprintf("fetching the image from %s took longer than %s: use a faster host or a smaller image", host, f.cfg.Timeout), err: context.DeadlineExceeded}
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err // url.Error's text repeats the URL, query string included
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		switch {
+		case dns.IsNotFound:
+			return fail("the host %s could not be found (it has no DNS record): check the URL")
+		case dns.IsTimeout:
+			return fail("the host %s could not be looked up in time (DNS did not answer): try again later")
+		}
+		return fail("the host %s could not be looked up (DNS failed): try again later")
 	}
-	return &Error{Code: CodeFetchFailed, Message: fmt.Sprintf("could not fetch the image from %s: %v", host, err), err: err}
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		// A stage's own timeout (connect, TLS handshake, response headers)
+		// fired before the overall one: name it, not the overall timeout.
+		var op *net.OpError
+		what := "did not answer (TLS handshake and response headers)"
+		if errors.As(err, &op) && op.Op == "dial" {
+			what = "did not accept the connection"
+		}
+		return &Error{Code: CodeFetchTimeout, Message: fmt.Sprintf("the image server %s %s within %s: use a faster host", host, what, f.stage), err: context.DeadlineExceeded}
+	}
+	var (
+		unknownCA   x509.UnknownAuthorityError
+		hostnameErr x509.HostnameError
+		invalidCert x509.CertificateInvalidError
+		recordErr   tls.RecordHeaderError
+		alert       tls.AlertError
+		certErr     *tls.CertificateVerificationError
+	)
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fail("the image server %s refused the connection: check the URL's host and port")
+	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
+		return fail("the image server %s cannot be reached: check the URL's host")
+	case errors.As(err, &unknownCA), errors.As(err, &hostnameErr), errors.As(err, &invalidCert), errors.As(err, &certErr):
+		return fail("the image server %s did not present a valid TLS certificate for its name: fix its certificate or use another host")
+	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"): // net/http's text; it has no type
+		return fail("the image server %s answered in plain HTTP on an https URL: use http://, or the port it serves TLS on")
+	case errors.As(err, &recordErr), errors.As(err, &alert):
+		return fail("the image server %s did not complete a TLS handshake: check that the URL's scheme and port are right")
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fail("the image server %s closed the connection before the image was complete: try again, or use another host")
+	}
+	return fail("the image could not be fetched from %s (the connection failed): check the URL, or try again later")
 }
 
 // codec is one accepted format. Decoders are called directly, not through
@@ -391,7 +472,7 @@ type codec struct {
 
 var codecs = []codec{
 	{"jpeg", func(b []byte) bool { return bytes.HasPrefix(b, []byte("\xff\xd8\xff")) }, jpeg.DecodeConfig, jpeg.Decode},
-	{"png", func(b []byte) bool { return bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) }, png.DecodeConfig, png.Decode},
+	{"png", func(b []byte) bool { return bytes.HasPrefix(b, []byte(pngMagic)) }, png.DecodeConfig, png.Decode},
 	{"webp", func(b []byte) bool { return len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP" }, webp.DecodeConfig, webp.Decode},
 }
 
@@ -412,11 +493,81 @@ func (f *Fetcher) Decode(data []byte) (*Image, error) {
 
 // decode sniffs the format from the bytes (Content-Type is the server's claim,
 // not a fact), checks the dimensions in the header, and only then takes the
-// image's pixels from the decode budget (waiting while ctx lets it) and
-// decodes. release gives the pixels back.
+// bytes decoding will hold from the decode budget (waiting while ctx lets
+// it) and decodes. release gives back what the image handed out still holds.
 func (f *Fetcher) decode(ctx context.Context, data []byte) (img *Image, release func(), _ *Error) {
+	c, cfg, e := f.sniff(data)
+	if e != nil {
+		return nil, nil, e
+	}
+	k := reduceFactor(cfg.Width, cfg.Height, f.cfg.DecodeSide)
+	w, h := reducedSize(cfg.Width, cfg.Height, k)
+	reduced := k > 1
+	var decoding, handed int64 // bytes held while decoding; by the image handed out
+	switch {
+	case reduced && c.format == "png":
+		decoding = pngReducedCost(cfg.Width, cfg.Height, k, isInterlacedPNG(data))
+		handed = 4 * int64(w) * int64(h)
+	case reduced:
+		handed = 4 * int64(w) * int64(h)
+		decoding = decodeCost(c.format, data, cfg.Width, cfg.Height) + reducerBytes(cfg.Width, cfg.Height, k, true)
+	default:
+		decoding = decodeCost(c.format, data, cfg.Width, cfg.Height)
+		handed = decoding
+	}
+	work := int64(0)
+	if f.cfg.Work != nil {
+		work = f.cfg.Work(w, h)
+	}
+	// Decoding holds the body and the decoder's memory; afterwards fn holds
+	// the image handed out and its work: the share is the larger of the two.
+	weight := max(int64(len(data))+decoding, handed+work)
+	if weight > f.cfg.DecodeBudget {
+		fix := "scale it down"
+		if c.format == "jpeg" && progressiveJPEG(data) {
+			fix = "save it as a baseline (not progressive) JPEG, or scale it down"
+		}
+		return nil, nil, newError(CodeTooManyPixels, "image is %dx%d pixels, a %s that takes %s to decode: the limit is %s; %s",
+			cfg.Width, cfg.Height, describe(c.format, data), mbText(weight), mbText(f.cfg.DecodeBudget), fix)
+	}
+	if err := f.budget.Acquire(ctx, weight); err != nil {
+		return nil, nil, &Error{Code: CodeFetchCanceled, Message: "the request ended while the image waited to be decoded", err: err}
+	}
+	decoded, err := safely(func() (image.Image, error) {
+		if reduced && c.format == "png" {
+			return decodePNGReduced(data, k)
+		}
+		full, err := c.decode(bytes.NewReader(data))
+		if err != nil || !reduced {
+			return full, err
+		}
+		return reduce(full, k), nil
+	})
+	// What decoding held beyond the image handed out (the frame a large image
+	// was reduced from) is garbage now: collect it before fn's work or
+	// another image is let in to use its bytes, or the heap would hold both
+	// until the collector's own pace caught up (up to twice the budget).
+	if decoding-handed >= 16<<20 {
+		runtime.GC()
+	}
+	if spare := weight - (handed + work); spare > 0 {
+		f.budget.Release(spare)
+		weight -= spare
+	}
+	release = sync.OnceFunc(func() { f.budget.Release(weight) })
+	if err != nil {
+		release()
+		return nil, nil, newError(CodeInvalidImage, "image is not a valid %s: %v", strings.ToUpper(c.format), err)
+	}
+	return &Image{Image: decoded, Format: c.format, Bytes: len(data), Width: cfg.Width, Height: cfg.Height}, release, nil
+}
+
+// sniff finds the codec from the magic bytes and reads the header's size,
+// refusing what is not an image of an accepted format or is over the size
+// limits.
+func (f *Fetcher) sniff(data []byte) (*codec, image.Config, *Error) {
 	if len(data) == 0 {
-		return nil, nil, newError(CodeInvalidImage, "image URL returned an empty body")
+		return nil, image.Config{}, newError(CodeInvalidImage, "image URL returned an empty body")
 	}
 	var c *codec
 	for i := range codecs {
@@ -426,30 +577,43 @@ func (f *Fetcher) decode(ctx context.Context, data []byte) (img *Image, release 
 		}
 	}
 	if c == nil {
-		return nil, nil, newError(CodeUnsupportedType, "image URL returned %s, not a JPEG, PNG or WebP image", http.DetectContentType(data))
+		return nil, image.Config{}, newError(CodeUnsupportedType, "image URL returned %s, not a JPEG, PNG or WebP image", http.DetectContentType(data))
 	}
 	cfg, err := safely(func() (image.Config, error) { return c.config(bytes.NewReader(data)) })
 	if err != nil {
-		return nil, nil, newError(CodeInvalidImage, "image is not a valid %s: %v", strings.ToUpper(c.format), err)
+		return nil, image.Config{}, newError(CodeInvalidImage, "image is not a valid %s: %v", strings.ToUpper(c.format), err)
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 {
-		return nil, nil, newError(CodeInvalidImage, "image is not a valid %s: it is %dx%d pixels", strings.ToUpper(c.format), cfg.Width, cfg.Height)
+		return nil, image.Config{}, newError(CodeInvalidImage, "image is not a valid %s: it is %dx%d pixels", strings.ToUpper(c.format), cfg.Width, cfg.Height)
 	}
 	if cfg.Width > MaxSide || cfg.Height > MaxSide || int64(cfg.Width)*int64(cfg.Height) > int64(f.cfg.MaxPixels) {
-		return nil, nil, newError(CodeTooManyPixels, "image is %dx%d pixels: the limit is %d pixels in all and %d on either side; scale it down",
+		return nil, image.Config{}, newError(CodeTooManyPixels, "image is %dx%d pixels: the limit is %d pixels in all and %d on either side; scale it down",
 			cfg.Width, cfg.Height, f.cfg.MaxPixels, MaxSide)
 	}
-	weight := min(int64(cfg.Width)*int64(cfg.Height), f.cfg.DecodeBudget)
-	if err := f.budget.Acquire(ctx, weight); err != nil {
-		return nil, nil, &Error{Code: CodeFetchCanceled, Message: "the request ended while the image waited to be decoded", err: err}
+	return c, cfg, nil
+}
+
+func isInterlacedPNG(data []byte) bool { return len(data) > 28 && data[28] == 1 }
+
+// describe names what makes an image dear to decode.
+func describe(format string, data []byte) string {
+	switch format {
+	case "jpeg":
+		if progressiveJPEG(data) {
+			return "progressive JPEG"
+		}
+		return "JPEG"
+	case "webp":
+		return "WebP"
 	}
-	release = sync.OnceFunc(func() { f.budget.Release(weight) })
-	decoded, err := safely(func() (image.Image, error) { return c.decode(bytes.NewReader(data)) })
-	if err != nil {
-		release()
-		return nil, nil, newError(CodeInvalidImage, "image is not a valid %s: %v", strings.ToUpper(c.format), err)
+	return strings.ToUpper(format)
+}
+
+func mbText(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d KB", (n+1023)>>10)
 	}
-	return &Image{Image: decoded, Format: c.format, Bytes: len(data), Width: cfg.Width, Height: cfg.Height}, release, nil
+	return fmt.Sprintf("%d MB", (n+(1<<20)-1)>>20)
 }
 
 // safely turns a decoder panic on hostile input into an error.
@@ -509,14 +673,17 @@ type blocked struct {
 func (b *blocked) Error() string { return "refused to connect to " + b.kind + " address " + b.addr }
 
 func (b *blocked) error(host string) *Error {
-	where := "image URL points to"
+	// A literal address is the user's own; the address a name resolves to is
+	// not named: it would tell anyone what the platform's DNS says about
+	// internal names (db.corp -> 10.2.3.4).
+	where := fmt.Sprintf("image URL points to %s address (%s)", b.kind, b.addr)
 	if _, err := netip.ParseAddr(host); err != nil {
-		where = "image URL host " + host + " resolves to"
+		where = fmt.Sprintf("image URL host %s resolves to %s address", host, b.kind)
 	}
 	return &Error{
 		Code: CodeAddressBlocked,
-		Message: fmt.Sprintf("%s %s address (%s): Vitola fetches images only from public addresses "+
-			"(operators of private deployments can allow a range with VITOLA_FETCH_ALLOW_CIDRS)", where, b.kind, b.addr),
+		Message: where + ": Vitola fetches images only from public addresses " +
+			"(operators of private deployments can allow a range with VITOLA_FETCH_ALLOW_CIDRS)",
 		err: b,
 	}
 }

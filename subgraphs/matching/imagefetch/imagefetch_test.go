@@ -438,23 +438,25 @@ func TestFetchEachRefusals(t *testing.T) {
 	}
 }
 
-// The decode budget bounds the pixels held at once: with room for one
-// 100x100 image, eight are handled one after another; with room for two, at
-// most two at once. An image larger than the whole budget still goes through.
+// The decode budget bounds the bytes held at once: a 100x100 opaque PNG
+// decodes to 4 bytes a pixel and its body is held while it decodes; with room
+// for one, eight are handled one after another; with room for two, at most
+// two at once. An image whose share is over the whole budget is refused.
 func TestDecodeBudgetBoundsHeldImages(t *testing.T) {
 	s, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		side, _ := strconv.Atoi(r.URL.Query().Get("side"))
 		_, _ = w.Write(pngBytes(t, side, side))
 	})
+	one := int64(4*100*100 + len(pngBytes(t, 100, 100)))
 	for _, tt := range []struct {
 		name    string
 		budget  int64
 		side    int
-		maxHeld int32
+		maxHeld int32 // -1: refused
 	}{
-		{"room for one", 100 * 100, 100, 1},
-		{"room for two", 2 * 100 * 100, 100, 2},
-		{"larger than the budget", 100 * 100, 200, 1},
+		{"room for one", one + one/2, 100, 1},
+		{"room for two", 2*one + one/2, 100, 2},
+		{"larger than the budget", one + one/2, 200, -1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loopback()
@@ -473,6 +475,10 @@ func TestDecodeBudgetBoundsHeldImages(t *testing.T) {
 				done.Add(1)
 				return nil
 			})
+			if tt.maxHeld < 0 {
+				wantError(t, err, imagefetch.CodeTooManyPixels, "200x200", "to decode", "the limit is")
+				return
+			}
 			if err != nil || done.Load() != imagefetch.MaxURLs {
 				t.Fatalf("%d of %d images, %v", done.Load(), imagefetch.MaxURLs, err)
 			}

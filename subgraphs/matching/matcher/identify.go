@@ -3,6 +3,7 @@ package matcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -168,8 +169,11 @@ func (m *Matcher) views(ctx context.Context, urls []string, ocr bool) ([]*finger
 	views := make([]*fingerprint.Fingerprint, len(urls))
 	err := m.Fetch.FetchEach(ctx, urls, func(i int, img *imagefetch.Image) error {
 		v, err := fingerprint.Compute(img.Image, opts)
-		if errors.Is(err, fingerprint.ErrEmpty) {
-			return ErrNoBand
+		switch {
+		case errors.Is(err, fingerprint.ErrBlank):
+			return noBand(i, "the photo is blank (nearly one colour): there is no band in it; send a photo of the cigar's band")
+		case errors.Is(err, fingerprint.ErrEmpty):
+			return noBand(i, ErrNoBand.Error())
 		}
 		views[i] = v
 		return err
@@ -179,6 +183,15 @@ func (m *Matcher) views(ctx context.Context, urls []string, ocr bool) ([]*finger
 	}
 	return views, nil
 }
+
+// noBand is ErrNoBand for photo i, its message beginning with the field it
+// is about, as the image intake's refusals do ("imageUrls[2]: ...").
+func noBand(i int, msg string) error { return noBandError(fmt.Sprintf("imageUrls[%d]: %s", i, msg)) }
+
+type noBandError string
+
+func (e noBandError) Error() string        { return string(e) }
+func (e noBandError) Is(target error) bool { return target == ErrNoBand }
 
 // clip cuts text to at most n characters, at a word boundary when it can.
 func clip(text string, n int) string {
