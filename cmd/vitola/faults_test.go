@@ -119,9 +119,18 @@ type faultRig struct {
 
 func (rg *faultRig) storeArgs() []string {
 	if rg.dbURL != "" {
-		return []string{"--database-url", rg.dbURL, "--internal-key", rg.internalKey}
+		return []string{"--database-url", rg.dbURL}
 	}
 	return []string{"--data", rg.data}
+}
+
+// keyArgs are storeArgs with the internal key, for the commands that seal
+// (serve, payments): on PostgreSQL they must agree on it.
+func (rg *faultRig) keyArgs() []string {
+	if rg.dbURL != "" {
+		return append(rg.storeArgs(), "--internal-key", rg.internalKey)
+	}
+	return rg.storeArgs()
 }
 
 // startServe starts the platform, to be killed at killAt ("" : never).
@@ -131,7 +140,7 @@ func (rg *faultRig) startServe(killAt string) {
 		rg.serve.kill()
 	}
 	args := append([]string{"serve", "--demo", "--addr", rg.api, "--payments-addr", rg.pay, "--payments-public-url", "http://" + rg.pay,
-		"--charge-lease", "2s", "--log-format", "json"}, rg.storeArgs()...)
+		"--charge-lease", "2s", "--log-format", "json"}, rg.keyArgs()...)
 	var env []string
 	if killAt != "" {
 		env = append(env, "VITOLA_TEST_KILL_AT="+killAt)
@@ -310,8 +319,11 @@ func (rg *faultRig) waitReceived(purchase, state string, within time.Duration) {
 		}
 		if time.Now().After(deadline) {
 			got, applied, events := rg.received(purchase)
-			rg.t.Fatalf("%s: the receiver has %q (applied %d, %d events) after %s, want %s\nplatform:\n%s\nreceiver:\n%s", purchase, got, applied, events, within, state,
-				tail(rg.serve.log.String(), 3000), rg.receiver.log.String())
+			st := rg.openStore()
+			p, _ := st.Purchase(context.Background(), purchase)
+			es, _ := st.Events(context.Background(), "", "", 20)
+			rg.t.Fatalf("%s: the receiver has %q (applied %d, %d events) after %s, want %s\npurchase %+v\nevents %+v\nplatform:\n%s\nreceiver:\n%s", purchase, got, applied, events, within, state,
+				p, es, tail(rg.serve.log.String(), 3000), rg.receiver.log.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -348,7 +360,7 @@ func TestFaultsCaptureOnceFulfillOnce(t *testing.T) {
 			keys, _ := admin(t, append([]string{"keys", "create", "--name", "buyer"}, rg.storeArgs()...)...)
 			rg.demoKeyID = "key_" + strings.Split(keys, "_")[1]
 			line, err := admin(t, append([]string{"payments", "clients", "create", "--name", "shop", "--developer-key", rg.demoKeyID,
-				"--return-url", "https://shop.example/paid", "--callback-url", "http://" + rg.recvAddr + "/hooks"}, rg.storeArgs()...)...)
+				"--return-url", "https://shop.example/paid", "--callback-url", "http://" + rg.recvAddr + "/hooks"}, rg.keyArgs()...)...)
 			creds := strings.Fields(line)
 			if err != nil || len(creds) != 3 {
 				t.Fatalf("clients create: %q %v", line, err)
@@ -411,14 +423,14 @@ func TestFaultsCaptureOnceFulfillOnce(t *testing.T) {
 
 			// F: refunded, then its purchase.succeeded replayed: a duplicate
 			// after a later state never takes the purchase back.
-			if line, err := admin(t, append([]string{"payments", "purchases", "refund", pA}, rg.storeArgs()...)...); err != nil {
+			if line, err := admin(t, append([]string{"payments", "purchases", "refund", pA}, rg.keyArgs()...)...); err != nil {
 				t.Fatalf("refund: %q %v", line, err)
 			}
 			rg.waitReceived(pA, callback.PurchaseRefunded, 30*time.Second)
 			events, _ := rg.openStore().Events(context.Background(), rg.client[0], "", 100)
 			for _, e := range events {
 				if e.SubjectID == pA && e.Type == "purchase.succeeded" {
-					if line, err := admin(t, append([]string{"payments", "events", "replay", e.ID}, rg.storeArgs()...)...); err != nil {
+					if line, err := admin(t, append([]string{"payments", "events", "replay", e.ID}, rg.keyArgs()...)...); err != nil {
 						t.Fatalf("replay: %q %v", line, err)
 					}
 				}

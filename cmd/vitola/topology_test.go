@@ -59,6 +59,14 @@ var appServices = []string{migrateService, "catalog", "users", "venues", "paymen
 // binary: with childEnv set it runs run() with the arguments after "--" and
 // exits, before any test.
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(receiverEnv); spec != "" {
+		parts := strings.SplitN(spec, "|", 3)
+		if err := runReceiver(parts[0], parts[1], parts[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "receiver:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(childEnv) != "1" {
 		os.Exit(m.Run())
 	}

@@ -162,8 +162,12 @@ func events(rows []eventRow) []payments.CallbackEvent {
 	return out
 }
 
-// senderLease names the lease that lets one process of a SQLite store send.
-const senderLease = "callback-sender"
+// senderLease names the lease that lets one process of a SQLite store send;
+// senderLeaseTerm is how long it lasts unless renewed.
+const (
+	senderLease     = "callback-sender"
+	senderLeaseTerm = 5 * time.Second
+)
 
 func (s *Store) ClaimEvents(ctx context.Context, holder string, now, leaseUntil time.Time, limit int) ([]payments.CallbackEvent, error) {
 	lock := ""
@@ -171,8 +175,11 @@ func (s *Store) ClaimEvents(ctx context.Context, holder string, now, leaseUntil 
 		// Replicas skip the events another is sending.
 		lock = ` FOR UPDATE SKIP LOCKED`
 	} else {
-		// Processes sharing a SQLite file: one holds the sender's lease.
-		ok, err := s.holdLease(ctx, senderLease, holder, now, leaseUntil)
+		// Processes sharing a SQLite file: one holds the sender's lease, a
+		// short one it renews each round, so that a process that died hands
+		// sending on within seconds (each event's own lease keeps an event
+		// from being sent twice).
+		ok, err := s.holdLease(ctx, senderLease, holder, now, now.Add(senderLeaseTerm))
 		if err != nil || !ok {
 			return nil, err
 		}
