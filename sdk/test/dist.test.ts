@@ -61,6 +61,14 @@ describe("the built package", () => {
     expect(esm).toMatch(/\bexport\s*\{/);
   });
 
+  // esbuild is tsup's own, pinned by the lock file.
+  it("leaves verifyCallback out of the bundle of a page that uses only the feed client", () => {
+    writeFileSync(join(tmp, "page.mjs"), `import { createClient } from "@vitola/sdk";\nconsole.log(createClient);\n`);
+    const page = execFileSync(bin("esbuild"), ["page.mjs", "--bundle", "--minify", "--format=esm"], { cwd: tmp, encoding: "utf8", stdio: "pipe" });
+    expect(page).toContain("x-service-key");
+    expect(page).not.toMatch(/TextEncoder|X-Service-Signature|CallbackError/);
+  });
+
   it("types verifyCallback for ESM and CommonJS consumers, with Node's types or the DOM's", () => {
     const consumer = join(tmp, "consumer");
     mkdirSync(consumer, { recursive: true });
