@@ -48,11 +48,11 @@ const want = { id: vector.expect.id, type: vector.expect.type, refused: "no_matc
 describe("the built package", () => {
   it("exports verifyCallback to require (CommonJS)", () => {
     expect(run(["-e", program(`const sdk = require("@vitola/sdk");`)])).toEqual(want);
-  });
+  }, 30_000);
 
   it("exports verifyCallback to import (ESM)", () => {
     expect(run(["--input-type=module", "-e", program(`import * as sdk from "@vitola/sdk";`)])).toEqual(want);
-  });
+  }, 30_000);
 
   it("imports nothing at run time (no node: modules, so edge runtimes load it)", () => {
     const esm = readFileSync(join(tmp, "node_modules", "@vitola", "sdk", "dist", "index.js"), "utf8");
@@ -67,7 +67,7 @@ describe("the built package", () => {
     const page = execFileSync(bin("esbuild"), ["page.mjs", "--bundle", "--minify", "--format=esm"], { cwd: tmp, encoding: "utf8", stdio: "pipe" });
     expect(page).toContain("x-service-key");
     expect(page).not.toMatch(/TextEncoder|X-Service-Signature|CallbackError/);
-  });
+  }, 30_000);
 
   it("types verifyCallback for ESM and CommonJS consumers, with Node's types or the DOM's", () => {
     const consumer = join(tmp, "consumer");
