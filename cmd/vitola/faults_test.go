@@ -423,14 +423,14 @@ func TestFaultsCaptureOnceFulfillOnce(t *testing.T) {
 
 			// F: refunded, then its purchase.succeeded replayed: a duplicate
 			// after a later state never takes the purchase back.
-			if line, err := admin(t, append([]string{"payments", "purchases", "refund", pA}, rg.keyArgs()...)...); err != nil {
+			if line, err := admin(t, append(append([]string{"payments", "purchases", "refund"}, rg.keyArgs()...), pA)...); err != nil {
 				t.Fatalf("refund: %q %v", line, err)
 			}
 			rg.waitReceived(pA, callback.PurchaseRefunded, 30*time.Second)
 			events, _ := rg.openStore().Events(context.Background(), rg.client[0], "", 100)
 			for _, e := range events {
 				if e.SubjectID == pA && e.Type == "purchase.succeeded" {
-					if line, err := admin(t, append([]string{"payments", "events", "replay", e.ID}, rg.keyArgs()...)...); err != nil {
+					if line, err := admin(t, append(append([]string{"payments", "events", "replay"}, rg.keyArgs()...), e.ID)...); err != nil {
 						t.Fatalf("replay: %q %v", line, err)
 					}
 				}

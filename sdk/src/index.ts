@@ -1,5 +1,9 @@
 // Vitola's business sessions feed: the recent public smoke sessions of a venue
-// or a brand, for the business's own website. No runtime dependencies.
+// or a brand, for the business's own website; and, for servers, the verifying
+// of Vitola's signed fulfillment callbacks. No runtime dependencies.
+
+export { CALLBACK_TOLERANCE_SECONDS, CallbackError, signCallback, verifyCallback } from "./callback";
+export type { CallbackCrypto, CallbackErrorCode, CallbackEvent, CallbackEventType, VerifyCallbackOptions } from "./callback";
 
 /** A business whose feed you read. */
 export type BusinessType = "venue" | "brand";
