@@ -21,6 +21,13 @@
 //   - introspection (__schema, __type) is exempt from depth and cost, so that
 //     GraphiQL's standard introspection query works; it has a depth bound of its
 //     own. __typename is free.
+//
+// Before any of that, before a parser reads the text, the text itself is
+// bounded (ScanQuery): its bytes, its tokens and the nesting of its brackets;
+// and so are the tokens and nesting of the request's JSON (ScanJSON). Once
+// parsed, before validation, the document's definitions (operations and
+// fragments) are bounded, and its fragments times its selections: validation
+// compares fragments pairwise and with the fields they meet.
 package limits
 
 import (
@@ -53,7 +60,31 @@ type Config struct {
 	// MaxRepeats bounds how often one response name appears in one selection
 	// set (fragments expanded): validation compares such fields pairwise.
 	MaxRepeats int // 50
+	// MaxQueryBytes, MaxTokens and MaxNesting bound the operation's text before
+	// any parser reads it, in one linear pass: parsing and validation cost more
+	// than linear time in what they build. MaxNesting also bounds the request's
+	// JSON (variables).
+	MaxQueryBytes int // 65536
+	MaxTokens     int // 15000
+	MaxNesting    int // 64: brackets of every kind together
+	// MaxBodyBytes bounds a request's body (the router refuses a larger one
+	// with 413 before reading it all).
+	MaxBodyBytes int // 262144
+	// MaxDefinitions bounds the operations and fragments a document defines,
+	// checked before validation: gqlparser's validation compares fragments
+	// pairwise (a chain of fragments spreading each other costs their cube),
+	// the engine's compares operation names pairwise.
+	MaxDefinitions int // 100
+	// MaxFragmentProduct bounds the fragment definitions times the selections
+	// (fields, spreads, inline fragments) of the document as written, checked
+	// before validation: gqlparser's validation compares every fragment with the
+	// fields it meets, rebuilding each fragment's fields at each comparison, so
+	// its cost grows with that product.
+	MaxFragmentProduct int // 20000
 }
+
+// Defaults returns the default limits.
+func Defaults() Config { return Config{}.withDefaults() }
 
 func (c Config) withDefaults() Config {
 	def := func(v *int, d int) {
@@ -70,6 +101,12 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxIntrospectionDepth, 20)
 	def(&c.MaxNodes, 10000)
 	def(&c.MaxRepeats, 50)
+	def(&c.MaxQueryBytes, 64<<10)
+	def(&c.MaxTokens, 15000)
+	def(&c.MaxNesting, 64)
+	def(&c.MaxDefinitions, 100)
+	def(&c.MaxFragmentProduct, 20000)
+	def(&c.MaxBodyBytes, 256<<10)
 	return c
 }
 
@@ -125,6 +162,9 @@ type Analyzer struct {
 	cache  *lru.Cache[uint64, *analysis]
 	seed   maphash.Seed
 }
+
+// Limits returns the analyzer's limits, defaults filled in.
+func (a *Analyzer) Limits() Config { return a.cfg }
 
 // New builds an analyzer over the public (client) schema SDL, reading @cost and
 // @listSize from the subgraph SDLs.
@@ -237,10 +277,68 @@ func (a *Analyzer) costRejection(cost int) *Rejection {
 		"operation cost %d exceeds the maximum cost of %d: ask for fewer items (first) or fewer nested lists", cost, a.cfg.MaxCost)
 }
 
+// CheckText bounds an operation's text before any parser reads it: its bytes,
+// then its tokens and the nesting of its brackets (ScanQuery), in time linear in
+// its length. Check calls it first; it returns nil or a *Rejection.
+func (a *Analyzer) CheckText(query string) error {
+	if rej := a.checkText(query); rej != nil {
+		return rej
+	}
+	return nil
+}
+
+func (a *Analyzer) checkText(query string) *Rejection {
+	if len(query) > a.cfg.MaxQueryBytes {
+		return reject(CodeTooLarge, "query bytes", a.cfg.MaxQueryBytes, len(query),
+			"the operation is %d bytes long, more than the maximum of %d: send a shorter document (pass large values as variables)", len(query), a.cfg.MaxQueryBytes)
+	}
+	t := ScanQuery(query)
+	if t.Tokens > a.cfg.MaxTokens {
+		return reject(CodeTooLarge, "tokens", a.cfg.MaxTokens, t.Tokens,
+			"the operation has %d tokens (names, punctuation, values), more than the maximum of %d: send a smaller document", t.Tokens, a.cfg.MaxTokens)
+	}
+	if t.Nesting > a.cfg.MaxNesting {
+		return reject(CodeTooLarge, "nesting", a.cfg.MaxNesting, t.Nesting,
+			"the operation nests brackets ({ [ ( together) %d levels deep, more than the maximum of %d: nest fewer selections, lists or input objects", t.Nesting, a.cfg.MaxNesting)
+	}
+	return nil
+}
+
+// CheckRequestJSON bounds a request body's JSON before it is decoded, with the
+// same maxima as an operation's text: its tokens (values, keys and brackets) and
+// the nesting of its arrays and objects, where the request's own object does
+// not count (a variables object is level 1, a list in it level 2). It takes
+// time linear in the body and returns nil or a *Rejection.
+func (a *Analyzer) CheckRequestJSON(body []byte) error {
+	t := ScanJSON(body)
+	if t.Tokens > a.cfg.MaxTokens {
+		return reject(CodeTooLarge, "tokens", a.cfg.MaxTokens, t.Tokens,
+			"the request's JSON has %d tokens (values, keys and brackets, its variables' mostly), more than the maximum of %d: send fewer variables, or shorter lists in them", t.Tokens, a.cfg.MaxTokens)
+	}
+	if n := t.Nesting - 1; n > a.cfg.MaxNesting {
+		return reject(CodeTooLarge, "nesting", a.cfg.MaxNesting, n,
+			"the request's JSON (its variables) is nested %d levels deep, more than the maximum of %d: nest fewer lists or objects", n, a.cfg.MaxNesting)
+	}
+	return nil
+}
+
 func (a *Analyzer) analyze(query, operationName string) *analysis {
+	if rej := a.checkText(query); rej != nil {
+		return &analysis{rejection: rej}
+	}
 	doc, err := parser.ParseQuery(&ast.Source{Name: "operation", Input: query})
 	if err != nil {
 		return &analysis{rejection: &Rejection{Errors: withCode(gqlerror.List{asGQLError(err)}, CodeParseFailed)}}
+	}
+	if n := len(doc.Operations) + len(doc.Fragments); n > a.cfg.MaxDefinitions {
+		return &analysis{rejection: reject(CodeTooLarge, "definitions", a.cfg.MaxDefinitions, n,
+			"the document defines %d operations and fragments, more than the maximum of %d: send the operation you run and the fragments it uses", n, a.cfg.MaxDefinitions)}
+	}
+	if f := len(doc.Fragments); f > 0 {
+		if p := f * countSelections(doc); p > a.cfg.MaxFragmentProduct {
+			return &analysis{rejection: reject(CodeTooLarge, "fragment product", a.cfg.MaxFragmentProduct, p,
+				"the document's %d fragments times its %d selections is %d, more than the maximum of %d: validation compares each fragment with the fields it meets, so use fewer fragments or ask for fewer fields", f, p/f, p, a.cfg.MaxFragmentProduct)}
+		}
 	}
 	// Bound the document's expansion before anything walks it, validation
 	// included: a small text can expand exponentially through fragments, and
@@ -253,7 +351,7 @@ func (a *Analyzer) analyze(query, operationName string) *analysis {
 		return &analysis{rejection: reject(CodeTooLarge, "repeats", a.cfg.MaxRepeats, size.repeats, "%q appears more than %d times in one selection: ask for each field once", size.repeated, a.cfg.MaxRepeats)}
 	}
 	if errs := validator.Validate(a.schema, doc); len(errs) > 0 {
-		return &analysis{rejection: &Rejection{Errors: withCode(errs, CodeValidationFailed)}}
+		return &analysis{rejection: &Rejection{Errors: withCode(firstErrors(errs), CodeValidationFailed)}}
 	}
 	op := doc.Operations.ForName(operationName)
 	if op == nil {
@@ -306,6 +404,21 @@ func asGQLError(err error) *gqlerror.Error {
 	return gqlerror.Wrap(err)
 }
 
+// MaxErrors is how many validation errors a rejection lists, as graphql-js
+// does: a document can hold thousands, and the answer need not.
+const MaxErrors = 100
+
+// firstErrors keeps the first MaxErrors errors and says how many it left out.
+func firstErrors(errs gqlerror.List) gqlerror.List {
+	if len(errs) <= MaxErrors {
+		return errs
+	}
+	more := len(errs) - MaxErrors
+	return append(errs[:MaxErrors:MaxErrors], &gqlerror.Error{
+		Message: fmt.Sprintf("%d more validation errors not shown: fix these first", more),
+	})
+}
+
 func withCode(errs gqlerror.List, code string) gqlerror.List {
 	for _, e := range errs {
 		if e.Extensions == nil {
@@ -315,6 +428,31 @@ func withCode(errs gqlerror.List, code string) gqlerror.List {
 		delete(e.Extensions, "file") // gqlparser's source name says nothing to a client
 	}
 	return errs
+}
+
+// countSelections counts the fields, fragment spreads and inline fragments of a
+// document as written (fragments not expanded).
+func countSelections(doc *ast.QueryDocument) int {
+	n := 0
+	var count func(set ast.SelectionSet)
+	count = func(set ast.SelectionSet) {
+		for _, sel := range set {
+			n++
+			switch s := sel.(type) {
+			case *ast.Field:
+				count(s.SelectionSet)
+			case *ast.InlineFragment:
+				count(s.SelectionSet)
+			}
+		}
+	}
+	for _, op := range doc.Operations {
+		count(op.SelectionSet)
+	}
+	for _, f := range doc.Fragments {
+		count(f.SelectionSet)
+	}
+	return n
 }
 
 // size is what measureSize found: the fields and fragment spreads of every
