@@ -36,6 +36,7 @@ import (
 	"hash/maphash"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2"
@@ -81,6 +82,10 @@ type Config struct {
 	// fields it meets, rebuilding each fragment's fields at each comparison, so
 	// its cost grows with that product.
 	MaxFragmentProduct int // 20000
+	// MaxCacheBytes bounds what the analyzer keeps between requests, estimated:
+	// its verdicts, and the parsed documents of operations whose cost depends
+	// on their variables (about 60 bytes for each byte of their text).
+	MaxCacheBytes int // 64 MiB
 }
 
 // Defaults returns the default limits.
@@ -107,6 +112,7 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxDefinitions, 100)
 	def(&c.MaxFragmentProduct, 20000)
 	def(&c.MaxBodyBytes, 256<<10)
+	def(&c.MaxCacheBytes, 64<<20)
 	return c
 }
 
@@ -160,6 +166,7 @@ type Analyzer struct {
 	cfg    Config
 	fields map[string]directives // "Type.field"
 	cache  *lru.Cache[uint64, *analysis]
+	cached atomic.Int64 // the cache's estimated bytes
 	seed   maphash.Seed
 }
 
@@ -189,8 +196,9 @@ func New(clientSDL string, subgraphSDLs []string, cfg Config) (*Analyzer, error)
 			}
 		}
 	}
-	cache, _ := lru.New[uint64, *analysis](2048)
-	return &Analyzer{schema: schema, cfg: cfg.withDefaults(), fields: fields, cache: cache, seed: maphash.MakeSeed()}, nil
+	a := &Analyzer{schema: schema, cfg: cfg.withDefaults(), fields: fields, seed: maphash.MakeSeed()}
+	a.cache, _ = lru.NewWithEvict(2048, func(_ uint64, an *analysis) { a.cached.Add(-an.bytes) })
+	return a, nil
 }
 
 func readDirectives(list ast.DirectiveList) (directives, bool) {
@@ -235,8 +243,13 @@ type analysis struct {
 	op        *ast.OperationDefinition
 	measure   Measure
 	rejection *Rejection
-	costFixed bool // cost does not depend on variables: measure.Cost is final
+	costFixed bool  // cost does not depend on variables: measure.Cost is final
+	bytes     int64 // what it holds, estimated
 }
+
+// docBytesPerByte estimates a parsed document's size from its text's (measured
+// on gqlparser v2.5: about 60).
+const docBytesPerByte = 64
 
 // Check measures an operation with its variables and returns its figures, or a
 // *Rejection saying which rule it broke (with the measured value and the maximum).
@@ -251,7 +264,7 @@ func (a *Analyzer) Check(query, operationName string, variables map[string]any) 
 	an, ok := a.cache.Get(key)
 	if !ok {
 		an = a.analyze(query, operationName)
-		a.cache.Add(key, an)
+		a.remember(key, query, an)
 	}
 	if an.rejection != nil {
 		return an.measure, an.rejection
@@ -270,6 +283,30 @@ func (a *Analyzer) Check(query, operationName string, variables map[string]any) 
 		return m, a.costRejection(m.Cost)
 	}
 	return m, nil
+}
+
+// remember caches an analysis within MaxCacheBytes: a verdict weighs its text
+// (a rejection's message can quote it), a kept document far more.
+func (a *Analyzer) remember(key uint64, query string, an *analysis) {
+	if an.rejection != nil || an.costFixed {
+		an.doc, an.op = nil, nil // only the cost walk of variables needs them
+	}
+	an.bytes = int64(len(query))
+	if an.doc != nil {
+		an.bytes *= docBytesPerByte
+	}
+	if an.bytes > int64(a.cfg.MaxCacheBytes) {
+		return
+	}
+	if found, _ := a.cache.ContainsOrAdd(key, an); found {
+		return
+	}
+	a.cached.Add(an.bytes)
+	for a.cached.Load() > int64(a.cfg.MaxCacheBytes) {
+		if _, _, ok := a.cache.RemoveOldest(); !ok {
+			break
+		}
+	}
 }
 
 func (a *Analyzer) costRejection(cost int) *Rejection {
