@@ -199,6 +199,63 @@ func (x *executor) plan(k *kit, doc *ast.Document, query, operationName string, 
 		return nil, report
 	}
 	postprocess.NewProcessor().Process(p)
+	if sp, ok := p.(*plan.SynchronousResponsePlan); ok && sp.Response != nil {
+		unaliasIntrospection(sp.Response.Data)
+	}
 	x.plans.Add(key, p)
 	return p, nil
+}
+
+// unaliasIntrospection makes every field under __schema and __type read its
+// value at its field name. The introspection data source answers the whole
+// schema (or type) keyed by field names, but the planner (graphql-go-tools
+// v2.18) reads each field at its response name, so an alias below the root
+// read nothing: null, or "Cannot return null for non-nullable field". The root
+// field itself keeps its response name: its fetch is merged there.
+func unaliasIntrospection(data *resolve.Object) {
+	if data == nil {
+		return
+	}
+	for _, f := range data.Fields {
+		if f.Info != nil && (f.Info.Name == "__schema" || f.Info.Name == "__type") {
+			readAtFieldNames(f.Value)
+		}
+	}
+}
+
+func readAtFieldNames(n resolve.Node) {
+	switch v := n.(type) {
+	case *resolve.Object:
+		for _, f := range v.Fields {
+			if f.Info != nil {
+				setPath(f.Value, []string{f.Info.Name})
+			}
+			readAtFieldNames(f.Value)
+		}
+	case *resolve.Array:
+		readAtFieldNames(v.Item)
+	}
+}
+
+// setPath sets the path a value is read at, for every kind of value
+// introspection has.
+func setPath(n resolve.Node, path []string) {
+	switch v := n.(type) {
+	case *resolve.Object:
+		v.Path = path
+	case *resolve.Array:
+		v.Path = path
+	case *resolve.String:
+		v.Path = path
+	case *resolve.Boolean:
+		v.Path = path
+	case *resolve.Enum:
+		v.Path = path
+	case *resolve.Scalar:
+		v.Path = path
+	case *resolve.Integer:
+		v.Path = path
+	case *resolve.Float:
+		v.Path = path
+	}
 }

@@ -44,10 +44,9 @@ type Config struct {
 	// (the sessions feeds) come with it, carrying the caller's identity,
 	// instead of a developer key (nil: only developer keys).
 	Internal *trust.Verifier
-	Limits   limits.Config
-	Logger   zerolog.Logger
-	// MaxBodyBytes bounds a request body (default 1 MiB).
-	MaxBodyBytes int64
+	// Limits bound operations, and request bodies (Limits.MaxBodyBytes).
+	Limits limits.Config
+	Logger zerolog.Logger
 	// Timeout bounds one operation, its subgraph calls included (default 30 s).
 	Timeout time.Duration
 }
@@ -91,15 +90,11 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if err != nil {
 		return nil, err
 	}
-	maxBody := cfg.MaxBodyBytes
-	if maxBody == 0 {
-		maxBody = 1 << 20
-	}
 	timeout := cfg.Timeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, log: cfg.Logger, maxBody: maxBody, timeout: timeout, graphiql: webui.GraphiQLHandler()}, nil
+	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, log: cfg.Logger, maxBody: int64(an.Limits().MaxBodyBytes), timeout: timeout, graphiql: webui.GraphiQLHandler()}, nil
 }
 
 // Error codes of the router's own errors (extensions.code).
@@ -139,7 +134,9 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, rt.maxBody))
 	if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
-		writeErrors(w, http.StatusRequestEntityTooLarge, gqlErr(CodeBadRequest, fmt.Sprintf("request body larger than %d bytes", rt.maxBody)))
+		e := gqlErr(CodeBadRequest, fmt.Sprintf("the request body is larger than the maximum of %d bytes: send a shorter operation or fewer variables", rt.maxBody))
+		e.Extensions["limit"], e.Extensions["maximum"] = "body bytes", rt.maxBody
+		writeErrors(w, http.StatusRequestEntityTooLarge, e)
 		return
 	} else if err != nil {
 		writeErrors(w, http.StatusBadRequest, gqlErr(CodeBadRequest, "could not read the request body"))
@@ -148,6 +145,11 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		writeErrors(w, http.StatusBadRequest, gqlErr(CodeBatching, "batched operations are disabled: send one operation per request"))
+		return
+	}
+	// Bound the JSON's tokens and nesting before anything decodes it.
+	if err := rt.analyzer.CheckRequestJSON(body); err != nil {
+		rt.refuse(w, err)
 		return
 	}
 	var req struct {
@@ -177,12 +179,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	m, err := rt.analyzer.Check(req.Query, req.OperationName, vars)
 	if err != nil {
-		var rej *limits.Rejection
-		if errors.As(err, &rej) {
-			writeErrors(w, http.StatusBadRequest, rej.Errors...)
-			return
-		}
-		writeErrors(w, http.StatusInternalServerError, gqlErr(CodeInternal, "could not analyse the operation"))
+		rt.refuse(w, err)
 		return
 	}
 
@@ -209,6 +206,16 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Dur("took", time.Since(start)).Msg("graphql")
 	w.Header().Set("Content-Type", contentTypeJSON)
 	w.Write(buf.Bytes())
+}
+
+// refuse answers an analyzer's error: a *limits.Rejection is the client's.
+func (rt *Router) refuse(w http.ResponseWriter, err error) {
+	var rej *limits.Rejection
+	if errors.As(err, &rej) {
+		writeErrors(w, http.StatusBadRequest, rej.Errors...)
+		return
+	}
+	writeErrors(w, http.StatusInternalServerError, gqlErr(CodeInternal, "could not analyse the operation"))
 }
 
 // caller authenticates the request: a developer key (and maybe a user's access

@@ -147,10 +147,15 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&s.ImageDecodeMB, "image-decode-budget", envInt(getenv, "VITOLA_IMAGE_DECODE_BUDGET", imagefetch.DefaultDecodeBudget>>20), "image matching: MiB that decoding images (and fingerprinting them) may hold at once; an image needing more is refused (env VITOLA_IMAGE_DECODE_BUDGET)")
 	fs.StringVar(&s.LogLevel, "log-level", envOr(getenv, "VITOLA_LOG_LEVEL", "info"), "debug, info, warn or error (env VITOLA_LOG_LEVEL)")
 	fs.StringVar(&s.LogFormat, "log-format", envOr(getenv, "VITOLA_LOG_FORMAT", "auto"), "json, console, or auto: console on a terminal (env VITOLA_LOG_FORMAT)")
-	fs.IntVar(&s.Limits.MaxDepth, "max-depth", envInt(getenv, "VITOLA_MAX_DEPTH", 8), "GraphQL: maximum depth (env VITOLA_MAX_DEPTH)")
-	fs.IntVar(&s.Limits.MaxAliases, "max-aliases", envInt(getenv, "VITOLA_MAX_ALIASES", 20), "GraphQL: maximum aliases (env VITOLA_MAX_ALIASES)")
-	fs.IntVar(&s.Limits.MaxRootFields, "max-root-fields", envInt(getenv, "VITOLA_MAX_ROOT_FIELDS", 10), "GraphQL: maximum root fields (env VITOLA_MAX_ROOT_FIELDS)")
-	fs.IntVar(&s.Limits.MaxCost, "max-cost", envInt(getenv, "VITOLA_MAX_COST", 1000), "GraphQL: maximum calculated cost (env VITOLA_MAX_COST)")
+	lim := limits.Defaults()
+	fs.IntVar(&s.Limits.MaxDepth, "max-depth", envInt(getenv, "VITOLA_MAX_DEPTH", lim.MaxDepth), "GraphQL: maximum depth (env VITOLA_MAX_DEPTH)")
+	fs.IntVar(&s.Limits.MaxAliases, "max-aliases", envInt(getenv, "VITOLA_MAX_ALIASES", lim.MaxAliases), "GraphQL: maximum aliases (env VITOLA_MAX_ALIASES)")
+	fs.IntVar(&s.Limits.MaxRootFields, "max-root-fields", envInt(getenv, "VITOLA_MAX_ROOT_FIELDS", lim.MaxRootFields), "GraphQL: maximum root fields (env VITOLA_MAX_ROOT_FIELDS)")
+	fs.IntVar(&s.Limits.MaxCost, "max-cost", envInt(getenv, "VITOLA_MAX_COST", lim.MaxCost), "GraphQL: maximum calculated cost (env VITOLA_MAX_COST)")
+	fs.IntVar(&s.Limits.MaxBodyBytes, "max-body-bytes", envInt(getenv, "VITOLA_MAX_BODY_BYTES", lim.MaxBodyBytes), "GraphQL: largest /graphql request body in bytes, refused with 413 (env VITOLA_MAX_BODY_BYTES)")
+	fs.IntVar(&s.Limits.MaxQueryBytes, "max-query-bytes", envInt(getenv, "VITOLA_MAX_QUERY_BYTES", lim.MaxQueryBytes), "GraphQL: longest operation text in bytes, refused before parsing (env VITOLA_MAX_QUERY_BYTES)")
+	fs.IntVar(&s.Limits.MaxTokens, "max-tokens", envInt(getenv, "VITOLA_MAX_TOKENS", lim.MaxTokens), "GraphQL: most tokens in an operation, and in a request's JSON, refused before parsing (env VITOLA_MAX_TOKENS)")
+	fs.IntVar(&s.Limits.MaxNesting, "max-nesting", envInt(getenv, "VITOLA_MAX_NESTING", lim.MaxNesting), "GraphQL: deepest nesting of brackets ({ [ ( together) in an operation, and of arrays and objects in a request's JSON, refused before parsing (env VITOLA_MAX_NESTING)")
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

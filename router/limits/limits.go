@@ -21,6 +21,13 @@
 //   - introspection (__schema, __type) is exempt from depth and cost, so that
 //     GraphiQL's standard introspection query works; it has a depth bound of its
 //     own. __typename is free.
+//
+// Before any of that, before a parser reads the text, the text itself is
+// bounded (ScanQuery): its bytes, its tokens and the nesting of its brackets;
+// and so are the tokens and nesting of the request's JSON (ScanJSON). Once
+// parsed, before validation, the document's definitions (operations and
+// fragments) are bounded, and its fragments times its selections: validation
+// compares fragments pairwise and with the fields they meet.
 package limits
 
 import (
@@ -29,6 +36,7 @@ import (
 	"hash/maphash"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2"
@@ -53,7 +61,35 @@ type Config struct {
 	// MaxRepeats bounds how often one response name appears in one selection
 	// set (fragments expanded): validation compares such fields pairwise.
 	MaxRepeats int // 50
+	// MaxQueryBytes, MaxTokens and MaxNesting bound the operation's text before
+	// any parser reads it, in one linear pass: parsing and validation cost more
+	// than linear time in what they build. MaxNesting also bounds the request's
+	// JSON (variables).
+	MaxQueryBytes int // 65536
+	MaxTokens     int // 15000
+	MaxNesting    int // 64: brackets of every kind together
+	// MaxBodyBytes bounds a request's body (the router refuses a larger one
+	// with 413 before reading it all).
+	MaxBodyBytes int // 262144
+	// MaxDefinitions bounds the operations and fragments a document defines,
+	// checked before validation: gqlparser's validation compares fragments
+	// pairwise (a chain of fragments spreading each other costs their cube),
+	// the engine's compares operation names pairwise.
+	MaxDefinitions int // 100
+	// MaxFragmentProduct bounds the fragment definitions times the selections
+	// (fields, spreads, inline fragments) of the document as written, checked
+	// before validation: gqlparser's validation compares every fragment with the
+	// fields it meets, rebuilding each fragment's fields at each comparison, so
+	// its cost grows with that product.
+	MaxFragmentProduct int // 20000
+	// MaxCacheBytes bounds what the analyzer keeps between requests, estimated:
+	// its verdicts, and the parsed documents of operations whose cost depends
+	// on their variables (about 60 bytes for each byte of their text).
+	MaxCacheBytes int // 64 MiB
 }
+
+// Defaults returns the default limits.
+func Defaults() Config { return Config{}.withDefaults() }
 
 func (c Config) withDefaults() Config {
 	def := func(v *int, d int) {
@@ -70,6 +106,13 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxIntrospectionDepth, 20)
 	def(&c.MaxNodes, 10000)
 	def(&c.MaxRepeats, 50)
+	def(&c.MaxQueryBytes, 64<<10)
+	def(&c.MaxTokens, 15000)
+	def(&c.MaxNesting, 64)
+	def(&c.MaxDefinitions, 100)
+	def(&c.MaxFragmentProduct, 20000)
+	def(&c.MaxBodyBytes, 256<<10)
+	def(&c.MaxCacheBytes, 64<<20)
 	return c
 }
 
@@ -123,8 +166,12 @@ type Analyzer struct {
 	cfg    Config
 	fields map[string]directives // "Type.field"
 	cache  *lru.Cache[uint64, *analysis]
+	cached atomic.Int64 // the cache's estimated bytes
 	seed   maphash.Seed
 }
+
+// Limits returns the analyzer's limits, defaults filled in.
+func (a *Analyzer) Limits() Config { return a.cfg }
 
 // New builds an analyzer over the public (client) schema SDL, reading @cost and
 // @listSize from the subgraph SDLs.
@@ -149,8 +196,9 @@ func New(clientSDL string, subgraphSDLs []string, cfg Config) (*Analyzer, error)
 			}
 		}
 	}
-	cache, _ := lru.New[uint64, *analysis](2048)
-	return &Analyzer{schema: schema, cfg: cfg.withDefaults(), fields: fields, cache: cache, seed: maphash.MakeSeed()}, nil
+	a := &Analyzer{schema: schema, cfg: cfg.withDefaults(), fields: fields, seed: maphash.MakeSeed()}
+	a.cache, _ = lru.NewWithEvict(2048, func(_ uint64, an *analysis) { a.cached.Add(-an.bytes) })
+	return a, nil
 }
 
 func readDirectives(list ast.DirectiveList) (directives, bool) {
@@ -195,8 +243,13 @@ type analysis struct {
 	op        *ast.OperationDefinition
 	measure   Measure
 	rejection *Rejection
-	costFixed bool // cost does not depend on variables: measure.Cost is final
+	costFixed bool  // cost does not depend on variables: measure.Cost is final
+	bytes     int64 // what it holds, estimated
 }
+
+// docBytesPerByte estimates a parsed document's size from its text's (measured
+// on gqlparser v2.5: about 60).
+const docBytesPerByte = 64
 
 // Check measures an operation with its variables and returns its figures, or a
 // *Rejection saying which rule it broke (with the measured value and the maximum).
@@ -211,7 +264,7 @@ func (a *Analyzer) Check(query, operationName string, variables map[string]any) 
 	an, ok := a.cache.Get(key)
 	if !ok {
 		an = a.analyze(query, operationName)
-		a.cache.Add(key, an)
+		a.remember(key, query, an)
 	}
 	if an.rejection != nil {
 		return an.measure, an.rejection
@@ -232,15 +285,97 @@ func (a *Analyzer) Check(query, operationName string, variables map[string]any) 
 	return m, nil
 }
 
+// remember caches an analysis within MaxCacheBytes: a verdict weighs its text
+// (a rejection's message can quote it), a kept document far more.
+func (a *Analyzer) remember(key uint64, query string, an *analysis) {
+	if an.rejection != nil || an.costFixed {
+		an.doc, an.op = nil, nil // only the cost walk of variables needs them
+	}
+	an.bytes = int64(len(query))
+	if an.doc != nil {
+		an.bytes *= docBytesPerByte
+	}
+	if an.bytes > int64(a.cfg.MaxCacheBytes) {
+		return
+	}
+	if found, _ := a.cache.ContainsOrAdd(key, an); found {
+		return
+	}
+	a.cached.Add(an.bytes)
+	for a.cached.Load() > int64(a.cfg.MaxCacheBytes) {
+		if _, _, ok := a.cache.RemoveOldest(); !ok {
+			break
+		}
+	}
+}
+
 func (a *Analyzer) costRejection(cost int) *Rejection {
 	return reject(CodeCost, "cost", a.cfg.MaxCost, cost,
 		"operation cost %d exceeds the maximum cost of %d: ask for fewer items (first) or fewer nested lists", cost, a.cfg.MaxCost)
 }
 
+// CheckText bounds an operation's text before any parser reads it: its bytes,
+// then its tokens and the nesting of its brackets (ScanQuery), in time linear in
+// its length. Check calls it first; it returns nil or a *Rejection.
+func (a *Analyzer) CheckText(query string) error {
+	if rej := a.checkText(query); rej != nil {
+		return rej
+	}
+	return nil
+}
+
+func (a *Analyzer) checkText(query string) *Rejection {
+	if len(query) > a.cfg.MaxQueryBytes {
+		return reject(CodeTooLarge, "query bytes", a.cfg.MaxQueryBytes, len(query),
+			"the operation is %d bytes long, more than the maximum of %d: send a shorter document (pass large values as variables)", len(query), a.cfg.MaxQueryBytes)
+	}
+	t := ScanQuery(query)
+	if t.Tokens > a.cfg.MaxTokens {
+		return reject(CodeTooLarge, "tokens", a.cfg.MaxTokens, t.Tokens,
+			"the operation has %d tokens (names, punctuation, values), more than the maximum of %d: send a smaller document", t.Tokens, a.cfg.MaxTokens)
+	}
+	if t.Nesting > a.cfg.MaxNesting {
+		return reject(CodeTooLarge, "nesting", a.cfg.MaxNesting, t.Nesting,
+			"the operation nests brackets ({ [ ( together) %d levels deep, more than the maximum of %d: nest fewer selections, lists or input objects", t.Nesting, a.cfg.MaxNesting)
+	}
+	return nil
+}
+
+// CheckRequestJSON bounds a request body's JSON before it is decoded, with the
+// same maxima as an operation's text: its tokens (values, keys and brackets) and
+// the nesting of its arrays and objects, where the request's own object does
+// not count (a variables object is level 1, a list in it level 2). It takes
+// time linear in the body and returns nil or a *Rejection.
+func (a *Analyzer) CheckRequestJSON(body []byte) error {
+	t := ScanJSON(body)
+	if t.Tokens > a.cfg.MaxTokens {
+		return reject(CodeTooLarge, "tokens", a.cfg.MaxTokens, t.Tokens,
+			"the request's JSON has %d tokens (values, keys and brackets, its variables' mostly), more than the maximum of %d: send fewer variables, or shorter lists in them", t.Tokens, a.cfg.MaxTokens)
+	}
+	if n := t.Nesting - 1; n > a.cfg.MaxNesting {
+		return reject(CodeTooLarge, "nesting", a.cfg.MaxNesting, n,
+			"the request's JSON (its variables) is nested %d levels deep, more than the maximum of %d: nest fewer lists or objects", n, a.cfg.MaxNesting)
+	}
+	return nil
+}
+
 func (a *Analyzer) analyze(query, operationName string) *analysis {
+	if rej := a.checkText(query); rej != nil {
+		return &analysis{rejection: rej}
+	}
 	doc, err := parser.ParseQuery(&ast.Source{Name: "operation", Input: query})
 	if err != nil {
 		return &analysis{rejection: &Rejection{Errors: withCode(gqlerror.List{asGQLError(err)}, CodeParseFailed)}}
+	}
+	if n := len(doc.Operations) + len(doc.Fragments); n > a.cfg.MaxDefinitions {
+		return &analysis{rejection: reject(CodeTooLarge, "definitions", a.cfg.MaxDefinitions, n,
+			"the document defines %d operations and fragments, more than the maximum of %d: send the operation you run and the fragments it uses", n, a.cfg.MaxDefinitions)}
+	}
+	if f := len(doc.Fragments); f > 0 {
+		if p := f * countSelections(doc); p > a.cfg.MaxFragmentProduct {
+			return &analysis{rejection: reject(CodeTooLarge, "fragment product", a.cfg.MaxFragmentProduct, p,
+				"the document's %d fragments times its %d selections is %d, more than the maximum of %d: validation compares each fragment with the fields it meets, so use fewer fragments or ask for fewer fields", f, p/f, p, a.cfg.MaxFragmentProduct)}
+		}
 	}
 	// Bound the document's expansion before anything walks it, validation
 	// included: a small text can expand exponentially through fragments, and
@@ -253,7 +388,7 @@ func (a *Analyzer) analyze(query, operationName string) *analysis {
 		return &analysis{rejection: reject(CodeTooLarge, "repeats", a.cfg.MaxRepeats, size.repeats, "%q appears more than %d times in one selection: ask for each field once", size.repeated, a.cfg.MaxRepeats)}
 	}
 	if errs := validator.Validate(a.schema, doc); len(errs) > 0 {
-		return &analysis{rejection: &Rejection{Errors: withCode(errs, CodeValidationFailed)}}
+		return &analysis{rejection: &Rejection{Errors: withCode(firstErrors(errs), CodeValidationFailed)}}
 	}
 	op := doc.Operations.ForName(operationName)
 	if op == nil {
@@ -306,6 +441,21 @@ func asGQLError(err error) *gqlerror.Error {
 	return gqlerror.Wrap(err)
 }
 
+// MaxErrors is how many validation errors a rejection lists, as graphql-js
+// does: a document can hold thousands, and the answer need not.
+const MaxErrors = 100
+
+// firstErrors keeps the first MaxErrors errors and says how many it left out.
+func firstErrors(errs gqlerror.List) gqlerror.List {
+	if len(errs) <= MaxErrors {
+		return errs
+	}
+	more := len(errs) - MaxErrors
+	return append(errs[:MaxErrors:MaxErrors], &gqlerror.Error{
+		Message: fmt.Sprintf("%d more validation errors not shown: fix these first", more),
+	})
+}
+
 func withCode(errs gqlerror.List, code string) gqlerror.List {
 	for _, e := range errs {
 		if e.Extensions == nil {
@@ -315,6 +465,31 @@ func withCode(errs gqlerror.List, code string) gqlerror.List {
 		delete(e.Extensions, "file") // gqlparser's source name says nothing to a client
 	}
 	return errs
+}
+
+// countSelections counts the fields, fragment spreads and inline fragments of a
+// document as written (fragments not expanded).
+func countSelections(doc *ast.QueryDocument) int {
+	n := 0
+	var count func(set ast.SelectionSet)
+	count = func(set ast.SelectionSet) {
+		for _, sel := range set {
+			n++
+			switch s := sel.(type) {
+			case *ast.Field:
+				count(s.SelectionSet)
+			case *ast.InlineFragment:
+				count(s.SelectionSet)
+			}
+		}
+	}
+	for _, op := range doc.Operations {
+		count(op.SelectionSet)
+	}
+	for _, f := range doc.Fragments {
+		count(f.SelectionSet)
+	}
+	return n
 }
 
 // size is what measureSize found: the fields and fragment spreads of every
