@@ -16,7 +16,7 @@ STATICCHECK_VERSION := v0.8.2
 # FUZZTIME=10m make fuzz); a crash found is kept in the package's testdata/fuzz.
 FUZZTIME     ?= 30s
 FUZZ_TARGETS := FuzzStrictJSON:./internal/jsonbody FuzzCursor:./subgraphs/catalog/search FuzzBarcode:./subgraphs/catalog \
-                FuzzCheck:./subgraphs/payments/card FuzzFingerprintDecode:./subgraphs/matching FuzzImageSniff:./subgraphs/matching/imagefetch
+                FuzzCheck:./subgraphs/payments/card FuzzFingerprintDecode:./subgraphs/matching FuzzImageSniff:./subgraphs/matching/imagefetch FuzzPreParse:./router/limits
 
 export VITOLA_WGC := $(WGC)
 export VITOLA_STRIPE_MOCK := $(STRIPE_MOCK)
