@@ -38,6 +38,8 @@ const receiverEnv = "VITOLA_TEST_RECEIVER"
 //	VITOLA_TEST_RECEIVER_KILL_AFTER_RECORD=FILE: the first time, die after
 //	   the commit and before the acknowledgement (FILE marks that it did)
 //	VITOLA_TEST_RECEIVER_FAIL_FIRST=N: answer 500 to the first N callbacks
+//	VITOLA_TEST_RECEIVER_REFUND_FIRST=1: answer 500 to a purchase.succeeded
+//	   until its purchase's refund came (out-of-order deliveries)
 func runReceiver(addr, dbPath, secret string) error {
 	db, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_txlock=immediate")
 	if err != nil {
@@ -56,6 +58,7 @@ func runReceiver(addr, dbPath, secret string) error {
 	rank := map[string]int{callback.PurchaseSucceeded: 1, callback.PurchaseRefunded: 2}
 	failFirst, _ := strconv.Atoi(os.Getenv("VITOLA_TEST_RECEIVER_FAIL_FIRST"))
 	killMark := os.Getenv("VITOLA_TEST_RECEIVER_KILL_AFTER_RECORD")
+	refundFirst := os.Getenv("VITOLA_TEST_RECEIVER_REFUND_FIRST") == "1"
 	var seen atomic.Int64
 	h := callback.Handler(callback.Verifier{Secrets: []string{secret}}, func(w http.ResponseWriter, r *http.Request, e *callback.Event) {
 		db.Exec(`INSERT INTO deliveries (event) VALUES (?)`, e.ID)
@@ -65,6 +68,14 @@ func runReceiver(addr, dbPath, secret string) error {
 		}
 		var data struct{ Purchase struct{ ID string } }
 		json.Unmarshal(e.Data, &data)
+		if refundFirst && e.Type == callback.PurchaseSucceeded {
+			var refunded int
+			db.QueryRow(`SELECT COUNT(*) FROM events WHERE purchase = ? AND type = ?`, data.Purchase.ID, callback.PurchaseRefunded).Scan(&refunded)
+			if refunded == 0 {
+				http.Error(w, "not before its refund", http.StatusInternalServerError)
+				return
+			}
+		}
 		tx, err := db.Begin()
 		if err != nil {
 			http.Error(w, err.Error(), 500)
@@ -265,15 +276,6 @@ func (rg *faultRig) confirm(browser map[string]string, purchase, method, key str
 	return status, err
 }
 
-// purchaseState is the trusted status route's word on a purchase.
-func (rg *faultRig) purchaseState(purchase string) string {
-	st, err := rg.openStore().Purchase(context.Background(), purchase)
-	if err != nil {
-		rg.t.Fatal(err)
-	}
-	return st.State
-}
-
 func (rg *faultRig) openStore() *paymentssql.Store {
 	rg.t.Helper()
 	cfg := sqldb.Config{DataDir: rg.data, DatabaseURL: rg.dbURL}
@@ -436,6 +438,25 @@ func TestFaultsCaptureOnceFulfillOnce(t *testing.T) {
 				}
 			}
 			time.Sleep(3 * time.Second) // the sender sends the replay within a second or two
+
+			// G: out of order: the purchase's refund reaches the receiver
+			// before its success; the success, applied after, changes nothing.
+			rg.startReceiver("VITOLA_TEST_RECEIVER_REFUND_FIRST=1")
+			browser, pG, card := rg.checkout("G")
+			if status, err := rg.confirm(browser, pG, card, "confirm-G"); err != nil || status != 200 {
+				t.Fatalf("confirm G: %d %v", status, err)
+			}
+			if line, err := admin(t, append(append([]string{"payments", "purchases", "refund"}, rg.keyArgs()...), pG)...); err != nil {
+				t.Fatalf("refund G: %q %v", line, err)
+			}
+			rg.waitReceived(pG, callback.PurchaseRefunded, 30*time.Second)
+			deadline := time.Now().Add(40 * time.Second)
+			for _, _, n := rg.received(pG); n < 2 && time.Now().Before(deadline); _, _, n = rg.received(pG) {
+				time.Sleep(200 * time.Millisecond) // the success's retry
+			}
+			if state, applied, n := rg.received(pG); state != callback.PurchaseRefunded || applied != 1 || n != 2 {
+				t.Errorf("out of order: %s applied %d times from %d events, want refunded once from 2", state, applied, n)
+			}
 
 			for _, p := range []string{pA, pB, pC, pD} {
 				if n := rg.charges(p); n != 1 {

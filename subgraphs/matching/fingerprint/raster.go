@@ -15,11 +15,6 @@ type raster struct {
 
 func newRaster(w, h int) *raster { return &raster{w: w, h: h, p: make([]float32, w*h*3)} }
 
-func (r *raster) at(x, y int) [3]float64 {
-	i := (y*r.w + x) * 3
-	return [3]float64{float64(r.p[i]), float64(r.p[i+1]), float64(r.p[i+2])}
-}
-
 // bilinear samples at continuous coordinates (pixel centres at +0.5),
 // clamping at the borders.
 func (r *raster) bilinear(x, y float64) [3]float64 {
