@@ -25,15 +25,16 @@ import (
 // level with the keyboard alone, inside an iframe of the client's registered
 // origin (third-party cookies blocked: the Partitioned cookie alone carries
 // the session), through declines on a phone, from an expired and a used link,
-// cancelled, and framed by an origin the client did not register. The
-// trusted status route and the account's credits say how each one ended.
+// cancelled, with the gateway's answer lost (processing), and framed by an
+// origin the client did not register. The trusted status route and the
+// account's credits say how each one ended.
 // Screenshots of every state go to VITOLA_ARTIFACTS (if set) or the test's
 // temp dir; the test logs their paths.
 func TestCheckoutInChromium(t *testing.T) {
 	sdktest.Require(t, "chromium")
 	for backend, cfg := range sqldbtest.Backends(t) {
 		t.Run(backend, func(t *testing.T) {
-			cases := []string{"top", "frame", "declined", "expired", "used", "cancelled", "stranger"}
+			cases := []string{"top", "frame", "declined", "pending", "expired", "used", "cancelled", "stranger"}
 			if backend == sqldb.Postgres {
 				cases = []string{"top", "frame", "declined"} // every storage path the browser reaches
 			}
@@ -235,6 +236,13 @@ func checkoutInChromium(t *testing.T, cfg sqldb.Config, cases []string) {
 				t.Errorf("after paying with another card: on %q", got.LandedOn)
 			}
 			paid(name)
+		case "pending":
+			if !strings.Contains(got.Text, "Processing your payment") || !strings.Contains(got.Status, "Processing") {
+				t.Errorf("a lost gateway answer: %q (status %q)", got.Text, got.Status)
+			}
+			if s, p := status(name); s != "active" || p != "pending" {
+				t.Errorf("a lost gateway answer: the status route says %s / %s, want active / pending", s, p)
+			}
 		case "expired", "used":
 			if !strings.Contains(got.Text, "can’t be used") || !strings.Contains(got.Focus, "can’t be used") || got.Hash != "" {
 				t.Errorf("%s link: %q (focus %q, hash %q)", name, got.Text, got.Focus, got.Hash)

@@ -44,11 +44,6 @@
       credentials: "same-origin",
       cache: "no-store",
       redirect: "error",
-      // The page's own policy is no-referrer, under which the Fetch
-      // standard has a same-origin POST say "Origin: null"; the API checks
-      // that state-changing requests come from this origin, so these
-      // same-origin calls keep their origin (and send no Referer elsewhere).
-      referrerPolicy: "same-origin",
     };
     if (method !== "GET") {
       // A header another site's page cannot send without asking first (the
@@ -114,6 +109,7 @@
       s.hidden = s.dataset.view !== view;
     }
     $("main").setAttribute("aria-busy", "false");
+    $("main").dataset.shown = view;
     if (focusHeading) {
       const h = view === "checkout" ? $("title") : document.querySelector('[data-view="' + view + '"] h2');
       if (h) {

@@ -219,12 +219,28 @@ const cases = {
     return facts;
   },
 
+  // The gateway's answer is lost: the page says the payment is processing
+  // and keeps asking (the reconciler settles it 30 s later, beyond the test).
+  async pending(c) {
+    const page = await newPage(desktop);
+    await page.goto(c.url);
+    await view(page, "checkout");
+    await addCard(page, "4000 0000 0000 0119", "12/34", "123");
+    await page.getByRole("status").filter({ hasText: "was saved" }).waitFor({ timeout: T });
+    await page.getByRole("button", { name: /^Pay / }).click();
+    await view(page, "processing");
+    const facts = { text: await page.locator('[data-view="processing"]').innerText(), status: await page.getByRole("status").textContent() };
+    await shot(page, "13-processing");
+    await page.context().close();
+    return facts;
+  },
+
   // An expired link and a link another browser used.
   async expired(c) {
-    return unavailable(c, "13-expired-link");
+    return unavailable(c, "14-expired-link");
   },
   async used(c) {
-    return unavailable(c, "14-used-link");
+    return unavailable(c, "15-used-link");
   },
 
   async cancelled(c) {
@@ -234,7 +250,7 @@ const cases = {
     await page.getByRole("button", { name: "Cancel and go back" }).click();
     await page.waitForURL(c.cancelUrl, { timeout: T });
     const facts = { landedOn: page.url() };
-    await shot(page, "15-cancelled-returned");
+    await shot(page, "16-cancelled-returned");
     await page.context().close();
     return facts;
   },
@@ -250,7 +266,7 @@ const cases = {
     const child = page.mainFrame().childFrames()[0];
     facts.frameURL = child.url();
     facts.checkoutElements = await child.locator("#main").count().catch(() => -1);
-    await shot(page, "16-stranger-frame-refused");
+    await shot(page, "17-stranger-frame-refused");
     await page.context().close();
     return facts;
   },
