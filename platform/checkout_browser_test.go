@@ -131,6 +131,18 @@ func checkoutInChromium(t *testing.T, cfg sqldb.Config, cases []string) {
 		plan[name] = map[string]string{"url": s.URL, "returnUrl": s.ReturnURL, "cancelUrl": s.CancelURL}
 	}
 
+	// The page as the shim serves it (and a quick stop before the browser
+	// when it is missing): framed only by the client's registered origin.
+	res, err := http.Get(payOrigin + "/checkout/" + sessions[cases[0]].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if csp := res.Header.Get("Content-Security-Policy"); res.StatusCode != 200 || !strings.HasSuffix(csp, "; frame-ancestors "+shop.URL) ||
+		!strings.Contains(csp, "script-src 'self';") || res.Header.Get("Cache-Control") != "no-store" || res.Header.Get("Referrer-Policy") != "no-referrer" {
+		t.Fatalf("GET /checkout/{id}: %d %q", res.StatusCode, res.Header)
+	}
+
 	artifacts := t.TempDir()
 	if dir := os.Getenv("VITOLA_ARTIFACTS"); dir != "" {
 		artifacts = filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "-"))
