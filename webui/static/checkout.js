@@ -74,11 +74,14 @@
   // (role=alert). Each is cleared first so that the same words are read
   // again when they repeat.
   function say(box, text) {
+    clearTimeout(box.pending);
     box.textContent = "";
     if (text) {
-      requestAnimationFrame(() => {
+      // A moment later, so the region is seen to change (a timer, not an
+      // animation frame: those wait while a tab or frame is hidden).
+      box.pending = setTimeout(() => {
         box.textContent = text;
-      });
+      }, 30);
     }
   }
   const announce = (text) => say($("status"), text);
