@@ -3,7 +3,6 @@ package examples_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -81,10 +80,6 @@ func TestWidgetInChromium(t *testing.T) {
 		q := url.Values{"api": {api}, "key": {key}, "venue": {venuesdemo.VenueID("The Ember Room")}, "limit": {"10"}}
 		return pageOrigin + "/examples/widget/?" + q.Encode()
 	}
-	out := sdktest.Run(t, []string{
-		"WIDGET_ALLOWED=" + widget(allowedOrigin, otherOrigin),
-		"WIDGET_REFUSED=" + widget(otherOrigin, allowedOrigin),
-	}, "node", "test/browser/widget.mjs")
 	var seen struct {
 		Allowed struct {
 			Users, Cigars []string
@@ -96,11 +91,11 @@ func TestWidgetInChromium(t *testing.T) {
 		}
 		PageErrors []string
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &seen); err != nil {
-		t.Fatalf("the browser script said: %s", out)
-	}
-	t.Logf("the browser saw: %s", lines[len(lines)-1])
+	sdktest.RunBrowser(t, "widget.mjs", []string{
+		"WIDGET_ALLOWED=" + widget(allowedOrigin, otherOrigin),
+		"WIDGET_REFUSED=" + widget(otherOrigin, allowedOrigin),
+	}, &seen)
+	t.Logf("the browser saw: %+v", seen)
 	if len(seen.Allowed.Users) != 10 || len(seen.Allowed.Cigars) != 10 || seen.Allowed.Status != "" {
 		t.Errorf("from a listed origin: %+v", seen.Allowed)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -55,16 +56,29 @@ const paymentsURL = "https://pay.vitola.test"
 
 func openPayments(t *testing.T, cfg sqldb.Config) *payFixture {
 	t.Helper()
+	return openPaymentsOn(t, cfg, nil, paymentsURL)
+}
+
+// openPaymentsOn serves the payments origin on ln (nil: a new loopback
+// listener), public as paymentsPublic.
+func openPaymentsOn(t *testing.T, cfg sqldb.Config, ln net.Listener, paymentsPublic string) *payFixture {
+	t.Helper()
 	logs := &syncBuffer{}
 	p, err := platform.Open(context.Background(), platform.Options{
 		Store: cfg, InternalKey: internalKey, Demo: true, PublicURL: publicURL, Logger: zerolog.New(logs).Level(zerolog.DebugLevel),
-		Payments: platform.PaymentsOptions{PublicURL: paymentsURL},
+		Payments: platform.PaymentsOptions{PublicURL: paymentsPublic},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	f := &payFixture{p: p, cfg: cfg, logs: logs, api: httptest.NewServer(p.API), pay: httptest.NewServer(p.Payments)}
+	pay := httptest.NewUnstartedServer(p.Payments)
+	if ln != nil {
+		pay.Listener.Close()
+		pay.Listener = ln
+	}
+	pay.Start()
+	f := &payFixture{p: p, cfg: cfg, logs: logs, api: httptest.NewServer(p.API), pay: pay}
 	t.Cleanup(f.api.Close)
 	t.Cleanup(f.pay.Close)
 	return f

@@ -90,4 +90,9 @@ func addPaymentsRoutes(mux routes, d Deps) {
 	mux.HandleFunc("POST "+PaymentsBasePath+"/purchase-intents/{id}/confirm", c.session(c.confirm))
 	// The only route that accepts raw card data.
 	mux.HandleFunc("POST "+PCIPath, c.session(c.pci))
+	// The hosted checkout page, framed only by the session's client's
+	// registered origins.
+	page := webui.CheckoutHandler(c.frameOrigins)
+	mux.Handle("GET "+HostedCheckoutPath+"/{id}", page)
+	mux.Handle("GET "+HostedCheckoutPath+"/assets/{file}", page)
 }

@@ -44,8 +44,11 @@ func TestPaymentsOpenAPIIsValid(t *testing.T) {
 	if err := doc.Validate(context.Background()); err != nil {
 		t.Fatalf("payments-openapi.yaml is invalid: %v", err)
 	}
-	for _, path := range []string{"/billing-accounts/resolve", "/billing-accounts/auto-reload", "/offers", "/payment-sessions",
-		"/payment-sessions/{id}/status", "/merchant-accounts", "/merchant-accounts/{id}/credentials"} {
+	for _, path := range []string{"/api/v1/billing-accounts/resolve", "/api/v1/billing-accounts/auto-reload", "/api/v1/offers", "/api/v1/payment-sessions",
+		"/api/v1/payment-sessions/{id}/status", "/api/v1/merchant-accounts", "/api/v1/merchant-accounts/{id}/credentials",
+		"/api/v1/payment-sessions/redeem", "/api/v1/payment-sessions/current", "/api/v1/payment-sessions/current/cancel", "/api/v1/payment-methods",
+		"/api/v1/payment-methods/{id}/default", "/api/v1/payment-methods/{id}", "/api/v1/purchase-intents/{id}/confirm",
+		"/api/pci/v1/payment-methods", "/checkout/{id}"} {
 		if doc.Paths.Find(path) == nil {
 			t.Errorf("payments-openapi.yaml does not describe %s", path)
 		}

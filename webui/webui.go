@@ -1,8 +1,10 @@
-// Package webui serves Vitola's two browser UIs, fully offline:
+// Package webui serves Vitola's browser UIs, fully offline:
 //
 //   - DocsHandler: interactive API docs (Swagger UI) for an OpenAPI document,
 //     mounted at /docs.
 //   - GraphiQLHandler: a GraphiQL page for the GraphQL endpoint at /graphql.
+//   - CheckoutHandler: the hosted checkout page of the payments origin, at
+//     /checkout/{sessionID} (checkout.go; plain JavaScript of our own).
 //
 // Every script, stylesheet and font the pages use is embedded in the binary
 // (see third_party/ and README.md); the pages load nothing from any other

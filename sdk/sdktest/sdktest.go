@@ -7,10 +7,12 @@ package sdktest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -57,4 +59,16 @@ func Run(t testing.TB, env []string, name string, args ...string) string {
 		t.Fatalf("%s %v: %v\n%s", name, args, err, out.String())
 	}
 	return out.String()
+}
+
+// RunBrowser runs a browser script of test/browser (it drives chromium with
+// playwright-core, see test/browser/chromium.mjs) with env added, and decodes
+// the JSON line it prints last into out. Call Require(t, "chromium") first.
+func RunBrowser(t testing.TB, script string, env []string, out any) {
+	t.Helper()
+	text := strings.TrimSpace(Run(t, env, "node", filepath.Join("test", "browser", script)))
+	last := text[strings.LastIndexByte(text, '\n')+1:]
+	if err := json.Unmarshal([]byte(last), out); err != nil {
+		t.Fatalf("%s printed no JSON result (%v):\n%s", script, err, text)
+	}
 }

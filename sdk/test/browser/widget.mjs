@@ -3,12 +3,9 @@
 //   WIDGET_ALLOWED  a widget URL on an origin the publishable key lists
 //   WIDGET_REFUSED  the same widget on an origin the key does not list
 // Prints one JSON line with what the browser saw.
-import { chromium } from "playwright-core";
+import { launch, report } from "./chromium.mjs";
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-dev-shm-usage"],
-});
+const browser = await launch();
 try {
   const page = await browser.newPage();
   const consoleErrors = [];
@@ -28,7 +25,7 @@ try {
     sessions: await page.locator("li.vitola-session").count(),
     status: await page.locator(".status").textContent(),
   };
-  console.log(JSON.stringify({ allowed, refused, pageErrors: consoleErrors }));
+  report({ allowed, refused, pageErrors: consoleErrors });
 } finally {
   await browser.close();
 }
