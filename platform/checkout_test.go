@@ -3,6 +3,7 @@ package platform_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -115,6 +116,38 @@ func TestHostedCheckout(t *testing.T) {
 				}
 				if won != 1 {
 					t.Fatalf("%d of 8 concurrent redeems won: %v", won, statuses)
+				}
+			})
+
+			t.Run("the page may be framed by the session's parent origin alone", func(t *testing.T) {
+				two := f.client(t, payments.NewClient{Name: "two origins", KeyID: key.ID, Origins: []string{"https://a.example", "https://b.example"}})
+				acc := data(t, f.call(t, two, "POST", "/billing-accounts/resolve", `{"accountReference": "`+key.ID+`"}`))["id"].(string)
+				offers, _ := f.p.PaymentsService.Store.ActiveOffers(ctx, "", payments.AICredits)
+				for parent, want := range map[string]string{"": "frame-ancestors https://a.example https://b.example", "https://b.example": "frame-ancestors https://b.example;"} {
+					body := `{"billingAccountId": "` + acc + `", "offerId": "` + offers[0].ID + `", "returnUrl": "https://shop.example/paid"`
+					if parent != "" {
+						body += `, "parentOrigin": "` + parent + `"`
+					}
+					s := data(t, f.call(t, two, "POST", "/payment-sessions", body+"}", "Idempotency-Key", fmt.Sprintf("frame-%d", len(parent))))
+					res, err := http.Get(f.pay.URL + "/checkout/" + s["id"].(string))
+					if err != nil {
+						t.Fatal(err)
+					}
+					res.Body.Close()
+					if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp+";", want) {
+						t.Fatalf("parent %q: CSP %q, want %q", parent, csp, want)
+					}
+				}
+			})
+
+			t.Run("a token is spent only under its own session's page", func(t *testing.T) {
+				s, tok := f.checkoutSession(t, shop, account, "own-page")
+				other, _ := f.checkoutSession(t, shop, account, "other-page")
+				if r := (&checkoutBrowser{f: f}).do(t, "POST", "/api/v1/payment-sessions/redeem", `{"token": "`+tok+`", "sessionId": "`+other["id"].(string)+`"}`); r.Status != 410 {
+					t.Fatalf("a token under another session's page: %d %s", r.Status, r.Body)
+				}
+				if r := (&checkoutBrowser{f: f}).do(t, "POST", "/api/v1/payment-sessions/redeem", `{"token": "`+tok+`", "sessionId": "`+s["id"].(string)+`"}`); r.Status != 200 {
+					t.Fatalf("the token under its own page afterwards: %d %s", r.Status, r.Body)
 				}
 			})
 
@@ -299,8 +332,13 @@ func TestHostedCheckout(t *testing.T) {
 				if st["state"] != "completed" || st["purchase"].(map[string]any)["state"] != "succeeded" {
 					t.Fatalf("status after paying: %v", st)
 				}
-				if r := b.do(t, "GET", "/api/v1/payment-sessions/current", ""); r.Status != 401 {
-					t.Fatalf("the cookie after the session completed: %d", r.Status)
+				// The page polling after paying learns the session completed; it
+				// can do nothing more with it.
+				if r := b.do(t, "GET", "/api/v1/payment-sessions/current", ""); r.Status != 200 || data(t, r)["state"] != "completed" {
+					t.Fatalf("the cookie after the session completed: %d %s", r.Status, r.Body)
+				}
+				if r := b.do(t, "POST", "/api/v1/payment-sessions/current/cancel", ""); r.Status != 401 {
+					t.Fatalf("cancel a completed session: %d", r.Status)
 				}
 			})
 

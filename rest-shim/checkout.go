@@ -49,7 +49,7 @@ const hostedFields = `id state billingAccountId expiresAt returnUrl cancelUrl of
 const methodFields = `id brand last4 expMonth expYear isDefault createdAt`
 
 var (
-	opRedeem         = subgraph.MustParse(`mutation RedeemPaymentSession($token: String!) { redeemPaymentSession(token: $token) { ` + hostedFields + ` } }`)
+	opRedeem         = subgraph.MustParse(`mutation RedeemPaymentSession($token: String!, $session: ID) { redeemPaymentSession(token: $token, sessionId: $session) { ` + hostedFields + ` } }`)
 	opHosted         = subgraph.MustParse(`query HostedSession { hostedSession { ` + hostedFields + ` } }`)
 	opCancelHosted   = subgraph.MustParse(`mutation CancelHostedSession { cancelHostedSession { ` + hostedFields + ` } }`)
 	opMethods        = subgraph.MustParse(`query PaymentMethods { paymentMethods { ` + methodFields + ` } }`)
@@ -206,7 +206,8 @@ func (c *checkoutAPI) redeem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in struct {
-		Token string `json:"token"`
+		Token     string `json:"token"`
+		SessionID string `json:"sessionId"`
 	}
 	if _, err := readBody(w, r, 1<<10, &in); err != nil {
 		c.fail(w, err)
@@ -215,7 +216,7 @@ func (c *checkoutAPI) redeem(w http.ResponseWriter, r *http.Request) {
 	var out struct {
 		RedeemPaymentSession json.RawMessage `json:"redeemPaymentSession"`
 	}
-	if err := c.client.Do(r.Context(), opRedeem, map[string]any{"token": in.Token}, &out); err != nil {
+	if err := c.client.Do(r.Context(), opRedeem, map[string]any{"token": in.Token, "session": in.SessionID}, &out); err != nil {
 		c.fail(w, err)
 		return
 	}

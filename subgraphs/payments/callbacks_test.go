@@ -89,7 +89,7 @@ func pay(t *testing.T, f *fixture, c *payments.Client, number string) *payments.
 	if err != nil {
 		t.Fatal(err)
 	}
-	must(f.svc.Redeem(ctx, token))(t)
+	must(f.svc.Redeem(ctx, token, sess.ID))(t)
 	card := must(f.svc.AddCard(ctx, sess.ID, a.ID, payments.CardInput{Number: number, ExpMonth: 12, ExpYear: 2031, CVC: "123"}))(t)
 	return must(f.svc.Confirm(ctx, sess.ID, a.ID, sess.PurchaseID, card.ID))(t)
 }

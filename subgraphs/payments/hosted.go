@@ -33,12 +33,14 @@ type HostedSession struct {
 }
 
 // Redeem spends a session's one-time token: an open, unexpired session
-// becomes active, once. Anything else is session_unavailable.
-func (s *Service) Redeem(ctx context.Context, token string) (*HostedSession, error) {
+// becomes active, once. Anything else is session_unavailable. A page that
+// names its session (the hosted URL's path) spends only a token of that
+// session: a token pasted under another session's page is not spent.
+func (s *Service) Redeem(ctx context.Context, token, sessionID string) (*HostedSession, error) {
 	if len(token) < 20 || len(token) > 100 {
 		return nil, sessionUnavailable()
 	}
-	sess, err := s.Store.RedeemSession(ctx, secret.Hash(token), s.now())
+	sess, err := s.Store.RedeemSession(ctx, secret.Hash(token), sessionID, s.now())
 	if errors.Is(err, ErrNotFound) {
 		return nil, sessionUnavailable()
 	}
@@ -48,11 +50,15 @@ func (s *Service) Redeem(ctx context.Context, token string) (*HostedSession, err
 	return s.hosted(ctx, sess)
 }
 
-// Hosted returns the browser's active session, checking that it is active
-// and the account's.
+// Hosted returns the browser's session while it is active, and once it is
+// completed (a page polling a pending payment learns it was paid); a
+// cancelled or expired session, or another account's, is refused.
 func (s *Service) Hosted(ctx context.Context, sessionID, accountID string) (*HostedSession, error) {
-	sess, err := s.activeSession(ctx, sessionID, accountID)
-	if err != nil {
+	sess, err := s.Store.Session(ctx, sessionID)
+	if err == nil && sess.AccountID == accountID && sess.StateAt(s.now()) == SessionCompleted {
+		return s.hosted(ctx, sess)
+	}
+	if sess, err = s.activeSession(ctx, sessionID, accountID); err != nil {
 		return nil, err
 	}
 	return s.hosted(ctx, sess)
@@ -317,7 +323,8 @@ func (s *Service) HostedAnyState(ctx context.Context, sessionID, accountID strin
 }
 
 // FrameOrigins lists the origins that may embed a session's checkout: the
-// client's registered origins; none for an unknown session.
+// parent origin the session was created for, else the client's registered
+// origins; none for an unknown session.
 func (s *Service) FrameOrigins(ctx context.Context, sessionID string) ([]string, error) {
 	sess, err := s.Store.Session(ctx, sessionID)
 	if errors.Is(err, ErrNotFound) {
@@ -325,6 +332,9 @@ func (s *Service) FrameOrigins(ctx context.Context, sessionID string) ([]string,
 	}
 	if err != nil {
 		return nil, err
+	}
+	if sess.ParentOrigin != "" {
+		return []string{sess.ParentOrigin}, nil
 	}
 	c, err := s.Store.Client(ctx, sess.ClientID)
 	if errors.Is(err, ErrNotFound) {

@@ -163,8 +163,9 @@ type Sessions interface {
 	ExpireSessions(ctx context.Context, now time.Time) (int, error)
 
 	// RedeemSession makes the open, unexpired session with this token hash
-	// active, once, or fails with ErrNotFound.
-	RedeemSession(ctx context.Context, tokenHash string, now time.Time) (*Session, error)
+	// (and this ID, unless sessionID is empty) active, once, or fails with
+	// ErrNotFound.
+	RedeemSession(ctx context.Context, tokenHash, sessionID string, now time.Time) (*Session, error)
 	// CancelSession cancels an active session and its open purchase.
 	CancelSession(ctx context.Context, id string, now time.Time) error
 

@@ -656,7 +656,7 @@
     let res;
     try {
       if (token) {
-        res = await api("POST", API + "/payment-sessions/redeem", { token });
+        res = await api("POST", API + "/payment-sessions/redeem", { token, sessionId: pageSession });
         if (res.status === 410) {
           // A used link, but maybe used by this browser (the link opened
           // again, a framing page reloaded): its cookie still holds it.

@@ -124,7 +124,7 @@ type ComplexityRoot struct {
 		CreateOffer               func(childComplexity int, input model.OfferInput) int
 		CreatePaymentSession      func(childComplexity int, input model.PaymentSessionInput) int
 		DeletePaymentMethod       func(childComplexity int, id string) int
-		RedeemPaymentSession      func(childComplexity int, token string) int
+		RedeemPaymentSession      func(childComplexity int, token string, sessionID *string) int
 		ReleaseCredits            func(childComplexity int, reservationID string) int
 		ReserveCredits            func(childComplexity int, amount int64, reference string, ttlSeconds *int64) int
 		ResolveBillingAccount     func(childComplexity int, accountReference string, assertion *string) int
@@ -221,7 +221,7 @@ type MutationResolver interface {
 	CreateMerchantAccount(ctx context.Context, input model.MerchantAccountInput) (*model.MerchantAccount, error)
 	SetMerchantCredentials(ctx context.Context, id string, credentials string) (*model.MerchantAccount, error)
 	RevokeMerchantCredentials(ctx context.Context, id string) (*model.MerchantAccount, error)
-	RedeemPaymentSession(ctx context.Context, token string) (*model.HostedSession, error)
+	RedeemPaymentSession(ctx context.Context, token string, sessionID *string) (*model.HostedSession, error)
 	CancelHostedSession(ctx context.Context) (*model.HostedSession, error)
 	AddTokenPaymentMethod(ctx context.Context, gatewayToken string, makeDefault *bool) (*model.PaymentMethod, error)
 	SetDefaultPaymentMethod(ctx context.Context, id string) (*model.PaymentMethod, error)
@@ -655,7 +655,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.RedeemPaymentSession(childComplexity, args["token"].(string)), true
+		return e.ComplexityRoot.Mutation.RedeemPaymentSession(childComplexity, args["token"].(string), args["sessionId"].(*string)), true
 	case "Mutation.releaseCredits":
 		if e.ComplexityRoot.Mutation.ReleaseCredits == nil {
 			break
@@ -1236,7 +1236,7 @@ type Mutation {
   active, once. Anything else is SESSION_UNAVAILABLE, alike for an invalid,
   expired or redeemed token.
   """
-  redeemPaymentSession(token: String!): HostedSession!
+  redeemPaymentSession(token: String!, sessionId: ID): HostedSession!
   "Cancels the hosted checkout's active session and its open purchase."
   cancelHostedSession: HostedSession!
   "Saves a card from a token made by the gateway's own browser library."
@@ -1971,6 +1971,14 @@ func (ec *executionContext) field_Mutation_redeemPaymentSession_args(ctx context
 		return nil, err
 	}
 	args["token"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg1
 	return args, nil
 }
 
@@ -3921,7 +3929,7 @@ func (ec *executionContext) _Mutation_redeemPaymentSession(ctx context.Context, 
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().RedeemPaymentSession(ctx, fc.Args["token"].(string))
+			return ec.Resolvers.Mutation().RedeemPaymentSession(ctx, fc.Args["token"].(string), fc.Args["sessionId"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.HostedSession) graphql.Marshaler {

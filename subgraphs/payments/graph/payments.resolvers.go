@@ -168,11 +168,11 @@ func (r *mutationResolver) RevokeMerchantCredentials(ctx context.Context, id str
 }
 
 // RedeemPaymentSession is the resolver for the redeemPaymentSession field.
-func (r *mutationResolver) RedeemPaymentSession(ctx context.Context, token string) (*model.HostedSession, error) {
+func (r *mutationResolver) RedeemPaymentSession(ctx context.Context, token string, sessionID *string) (*model.HostedSession, error) {
 	if err := shimOnly(ctx); err != nil {
 		return nil, err
 	}
-	h, err := r.Payments.Redeem(ctx, token)
+	h, err := r.Payments.Redeem(ctx, token, deref(sessionID))
 	if err != nil {
 		return nil, domainError(ctx, err)
 	}

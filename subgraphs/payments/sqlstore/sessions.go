@@ -492,12 +492,12 @@ func (s *Store) QueueReload(ctx context.Context, accountID, resourceType string)
 	})
 }
 
-func (s *Store) RedeemSession(ctx context.Context, tokenHash string, now time.Time) (*payments.Session, error) {
+func (s *Store) RedeemSession(ctx context.Context, tokenHash, sessionID string, now time.Time) (*payments.Session, error) {
 	var r sessionRow
 	// One statement: of two redeems of one token, one finds it open.
 	err := s.db.GetContext(ctx, &r, s.db.Rebind(`UPDATE payment_sessions SET state = ?, redeemed_at = ?
-		WHERE token_hash = ? AND state = ? AND expires_at > ? RETURNING `+sessionColumns),
-		payments.SessionActive, now.UnixMilli(), tokenHash, payments.SessionOpen, now.UnixMilli())
+		WHERE token_hash = ? AND state = ? AND expires_at > ? AND (? = '' OR id = ?) RETURNING `+sessionColumns),
+		payments.SessionActive, now.UnixMilli(), tokenHash, payments.SessionOpen, now.UnixMilli(), sessionID, sessionID)
 	if sqldb.IsNoRows(err) {
 		return nil, payments.ErrNotFound
 	}
