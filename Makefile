@@ -45,11 +45,9 @@ lint: staticcheck
 	out=$$($(TOOLS)/bin/staticcheck ./... 2>&1 | grep -vF "$$gen"); \
 	if [ -n "$$out" ]; then echo "$$out"; echo "staticcheck found the above"; exit 1; fi
 
-# fuzz: the smoke step of the native fuzz targets.
+# fuzz: the smoke step of the native fuzz targets (tools/fuzz.sh).
 fuzz:
-	@for t in $(FUZZ_TARGETS); do name=$${t%%:*}; pkg=$${t#*:}; \
-	  echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
-	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; done
+	FUZZTIME=$(FUZZTIME) GO=$(GO) tools/fuzz.sh $(FUZZ_TARGETS)
 
 # sdk builds the TypeScript SDK into sdk/dist.
 sdk: $(SDK_DEPS)
