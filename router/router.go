@@ -21,6 +21,7 @@ import (
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/graphqlerrors"
 
 	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/internal/jsonbody"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/router/limits"
 	"github.com/vitolahq/vitola/webui"
@@ -99,16 +100,16 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 
 // Error codes of the router's own errors (extensions.code).
 const (
-	CodeUnauthenticated   = "UNAUTHENTICATED"
-	CodeForbidden         = "FORBIDDEN"
-	CodeBatching          = "BATCHING_DISABLED"
-	CodeBadRequest        = "BAD_REQUEST"
-	CodeInternal          = "INTERNAL_SERVER_ERROR"
-	CodeTimeout           = "TIMEOUT"
-	CodeUnsupportedMedia  = "UNSUPPORTED_MEDIA_TYPE"
-	CodeMethodNotAllowed  = "METHOD_NOT_ALLOWED"
-	contentTypeJSON       = "application/json; charset=utf-8"
-	contentTypeJSONPrefix = "application/json"
+	CodeUnauthenticated  = "UNAUTHENTICATED"
+	CodeForbidden        = "FORBIDDEN"
+	CodeBatching         = "BATCHING_DISABLED"
+	CodeBadRequest       = "BAD_REQUEST"
+	CodeInvalidBody      = "INVALID_BODY"
+	CodeInternal         = "INTERNAL_SERVER_ERROR"
+	CodeTimeout          = "TIMEOUT"
+	CodeUnsupportedMedia = "UNSUPPORTED_MEDIA_TYPE"
+	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+	contentTypeJSON      = "application/json; charset=utf-8"
 )
 
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -128,7 +129,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, contentTypeJSONPrefix) {
+	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || !jsonbody.IsJSON(ct[0]) {
 		writeErrors(w, http.StatusUnsupportedMediaType, gqlErr(CodeUnsupportedMedia, "Content-Type must be application/json"))
 		return
 	}
@@ -152,13 +153,16 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.refuse(w, err)
 		return
 	}
+	// One JSON value, no member twice, names as spelt: what the analyzer and
+	// the engine read is what every other reader of the body reads.
+	// Members the router does not use (extensions) are allowed.
 	var req struct {
 		Query         string          `json:"query"`
 		OperationName string          `json:"operationName"`
 		Variables     json.RawMessage `json:"variables"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		writeErrors(w, http.StatusBadRequest, gqlErr(CodeBadRequest, "body must be a JSON object with query, operationName and variables"))
+	if err := (jsonbody.Rules{AllowUnknownFields: true}).Decode(body, &req); err != nil {
+		writeErrors(w, http.StatusBadRequest, gqlErr(CodeInvalidBody, "the body must be one JSON object with query, operationName and variables: "+err.Error()))
 		return
 	}
 	if strings.TrimSpace(req.Query) == "" {

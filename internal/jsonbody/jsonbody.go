@@ -508,6 +508,16 @@ func (s *scanner) object(sh *shape, depth int) error {
 				if !ok && !s.allowUnknown {
 					return s.at("unknown field %s (names are case-sensitive)", quote(string(s.buf)))
 				}
+				if !ok {
+					// An unknown member is skipped, but one that differs from
+					// a field only in case would be read as that field by
+					// encoding/json: refuse it rather than let it mean two things.
+					for f := range sh.fields {
+						if strings.EqualFold(f, string(s.buf)) {
+							return s.at("member %s is not %s: names are case-sensitive", quote(string(s.buf)), quote(f))
+						}
+					}
+				}
 				child = c
 				if !ok {
 					child = anyShape

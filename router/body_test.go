@@ -1,0 +1,51 @@
+package router_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/router/limits"
+)
+
+// A /graphql body means one thing to every parser: one JSON value, no member
+// twice, names as spelt, and a JSON Content-Type (issue 17, item 4).
+func TestGraphQLBodyIsStrict(t *testing.T) {
+	tr := newTestRouter(t, limits.Config{})
+	tests := []struct {
+		name, body, contentType string
+		status                  int
+		code                    string
+	}{
+		{"trailing data", `{"query":"{ __typename }"} {"x":1}`, "application/json", 400, "INVALID_BODY"},
+		{"a member twice", `{"query":"{ __typename }","query":"{ brands(first: 1) { edges { node { name } } } }"}`, "application/json", 400, "INVALID_BODY"},
+		{"a member twice, deeper", `{"query":"query($a: Int) { __typename }","variables":{"a":1,"a":2}}`, "application/json", 400, "INVALID_BODY"},
+		{"a name in another case", `{"Query":"{ __typename }"}`, "application/json", 400, "INVALID_BODY"},
+		{"another media type", `{"query":"{ __typename }"}`, "application/jsonx", 415, "UNSUPPORTED_MEDIA_TYPE"},
+		{"extensions are allowed", `{"query":"{ __typename }","extensions":{"persistedQuery":{"version":1}}}`, "application/json; charset=utf-8", 200, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(tt.body))
+			r.Header.Set("Content-Type", tt.contentType)
+			r.Header.Set(access.Header, tr.key)
+			w := httptest.NewRecorder()
+			tr.rt.ServeHTTP(w, r)
+			reply := decodeReply(t, w)
+			if w.Code != tt.status {
+				t.Fatalf("status %d, want %d: %s", w.Code, tt.status, w.Body.String())
+			}
+			if tt.code == "" {
+				if len(reply.Errors) > 0 || reply.Data["__typename"] != "Query" {
+					t.Fatalf("answer: %s", w.Body.String())
+				}
+				return
+			}
+			if len(reply.Errors) == 0 || reply.Errors[0].Extensions["code"] != tt.code {
+				t.Fatalf("errors %s, want %s", w.Body.String(), tt.code)
+			}
+		})
+	}
+}
