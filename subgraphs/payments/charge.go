@@ -27,6 +27,13 @@ func (s *Service) chargeLease() time.Duration {
 	return DefaultChargeLease
 }
 
+// ReconcileWindow is how long after an attempt began the worker repeats it
+// to learn its outcome: gateways keep idempotency keys for a limited time
+// (Stripe 24 hours), after which the same key could charge again. A charge
+// still pending after it stays pending for an operator to settle with the
+// gateway (its key is in the charge's metadata).
+const ReconcileWindow = 20 * time.Hour
+
 // reloadBackoff is how long a failed reload's rule waits before the next:
 // 1, 4, then 16 minutes.
 func reloadBackoff(failures int) time.Duration {

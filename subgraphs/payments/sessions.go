@@ -186,7 +186,8 @@ type Sessions interface {
 	// leased until leaseUntil: queued reloads (a new attempt, with a new
 	// gateway key) and purchases whose charge is pending or whose worker died
 	// (the same attempt again, with the same key, so the gateway never
-	// charges twice). Several replicas never take the same purchase.
+	// charges twice), within ReconcileWindow of the attempt's start. Several
+	// replicas never take the same purchase.
 	ClaimPurchases(ctx context.Context, now, leaseUntil time.Time, limit int) ([]Purchase, error)
 	// CompletePurchase records a captured charge of the attempt attemptKey,
 	// in one transaction: the purchase succeeds, the account is credited,

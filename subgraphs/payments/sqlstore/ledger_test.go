@@ -358,3 +358,46 @@ func TestClaimsNeverOverlap(t *testing.T) {
 		}
 	})
 }
+
+// A charge whose outcome is still unknown after the reconcile window is not
+// asked about again (the gateway may have forgotten its key, and the same key
+// could then charge twice): it stays pending for an operator.
+func TestPendingChargesAreLeftAfterTheReconcileWindow(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		now := time.Now()
+		st := sqlstore.New(db, func() time.Time { return now })
+		_, offer := seedOffer(t, st, 5)
+		a, err := st.ClientAccount(ctx, "pcl_w", "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SetAutoReload(ctx, &payments.AutoReload{AccountID: a.ID, ClientID: "pcl_w", Enabled: true, Threshold: 1, OfferID: offer, PaymentMethodID: "pmt", UpdatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.QueueReload(ctx, a.ID, "property_units"); err != nil {
+			t.Fatal(err)
+		}
+		ps, err := st.ClaimPurchases(ctx, now, now.Add(time.Minute), 10)
+		if err != nil || len(ps) != 1 {
+			t.Fatalf("claim: %v %v", ps, err)
+		}
+		if err := st.MarkPending(ctx, ps[0].ID, ps[0].AttemptKey, now.Add(30*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Hour)
+		if again, _ := st.ClaimPurchases(ctx, now, now.Add(time.Minute), 10); len(again) != 1 || again[0].AttemptKey != ps[0].AttemptKey {
+			t.Fatalf("within the window the attempt is asked about again: %+v", again)
+		}
+		if err := st.MarkPending(ctx, ps[0].ID, ps[0].AttemptKey, now.Add(30*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(payments.ReconcileWindow)
+		if late, _ := st.ClaimPurchases(ctx, now, now.Add(time.Minute), 10); len(late) != 0 {
+			t.Fatalf("after the window: %+v", late)
+		}
+		if p, _ := st.Purchase(ctx, ps[0].ID); p.State != payments.PurchasePending {
+			t.Fatalf("left as %s", p.State)
+		}
+	})
+}

@@ -322,13 +322,16 @@ func (s *Store) ClaimPurchases(ctx context.Context, now, leaseUntil time.Time, l
 	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`UPDATE purchases SET
 			attempts = CASE WHEN state = ? THEN attempts + 1 ELSE attempts END,
 			attempt_key = CASE WHEN state = ? THEN id || ':' || CAST(attempts + 1 AS TEXT) ELSE attempt_key END,
+			attempt_started_at = CASE WHEN state = ? THEN ? ELSE attempt_started_at END,
 			state = ?, lease_until = ?, updated_at = ?
 		WHERE id IN (SELECT id FROM purchases
-			WHERE (kind = ? AND state = ?) OR (state IN (?, ?) AND lease_until <= ?)
+			WHERE (kind = ? AND state = ?)
+				OR (state IN (?, ?) AND lease_until <= ? AND COALESCE(attempt_started_at, 0) >= ?)
 			ORDER BY updated_at, id LIMIT ?`+lock+`)
 		RETURNING `+purchaseColumns),
-		payments.PurchaseQueued, payments.PurchaseQueued, payments.PurchaseProcessing, leaseUntil.UnixMilli(), now.UnixMilli(),
-		payments.PurchaseReload, payments.PurchaseQueued, payments.PurchaseProcessing, payments.PurchasePending, now.UnixMilli(), limit)
+		payments.PurchaseQueued, payments.PurchaseQueued, payments.PurchaseQueued, now.UnixMilli(), payments.PurchaseProcessing, leaseUntil.UnixMilli(), now.UnixMilli(),
+		payments.PurchaseReload, payments.PurchaseQueued, payments.PurchaseProcessing, payments.PurchasePending, now.UnixMilli(),
+		now.Add(-payments.ReconcileWindow).UnixMilli(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim purchases: %w", err)
 	}
@@ -443,9 +446,9 @@ func (s *Store) MarkPending(ctx context.Context, id, attemptKey string, retryAt 
 func (s *Store) ClaimCheckout(ctx context.Context, purchaseID, paymentMethodID string, leaseUntil time.Time) (*payments.Purchase, error) {
 	var r purchaseRow
 	err := s.db.GetContext(ctx, &r, s.db.Rebind(`UPDATE purchases SET state = ?, payment_method_id = ?, attempts = attempts + 1,
-			attempt_key = id || ':' || CAST(attempts + 1 AS TEXT), lease_until = ?, updated_at = ?
+			attempt_key = id || ':' || CAST(attempts + 1 AS TEXT), attempt_started_at = ?, lease_until = ?, updated_at = ?
 		WHERE id = ? AND kind = ? AND state = ? RETURNING `+purchaseColumns),
-		payments.PurchaseProcessing, paymentMethodID, leaseUntil.UnixMilli(), s.millis(), purchaseID, payments.PurchaseCheckout, payments.PurchaseOpen)
+		payments.PurchaseProcessing, paymentMethodID, s.millis(), leaseUntil.UnixMilli(), s.millis(), purchaseID, payments.PurchaseCheckout, payments.PurchaseOpen)
 	if sqldb.IsNoRows(err) {
 		if _, err := s.Purchase(ctx, purchaseID); err != nil {
 			return nil, err
