@@ -250,12 +250,8 @@ func (s *Store) FinishAttempt(ctx context.Context, a payments.CallbackAttempt, o
 
 func (s *Store) Event(ctx context.Context, id string) (*payments.CallbackEvent, error) {
 	var r eventRow
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+eventColumns+` FROM callback_events WHERE id = ?`), id)
-	if sqldb.IsNoRows(err) {
-		return nil, payments.ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read callback event: %w", err)
+	if err := getOne(ctx, s.db, &r, "callback event", `SELECT `+eventColumns+` FROM callback_events WHERE id = ?`, id); err != nil {
+		return nil, err
 	}
 	e := r.event()
 	return &e, nil

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/vitolahq/vitola/internal/envelope"
-	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/payments"
 )
 
@@ -97,12 +96,8 @@ func (s *Store) CreateClient(ctx context.Context, c *payments.Client) error {
 
 func (s *Store) Client(ctx context.Context, id string) (*payments.Client, error) {
 	var r clientRow
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+clientColumns+` FROM service_clients WHERE id = ?`), id)
-	if sqldb.IsNoRows(err) {
-		return nil, payments.ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read service client: %w", err)
+	if err := getOne(ctx, s.db, &r, "service client", `SELECT `+clientColumns+` FROM service_clients WHERE id = ?`, id); err != nil {
+		return nil, err
 	}
 	return r.client(), nil
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/vitolahq/vitola/internal/envelope"
-	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/payments"
 )
 
@@ -43,12 +42,8 @@ func (s *Store) ResourceTypes(ctx context.Context) ([]payments.ResourceType, err
 
 func (s *Store) ResourceType(ctx context.Context, name string) (*payments.ResourceType, error) {
 	var r resourceTypeRow
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT name, description, created_at FROM resource_types WHERE name = ?`), name)
-	if sqldb.IsNoRows(err) {
-		return nil, payments.ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read resource type: %w", err)
+	if err := getOne(ctx, s.db, &r, "resource type", `SELECT name, description, created_at FROM resource_types WHERE name = ?`, name); err != nil {
+		return nil, err
 	}
 	return &payments.ResourceType{Name: r.Name, Description: r.Description, CreatedAt: fromMillis(r.CreatedAt)}, nil
 }
@@ -84,12 +79,8 @@ func (s *Store) CreateOffer(ctx context.Context, o *payments.Offer) error {
 
 func (s *Store) Offer(ctx context.Context, id string) (*payments.Offer, error) {
 	var r offerRow
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+offerColumns+` FROM offers WHERE id = ?`), id)
-	if sqldb.IsNoRows(err) {
-		return nil, payments.ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read offer: %w", err)
+	if err := getOne(ctx, s.db, &r, "offer", `SELECT `+offerColumns+` FROM offers WHERE id = ?`, id); err != nil {
+		return nil, err
 	}
 	o := r.offer()
 	return &o, nil
@@ -148,12 +139,8 @@ func (s *Store) CreateMerchant(ctx context.Context, m *payments.MerchantAccount)
 
 func (s *Store) Merchant(ctx context.Context, id string) (*payments.MerchantAccount, error) {
 	var r merchantRow
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+merchantColumns+` FROM merchant_accounts WHERE id = ?`), id)
-	if sqldb.IsNoRows(err) {
-		return nil, payments.ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read merchant account: %w", err)
+	if err := getOne(ctx, s.db, &r, "merchant account", `SELECT `+merchantColumns+` FROM merchant_accounts WHERE id = ?`, id); err != nil {
+		return nil, err
 	}
 	m := r.merchant()
 	return &m, nil

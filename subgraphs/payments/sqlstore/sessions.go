@@ -121,24 +121,16 @@ func (s *Store) CreateSession(ctx context.Context, sess *payments.Session, p *pa
 
 func (s *Store) Session(ctx context.Context, id string) (*payments.Session, error) {
 	var r sessionRow
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+sessionColumns+` FROM payment_sessions WHERE id = ?`), id)
-	if sqldb.IsNoRows(err) {
-		return nil, payments.ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read payment session: %w", err)
+	if err := getOne(ctx, s.db, &r, "payment session", `SELECT `+sessionColumns+` FROM payment_sessions WHERE id = ?`, id); err != nil {
+		return nil, err
 	}
 	return r.session(), nil
 }
 
 func (s *Store) Purchase(ctx context.Context, id string) (*payments.Purchase, error) {
 	var r purchaseRow
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+purchaseColumns+` FROM purchases WHERE id = ?`), id)
-	if sqldb.IsNoRows(err) {
-		return nil, payments.ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read purchase: %w", err)
+	if err := getOne(ctx, s.db, &r, "purchase", `SELECT `+purchaseColumns+` FROM purchases WHERE id = ?`, id); err != nil {
+		return nil, err
 	}
 	return r.purchase(), nil
 }
@@ -226,12 +218,8 @@ func (r paymentMethodRow) paymentMethod() *payments.PaymentMethod {
 
 func (s *Store) PaymentMethod(ctx context.Context, accountID, id string) (*payments.PaymentMethod, error) {
 	var r paymentMethodRow
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+paymentMethodColumns+` FROM payment_methods WHERE id = ? AND account_id = ? AND deleted_at IS NULL`), id, accountID)
-	if sqldb.IsNoRows(err) {
-		return nil, payments.ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read payment method: %w", err)
+	if err := getOne(ctx, s.db, &r, "payment method", `SELECT `+paymentMethodColumns+` FROM payment_methods WHERE id = ? AND account_id = ? AND deleted_at IS NULL`, id, accountID); err != nil {
+		return nil, err
 	}
 	return r.paymentMethod(), nil
 }
@@ -270,12 +258,8 @@ func (r reloadRow) rule() *payments.AutoReload {
 
 func (s *Store) AutoReload(ctx context.Context, accountID string) (*payments.AutoReload, error) {
 	var r reloadRow
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+reloadColumns+` FROM auto_reload_rules WHERE account_id = ?`), accountID)
-	if sqldb.IsNoRows(err) {
-		return nil, payments.ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read auto-reload rule: %w", err)
+	if err := getOne(ctx, s.db, &r, "auto-reload rule", `SELECT `+reloadColumns+` FROM auto_reload_rules WHERE account_id = ?`, accountID); err != nil {
+		return nil, err
 	}
 	return r.rule(), nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"time"
 
@@ -88,4 +89,16 @@ func flag(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// getOne reads the one row query finds into dest; no row is ErrNotFound.
+func getOne(ctx context.Context, db q, dest any, what, query string, args ...any) error {
+	err := db.GetContext(ctx, dest, db.Rebind(query), args...)
+	if sqldb.IsNoRows(err) {
+		return payments.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", what, err)
+	}
+	return nil
 }
