@@ -22,8 +22,9 @@ export VITOLA_WGC := $(WGC)
 export VITOLA_STRIPE_MOCK := $(STRIPE_MOCK)
 
 SDK_DEPS  := sdk/node_modules/.vitola-installed
+SDK_PACK  := .cache/sdk-pack
 
-.PHONY: run test build generate compose tools check-tools clean sdk widget browser evidence ocr stripe-mock staticcheck lint fuzz
+.PHONY: run test build generate compose tools check-tools clean sdk sdk-package widget browser evidence ocr stripe-mock staticcheck lint fuzz
 
 run: build
 	@$(MAKE) --no-print-directory ocr || echo "tesseract could not be installed: fingerprints will carry no OCR text (the platform runs without it)"
@@ -32,7 +33,7 @@ run: build
 build:
 	$(GO) build -o bin/vitola ./cmd/vitola
 
-test: tools sdk browser ocr lint
+test: tools sdk sdk-package browser ocr lint
 	cd sdk && npm run --silent typecheck && npm test --silent
 	$(GO) test -count=1 -timeout 15m ./...
 	@$(MAKE) --no-print-directory fuzz
@@ -52,6 +53,18 @@ fuzz:
 # sdk builds the TypeScript SDK into sdk/dist.
 sdk: $(SDK_DEPS)
 	cd sdk && npm run --silent build
+
+# sdk-package packs the SDK as npm publishes it and checks the tarball with the
+# pinned @arethetypeswrong/cli (each entry point's types under node10, node16
+# from CommonJS and from ESM, and bundler) and publint; any message of either,
+# a publint suggestion too, fails. (platform's TestSDKConsumers installs such a
+# tarball into a CommonJS and an ESM project and runs them against the server.)
+sdk-package: sdk
+	rm -rf $(SDK_PACK) && mkdir -p $(SDK_PACK)
+	cd sdk && npm pack --ignore-scripts --silent --pack-destination ../$(SDK_PACK) >/dev/null
+	cd sdk && ./node_modules/.bin/attw ../$(SDK_PACK)/*.tgz
+	@out=$$(cd sdk && ./node_modules/.bin/publint run --strict ../$(SDK_PACK)/*.tgz); echo "$$out"; \
+	case "$$out" in *"All good!"*) ;; *) echo "publint found the above in the packed SDK"; exit 1;; esac
 
 # widget refreshes the committed copy of the SDK's browser bundle that the
 # platform serves to the website widget under /examples/ (a test checks it).

@@ -110,7 +110,7 @@ export async function verifyCallback(options: VerifyCallbackOptions): Promise<Ca
   const nowMs = options.now === undefined ? Date.now() : typeof options.now === "number" ? options.now : options.now.getTime();
   if (!Number.isFinite(nowMs)) throw misconfigured("now is not a valid time");
   const subtle = (options.crypto ?? globalThis.crypto)?.subtle;
-  if (!subtle) throw misconfigured('Web Crypto is unavailable: use Node 20 or newer, or pass { crypto: require("node:crypto").webcrypto }');
+  if (!subtle) throw misconfigured('Web Crypto is unavailable: use Node 20 or newer, or pass the crypto option (webcrypto of "node:crypto")');
   const body = bytes(options.body);
 
   // The headers first: everything that can be refused before the body.
