@@ -66,7 +66,14 @@ func Run(t testing.TB, env []string, name string, args ...string) string {
 // the JSON line it prints last into out. Call Require(t, "chromium") first.
 func RunBrowser(t testing.TB, script string, env []string, out any) {
 	t.Helper()
-	text := strings.TrimSpace(Run(t, env, "node", filepath.Join("test", "browser", script)))
+	RunScript(t, filepath.Join("test", "browser", script), env, out)
+}
+
+// RunScript runs a Node script (a path in the SDK's folder) with env added, and
+// decodes the JSON line it prints last into out.
+func RunScript(t testing.TB, script string, env []string, out any) {
+	t.Helper()
+	text := strings.TrimSpace(Run(t, env, "node", script))
 	last := text[strings.LastIndexByte(text, '\n')+1:]
 	if err := json.Unmarshal([]byte(last), out); err != nil {
 		t.Fatalf("%s printed no JSON result (%v):\n%s", script, err, text)

@@ -1,26 +1,22 @@
-// The built package as its users get it: tsup's output installed under
-// node_modules/@vitola/sdk of a temporary folder, loaded through package.json's
-// exports by plain Node (require and import) and type-checked by tsc as an
-// ESM and a CommonJS consumer would.
+// The built package as its users get it: the packed tarball installed into a
+// temporary folder, loaded through package.json's exports by plain Node
+// (require and import) and type-checked by tsc as an ESM and a CommonJS
+// consumer would. (test/consumers/ runs whole projects against the server.)
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import doc from "./callback-vectors.json";
+import { bin, install, pack, sdk } from "./pack.mjs";
 
-const sdk = dirname(dirname(fileURLToPath(import.meta.url)));
-const bin = (name: string) => join(sdk, "node_modules", ".bin", name);
 const vector = doc.vectors[0]!;
 let tmp = "";
 
 beforeAll(() => {
   tmp = mkdtempSync(join(tmpdir(), "vitola-sdk-dist-"));
-  const pkg = join(tmp, "node_modules", "@vitola", "sdk");
-  mkdirSync(pkg, { recursive: true });
-  execFileSync(bin("tsup"), ["--out-dir", join(pkg, "dist")], { cwd: sdk, stdio: "pipe" });
-  copyFileSync(join(sdk, "package.json"), join(pkg, "package.json"));
+  writeFileSync(join(tmp, "package.json"), JSON.stringify({ private: true }));
+  install(tmp, pack(tmp));
 }, 120_000);
 
 afterAll(() => {
