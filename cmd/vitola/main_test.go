@@ -458,6 +458,52 @@ func TestRouterFrontsAForeignGraph(t *testing.T) {
 
 func toJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 
+// TestImportCatalogWithoutBrandCountry imports the format the import was
+// specified with (no brandCountry): a new brand takes its cigars' common
+// origin, or no country (null in the graph), and the last line says which.
+func TestImportCatalogWithoutBrandCountry(t *testing.T) {
+	data := t.TempDir()
+	addr := loopbackAddr(t)
+	serveForTest(t, addr, "--data", data, "--payments-addr", loopbackAddr(t))
+	key, _ := admin(t, "keys", "create", "--name", "import", "--data", data)
+	leaf := `{"region": "Cuba", "type": "Corojo", "shade": null, "year": null, "label": "Cuban Corojo"}`
+	cigar := func(brand, name, origin string) string {
+		return `{"brand": "` + brand + `", "name": "` + name + `", "origin": "` + origin + `", "wrapper": [` + leaf + `], "binder": [], "filler": [], "products": []}`
+	}
+	file := filepath.Join(t.TempDir(), "catalog.jsonl")
+	os.WriteFile(file, []byte(cigar("Xochi Habana", "Xochi Robusto", "Cuba")+"\n"+cigar("Xochi Habana", "Xochi Lancero", "Cuba")+"\n"+
+		cigar("Yrigoyen Dos Tierras", "Yrigoyen Toro", "Nicaragua")+"\n"+cigar("Yrigoyen Dos Tierras", "Yrigoyen Corona", "Honduras")+"\n"), 0o600)
+	line, err := admin(t, "import", "catalog", "--data", data, file)
+	want := "imported 4 cigars (4 new, 2 new brands; country from their cigars' origin: Xochi Habana; " +
+		"country unknown (their cigars' origins differ; give brandCountry): Yrigoyen Dos Tierras) and 0 products from "
+	if err != nil || !strings.HasPrefix(line, want) {
+		t.Fatalf("import: %q, %v\nwant the prefix %q", line, err, want)
+	}
+
+	_, out := graphql(t, "http://"+addr+"/graphql", key, `{ brands(first: 100) { edges { node { name country } } } }`)
+	var res struct {
+		Data struct {
+			Brands struct {
+				Edges []struct {
+					Node struct{ Name, Country *string }
+				}
+			}
+		}
+		Errors []any
+	}
+	json.Unmarshal([]byte(toJSON(out)), &res)
+	got := map[string]string{}
+	for _, e := range res.Data.Brands.Edges {
+		got[*e.Node.Name] = "null"
+		if e.Node.Country != nil {
+			got[*e.Node.Name] = *e.Node.Country
+		}
+	}
+	if len(res.Errors) > 0 || got["Xochi Habana"] != "Cuba" || got["Yrigoyen Dos Tierras"] != "null" {
+		t.Fatalf("brands' countries in the graph: %v, errors %v", got, res.Errors)
+	}
+}
+
 func TestImportCatalogIsSearchableWithinASecond(t *testing.T) {
 	data := t.TempDir()
 	addr := loopbackAddr(t)
