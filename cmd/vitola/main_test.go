@@ -122,7 +122,11 @@ func serveForTest(t *testing.T, addr string, args ...string) (stdout, stderr *lo
 			t.Fatalf("serve exited early: %v\n%s", runErr, stderr)
 		default:
 		}
-		res, err := http.Get("http://" + addr + "/health")
+		target := addr
+		if strings.HasSuffix(addr, ":0") { // the port given is in the log
+			target = listenedOn(stderr.String(), "api")
+		}
+		res, err := http.Get("http://" + target + "/health")
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == 200 {
@@ -134,6 +138,18 @@ func serveForTest(t *testing.T, addr string, args ...string) (stdout, stderr *lo
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// listenedOn finds in serve's JSON log the address its listener name is
+// bound to ("" while it is not).
+func listenedOn(log, name string) string {
+	for _, line := range strings.Split(log, "\n") {
+		var e struct{ Message, Component, Addr string }
+		if json.Unmarshal([]byte(line), &e) == nil && e.Message == "listening" && e.Component == name {
+			return strings.TrimPrefix(e.Addr, "http://")
+		}
+	}
+	return ""
 }
 
 // admin runs an admin command and returns its last line of standard output.
@@ -344,7 +360,7 @@ func TestStripeAPIURLSetting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.paymentsOptions().StripeAPIURL; got != tc.want {
+		if got := s.paymentsOptions(s.PaymentsAddr).StripeAPIURL; got != tc.want {
 			t.Errorf("args %v, env %v: Stripe API URL %q, want %q", tc.args, tc.env, got, tc.want)
 		}
 	}
@@ -636,6 +652,114 @@ func TestOAuthCommands(t *testing.T) {
 		if _, err := admin(t, args...); err == nil {
 			t.Errorf("vitola %v succeeded", args)
 		}
+	}
+}
+
+func TestPublicURL(t *testing.T) {
+	for _, tc := range []struct{ configured, addr, want string }{
+		{"", "127.0.0.1:9000", "http://127.0.0.1:9000"},
+		{"", "0.0.0.0:9000", "http://127.0.0.1:9000"},
+		{"", ":9000", "http://127.0.0.1:9000"},
+		{"", "[::]:9000", "http://127.0.0.1:9000"},
+		{"", "[::1]:9000", "http://[::1]:9000"},
+		{"", "localhost:9000", "http://localhost:9000"},
+		{"https://api.example/", "127.0.0.1:9000", "https://api.example"},
+		{"https://api.example", "127.0.0.1:9000", "https://api.example"},
+	} {
+		if got := publicURL(tc.configured, tc.addr); got != tc.want {
+			t.Errorf("publicURL(%q, %q) = %q, want %q", tc.configured, tc.addr, got, tc.want)
+		}
+	}
+}
+
+// TestPublicURLFollowsTheAddress: without --public-url and
+// --payments-public-url, the OAuth issuer and audience and the payments origin
+// are the addresses serve actually listens on (port 0 included), said in the
+// log; admin commands that mint tokens derive theirs from --addr or
+// VITOLA_ADDR the same way, so their tokens work against that server.
+func TestPublicURLFollowsTheAddress(t *testing.T) {
+	data := t.TempDir()
+	_, log := serveForTest(t, "127.0.0.1:0", "--data", data, "--payments-addr", "127.0.0.1:0")
+	api, pay := listenedOn(log.String(), "api"), listenedOn(log.String(), "payments")
+	if strings.HasSuffix(api, ":0") || strings.HasSuffix(pay, ":0") || api == pay {
+		t.Fatalf("listened on %q and %q", api, pay)
+	}
+	var started struct{ PublicURL, PaymentsPublicURL string }
+	for _, line := range strings.Split(log.String(), "\n") {
+		if strings.Contains(line, `"message":"public URLs"`) {
+			json.Unmarshal([]byte(line), &started)
+		}
+	}
+	if started.PublicURL != "http://"+api || started.PaymentsPublicURL != "http://"+pay {
+		t.Fatalf("the log says the public URLs are %+v, want http://%s and http://%s", started, api, pay)
+	}
+
+	res, err := http.Get("http://" + api + "/.well-known/oauth-authorization-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Issuer        string `json:"issuer"`
+		TokenEndpoint string `json:"token_endpoint"`
+	}
+	json.NewDecoder(res.Body).Decode(&meta)
+	res.Body.Close()
+	if meta.Issuer != "http://"+api || meta.TokenEndpoint != "http://"+api+"/oauth/token" {
+		t.Fatalf("discovery: issuer %q, token endpoint %q; want http://%s", meta.Issuer, meta.TokenEndpoint, api)
+	}
+
+	// The checkout's same-origin check names the payments origin listened on:
+	// a request from it gets as far as wanting its session cookie (401).
+	for origin, want := range map[string]int{"http://" + pay: 401, "http://127.0.0.1:8081": 403} {
+		req, _ := http.NewRequest("POST", "http://"+pay+"/api/v1/payment-sessions/current/cancel", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("X-Vitola-Checkout", "1")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("checkout action from %s: %d, want %d", origin, res.StatusCode, want)
+		}
+	}
+
+	key, _ := admin(t, "keys", "create", "--name", "me", "--data", data)
+	if _, err := admin(t, "users", "create", "--data", data, "--email", "ana@example.com", "--password", "a long passphrase", "--display-name", "Ana"); err != nil {
+		t.Fatal(err)
+	}
+	client, err := admin(t, "oauth", "clients", "create", "--data", data, "--name", "CLI", "--redirect-uri", "http://127.0.0.1:9000/cb", "--public")
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := func(token string) int {
+		req, _ := http.NewRequest("GET", "http://"+api+"/v1/me", nil)
+		req.Header.Set("x-service-key", key)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	mint := []string{"oauth", "token", "--data", data, "--user", "ana@example.com", "--client", client, "--scope", "profile:read"}
+	byFlag, err := admin(t, append(mint, "--addr", api)...)
+	if err != nil || me(byFlag) != 200 {
+		t.Fatalf("a token minted with --addr %s: %v, /v1/me %d", api, err, me(byFlag))
+	}
+	var stdout bytes.Buffer
+	env := map[string]string{"VITOLA_ADDR": api}
+	if err := run(context.Background(), append([]string{"vitola"}, mint...), func(k string) string { return env[k] }, nil, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if got := me(lines[len(lines)-1]); got != 200 {
+		t.Fatalf("a token minted with VITOLA_ADDR=%s: /v1/me %d", api, got)
+	}
+	// Minted for the default address, it is refused here.
+	if other, _ := admin(t, mint...); me(other) != 401 {
+		t.Fatal("a token for another public URL was accepted")
 	}
 }
 
