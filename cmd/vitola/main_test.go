@@ -395,6 +395,28 @@ func TestLoggedURLsHidePasswords(t *testing.T) {
 	}
 }
 
+// TestHelpListsEveryComponent: `vitola help` and README's settings table name
+// every component --component accepts, no more.
+func TestHelpListsEveryComponent(t *testing.T) {
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"vitola", "help"}, noEnv, nil, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	help := strings.Join(strings.Fields(stdout.String()), " ")
+	if want := "--component (" + strings.Join(components, ", ") + ")"; !strings.Contains(help, want) {
+		t.Errorf("vitola help does not say %q:\n%s", want, stdout.String())
+	}
+	row := regexp.MustCompile("(?m)^\\| `--component` \\|.*$").FindString(readFile(t, "../../README.md"))
+	listed := regexp.MustCompile("`([a-z]+)`").FindAllStringSubmatch(row, -1)
+	var names []string
+	for _, m := range listed {
+		names = append(names, m[1])
+	}
+	if strings.Join(names, ",") != strings.Join(components, ",") {
+		t.Errorf("README's --component row lists %v, want %v", names, components)
+	}
+}
+
 // TestEverySettingIsDocumented keeps README.md's settings table complete.
 func TestEverySettingIsDocumented(t *testing.T) {
 	readme := readFile(t, "../../README.md")
