@@ -32,6 +32,7 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 	userssql "github.com/vitolahq/vitola/subgraphs/users/sqlstore"
 	"github.com/vitolahq/vitola/subgraphs/venues"
+	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
 )
 
 // lockedBuffer is a bytes.Buffer safe to write from run's goroutine while the
@@ -782,6 +783,46 @@ func TestPublicURLFollowsTheAddress(t *testing.T) {
 	// Minted for the default address, it is refused here.
 	if other, _ := admin(t, mint...); me(other) != 401 {
 		t.Fatal("a token for another public URL was accepted")
+	}
+}
+
+// TestReadmeImportExamplesAddToTheDemo imports README's examples, pasted into
+// files, into the demo's stores in README's order: each adds records of its
+// own and overwrites nothing of the demo.
+func TestReadmeImportExamplesAddToTheDemo(t *testing.T) {
+	data := t.TempDir()
+	serveForTest(t, loopbackAddr(t), "--demo", "--data", data, "--payments-addr", loopbackAddr(t))
+	readme := readFile(t, "../../README.md")
+	example := func(after string) string {
+		i := strings.Index(readme, after)
+		start := strings.Index(readme[i+1:], "```json\n")
+		if i < 0 || start < 0 {
+			t.Fatalf("README has no JSON example after %q", after)
+		}
+		block := readme[i+1+start+len("```json\n"):]
+		return block[:strings.Index(block, "```")]
+	}
+	if _, err := admin(t, "users", "create", "--data", data, "--email", "ana@example.com", "--password", "a long passphrase", "--display-name", "Ana Ruiz"); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct{ kind, after, want string }{
+		{"catalog", "### Importing a catalog", "imported 1 cigars (1 new, 1 new brands) and 1 products"},
+		{"venues", "Venues, one per line", "imported 1 venues (1 new)"},
+		{"events", "Events, one per line", "imported 1 events (1 new)"},
+		{"sessions", "Smoke sessions, one per line", "imported 1 sessions (1 public, 0 private)"},
+	} {
+		file := filepath.Join(t.TempDir(), step.kind+".jsonl")
+		os.WriteFile(file, []byte(example(step.after)), 0o600)
+		if line, err := admin(t, "import", step.kind, "--data", data, file); err != nil || !strings.HasPrefix(line, step.want) {
+			t.Fatalf("README's %s example: %q, %v; want %q", step.kind, line, err, step.want)
+		}
+	}
+	var venue struct{ Name string }
+	json.Unmarshal([]byte(example("Venues, one per line")), &venue)
+	for _, v := range venuesdemo.Venues {
+		if v.Name == venue.Name {
+			t.Errorf("README's venue example is named %q, as a demo venue", venue.Name)
+		}
 	}
 }
 
