@@ -272,8 +272,8 @@ const DemoCredits = 100
 
 // EnsureDemoKey creates the demo key (with api.ai and DemoCredits credits) the
 // first time, prints it once to out and writes it to DIR/demo-key.txt. With it
-// comes a publishable key for the website widget, printed as a ready link (see
-// demoWidget). A start stopped half-way is completed by the next: credits are
+// comes a publishable key for the website widget, printed as a ready link and
+// written to DIR/widget-link.txt (see demoWidget). A start stopped half-way is completed by the next: credits are
 // granted if the key never got them, and a key whose file was never written
 // (its plain text is lost) is revoked and made again.
 func EnsureDemoKey(ctx context.Context, keys *access.Service, credits payments.Ledger, dir, publicURL string, out io.Writer, log zerolog.Logger) error {
@@ -309,7 +309,7 @@ func EnsureDemoKey(ctx context.Context, keys *access.Service, credits payments.L
 	}
 	fmt.Fprintf(out, "Demo developer key (shown once; also in %s):\n%s\n", path, plain)
 	log.Info().Str("file", path).Msg("created the demo developer key")
-	return demoWidget(ctx, keys, publicURL, out)
+	return demoWidget(ctx, keys, publicURL, dir, out)
 }
 
 // grantDemoCredits gives the demo key its credits unless its ledger has any
@@ -337,7 +337,9 @@ func grantDemoCredits(ctx context.Context, credits payments.Ledger, keyID string
 // cross-origin calls, so the page is served under the loopback API's other name
 // (localhost for 127.0.0.1 and back), the key lists that origin alone, and the
 // page calls the API at its public URL. Other public URLs get no widget key.
-func demoWidget(ctx context.Context, keys *access.Service, publicURL string, out io.Writer) error {
+// The link is printed to out and written to DIR/widget-link.txt (the key in it
+// is shown only then).
+func demoWidget(ctx context.Context, keys *access.Service, publicURL, dir string, out io.Writer) error {
 	api, err := url.Parse(publicURL)
 	if err != nil {
 		return fmt.Errorf("public URL: %w", err)
@@ -355,6 +357,11 @@ func demoWidget(ctx context.Context, keys *access.Service, publicURL string, out
 		return fmt.Errorf("demo widget key: %w", err)
 	}
 	q := url.Values{"api": {strings.TrimSuffix(publicURL, "/")}, "key": {plain}, "venue": {venuesdemo.VenueID("The Ember Room")}}
-	fmt.Fprintf(out, "Demo website widget (its publishable key works from %s only):\n%s/examples/widget/?%s\n", page, page, q.Encode())
+	link := page.String() + "/examples/widget/?" + q.Encode()
+	path := filepath.Join(dir, "widget-link.txt")
+	if err := os.WriteFile(path, []byte(link+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write the demo widget link: %w", err)
+	}
+	fmt.Fprintf(out, "Demo website widget (its publishable key works from %s only; also in %s):\n%s\n", page, path, link)
 	return nil
 }

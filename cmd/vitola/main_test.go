@@ -195,6 +195,9 @@ func TestServeDemoAndAdminCommands(t *testing.T) {
 		t.Fatalf("demo key %q not printed (stdout %q)", demoKey, stdout)
 	}
 	checkDemoWidgetLink(t, stdout.String(), addr)
+	if link := strings.TrimSpace(readFile(t, filepath.Join(data, "widget-link.txt"))); !strings.Contains(stdout.String(), "\n"+link+"\n") || !strings.Contains(link, "/examples/widget/?") {
+		t.Fatalf("data/widget-link.txt holds %q, not the link printed (stdout %q)", link, stdout)
+	}
 	if line, err := admin(t, "credits", "balance", "--data", data, "--key", demoKey); err != nil || !strings.HasSuffix(line, " has 100 credits") {
 		t.Fatalf("the demo key's credits: %q %v", line, err)
 	}
