@@ -33,9 +33,12 @@ run: build
 build:
 	$(GO) build -o bin/vitola ./cmd/vitola
 
+# go test runs through tools/gotest: the same output, then one line of what
+# was skipped and why (plain go test hides skips); its exit status is go test's.
 test: tools sdk sdk-package browser ocr lint
 	cd sdk && npm run --silent typecheck && npm test --silent
-	$(GO) test -count=1 -timeout 15m ./...
+	$(GO) build -o $(TOOLS)/bin/gotest ./tools/gotest
+	GO=$(GO) $(TOOLS)/bin/gotest -count=1 -timeout 15m ./...
 	@$(MAKE) --no-print-directory fuzz
 
 # lint: go vet and the pinned staticcheck find nothing outside generated code

@@ -2,6 +2,7 @@ package platform_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"regexp"
 	"sort"
@@ -62,6 +63,9 @@ func (f *fixture) testBusinessFeed(t *testing.T) {
 		}
 		if at(it, "user", "displayName") == nil || at(it, "cigar", "name") == nil || at(it, "cigar", "brandName") == nil || at(it, "venue", "name") != "The Ember Room" {
 			t.Fatalf("incomplete session %v", it)
+		}
+		if avatar, ok := at(it, "user").(map[string]any)["avatarUrl"]; !ok || (avatar != nil && !strings.HasPrefix(fmt.Sprint(avatar), "http")) {
+			t.Fatalf("user summary without avatarUrl (a URL or null): %v", at(it, "user"))
 		}
 		if _, leaked := it.(map[string]any)["visibility"]; leaked {
 			t.Fatal("visibility leaked")

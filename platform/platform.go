@@ -167,8 +167,9 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 			p.PaymentsService, p.PaymentsSender = sg.Payments, sg.Sender
 		}
 	}
+	var demoKey string
 	if o.Demo && o.DemoKeyOut != nil {
-		if err := EnsureDemoKey(ctx, keys, credits, o.Store.DataDir, o.PublicURL, o.DemoKeyOut, log); err != nil {
+		if demoKey, err = EnsureDemoKey(ctx, keys, credits, o.Store.DataDir, o.PublicURL, o.DemoKeyOut, log); err != nil {
 			return nil, err
 		}
 	}
@@ -191,7 +192,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	p.Idempotency = idempotency.New(accessStore.Idempotency())
 	usersClient := &subgraph.Client{HTTP: shimClient, URL: urls[schema.Users]}
 	tokens := access.NewTokens(o.PublicURL, restshim.FetchJWKS(usersClient))
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Logger: log})
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Logger: log, DemoKey: demoKey})
 	if err != nil {
 		return nil, err
 	}
@@ -272,44 +273,50 @@ const DemoCredits = 100
 
 // EnsureDemoKey creates the demo key (with api.ai and DemoCredits credits) the
 // first time, prints it once to out and writes it to DIR/demo-key.txt. With it
-// comes a publishable key for the website widget, printed as a ready link (see
-// demoWidget). A start stopped half-way is completed by the next: credits are
-// granted if the key never got them, and a key whose file was never written
-// (its plain text is lost) is revoked and made again.
-func EnsureDemoKey(ctx context.Context, keys *access.Service, credits payments.Ledger, dir, publicURL string, out io.Writer, log zerolog.Logger) error {
+// comes a publishable key for the website widget, printed as a ready link and
+// written to DIR/widget-link.txt (see demoWidget). A start stopped half-way is
+// completed by the next: credits are granted if the key never got them, and a
+// key whose file was never written (its plain text is lost) is revoked and
+// made again. It returns the demo key (from its file on later starts; "" if
+// the file no longer holds it), which GraphiQL fills in on this machine.
+func EnsureDemoKey(ctx context.Context, keys *access.Service, credits payments.Ledger, dir, publicURL string, out io.Writer, log zerolog.Logger) (string, error) {
 	list, err := keys.ListKeys(ctx)
 	if err != nil {
-		return err
+		return "", err
 	}
 	path := filepath.Join(dir, "demo-key.txt")
 	for _, k := range list {
 		if k.Name != DemoKeyName || k.RevokedAt != nil {
 			continue
 		}
-		if _, err := os.Stat(path); err == nil {
-			return grantDemoCredits(ctx, credits, k.ID)
+		if b, err := os.ReadFile(path); err == nil {
+			plain := strings.TrimSpace(string(b))
+			if found, err := keys.Authenticate(ctx, plain); err != nil || found.ID != k.ID {
+				plain = ""
+			}
+			return plain, grantDemoCredits(ctx, credits, k.ID)
 		}
 		log.Warn().Str("key", k.ID).Msg("the demo key's file was never written: making a new demo key")
 		if err := keys.RevokeKey(ctx, k.ID); err != nil {
-			return fmt.Errorf("revoke the unusable demo key: %w", err)
+			return "", fmt.Errorf("revoke the unusable demo key: %w", err)
 		}
 	}
 	key, plain, err := keys.CreateKey(ctx, DemoKeyName, []string{access.EntitlementAI})
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return err
+		return "", err
 	}
 	if err := os.WriteFile(path, []byte(plain+"\n"), 0o600); err != nil {
-		return fmt.Errorf("write demo key: %w", err)
+		return "", fmt.Errorf("write demo key: %w", err)
 	}
 	if err := grantDemoCredits(ctx, credits, key.ID); err != nil {
-		return err
+		return "", err
 	}
 	fmt.Fprintf(out, "Demo developer key (shown once; also in %s):\n%s\n", path, plain)
 	log.Info().Str("file", path).Msg("created the demo developer key")
-	return demoWidget(ctx, keys, publicURL, out)
+	return plain, demoWidget(ctx, keys, publicURL, dir, out)
 }
 
 // grantDemoCredits gives the demo key its credits unless its ledger has any
@@ -337,7 +344,9 @@ func grantDemoCredits(ctx context.Context, credits payments.Ledger, keyID string
 // cross-origin calls, so the page is served under the loopback API's other name
 // (localhost for 127.0.0.1 and back), the key lists that origin alone, and the
 // page calls the API at its public URL. Other public URLs get no widget key.
-func demoWidget(ctx context.Context, keys *access.Service, publicURL string, out io.Writer) error {
+// The link is printed to out and written to DIR/widget-link.txt (the key in it
+// is shown only then).
+func demoWidget(ctx context.Context, keys *access.Service, publicURL, dir string, out io.Writer) error {
 	api, err := url.Parse(publicURL)
 	if err != nil {
 		return fmt.Errorf("public URL: %w", err)
@@ -355,6 +364,11 @@ func demoWidget(ctx context.Context, keys *access.Service, publicURL string, out
 		return fmt.Errorf("demo widget key: %w", err)
 	}
 	q := url.Values{"api": {strings.TrimSuffix(publicURL, "/")}, "key": {plain}, "venue": {venuesdemo.VenueID("The Ember Room")}}
-	fmt.Fprintf(out, "Demo website widget (its publishable key works from %s only):\n%s/examples/widget/?%s\n", page, page, q.Encode())
+	link := page.String() + "/examples/widget/?" + q.Encode()
+	path := filepath.Join(dir, "widget-link.txt")
+	if err := os.WriteFile(path, []byte(link+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write the demo widget link: %w", err)
+	}
+	fmt.Fprintf(out, "Demo website widget (its publishable key works from %s only; also in %s):\n%s\n", page, path, link)
 	return nil
 }

@@ -42,7 +42,7 @@ type feedSession struct {
 	User            struct {
 		ID          string  `json:"id"`
 		DisplayName string  `json:"displayName"`
-		AvatarURL   *string `json:"avatarUrl,omitempty"`
+		AvatarURL   *string `json:"avatarUrl"` // null when the user has none, never absent
 	} `json:"user"`
 	Cigar *feedCigar `json:"cigar,omitempty"`
 	Venue *struct {

@@ -50,6 +50,9 @@ type Config struct {
 	Logger zerolog.Logger
 	// Timeout bounds one operation, its subgraph calls included (default 30 s).
 	Timeout time.Duration
+	// DemoKey is the demo developer key (--demo) GraphiQL fills in for a
+	// browser on this machine (webui.GraphiQLHandler); empty: none.
+	DemoKey string
 }
 
 // Router serves POST /graphql (and GraphiQL on a browser's GET).
@@ -95,7 +98,7 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, log: cfg.Logger, maxBody: int64(an.Limits().MaxBodyBytes), timeout: timeout, graphiql: webui.GraphiQLHandler()}, nil
+	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, log: cfg.Logger, maxBody: int64(an.Limits().MaxBodyBytes), timeout: timeout, graphiql: webui.GraphiQLHandler(cfg.DemoKey)}, nil
 }
 
 // Error codes of the router's own errors (extensions.code).

@@ -66,7 +66,7 @@ func TestComposedConfigIsFresh(t *testing.T) {
 		if os.Getenv("VITOLA_TEST_REQUIRE_SERVICES") == "1" {
 			t.Fatalf("wgc not installed at %s: run `make tools`", wgc)
 		}
-		t.Skipf("wgc not installed at %s: `make test` installs it", wgc)
+		t.Skipf("missing wgc: not installed at %s; `make test` installs it", wgc)
 	}
 	out := filepath.Join(t.TempDir(), "router-config.json")
 	cmd := exec.Command(wgc, "router", "compose", "-i", "graph.yaml", "-o", out)

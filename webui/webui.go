@@ -16,7 +16,7 @@
 //	mux.Handle("/docs", docs)  // the page
 //	mux.Handle("/docs/", docs) // the page again, openapi.yaml, assets/...
 //
-//	graphiql := webui.GraphiQLHandler()
+//	graphiql := webui.GraphiQLHandler("") // or the demo key, for --demo
 //	mux.Handle("/graphql/assets/", graphiql)
 //	// and, in the /graphql endpoint's own handler, for a GET whose Accept
 //	// header asks for text/html: graphiql.ServeHTTP(w, r)
@@ -37,8 +37,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"html"
 	"html/template"
+	"net"
 	"net/http"
+	"net/netip"
 	"path"
 	"strconv"
 	"strings"
@@ -124,15 +127,19 @@ func DocsHandler(openapiYAML []byte) http.Handler {
 //
 //   - GET /graphql: the GraphiQL page (HTML, with a fresh CSP nonce in each
 //     response, so never cached); it posts queries to the URL it was loaded
-//     from, with the x-service-key header set in GraphiQL's headers editor
-//     (which GraphiQL keeps in the browser's localStorage)
+//     from, with the developer key of the page's key field (kept in the
+//     browser's localStorage) as x-service-key, unless GraphiQL's headers
+//     editor sets that header itself. With a demoKey (--demo), a page
+//     served straight to a browser on this machine (see onThisMachine)
+//     comes with the key field filled in with it; no other response holds
+//     anything of it.
 //   - GET /graphql/assets/<file>: the page's scripts and styles, cached as
 //     immutable like DocsHandler's
 //
 // HEAD is accepted wherever GET is. The caller routes to it the GET
 // /graphql requests that want HTML (Accept: text/html) and everything below
 // /graphql/assets/.
-func GraphiQLHandler() http.Handler {
+func GraphiQLHandler(demoKey string) http.Handler {
 	h := newSite(graphQLPath)
 	css := []string{
 		h.vendored("graphiql@"+graphiQLVersion, "graphiql.min.css"),
@@ -144,8 +151,49 @@ func GraphiQLHandler() http.Handler {
 		h.vendored("graphiql@"+graphiQLVersion, "graphiql.min.js"),
 		h.own("graphiql.js"),
 	}
-	h.page(graphQLPath, graphiQLPage, graphiQLCSP, pageData{Base: "graphql/", CSS: css, JS: js, Nonce: noncePlaceholder})
+	page := h.page(graphQLPath, graphiQLPage, graphiQLCSP, pageData{Base: "graphql/", CSS: css, JS: js, Nonce: noncePlaceholder, DemoKey: demoKeyPlaceholder})
+	page.fill = func(r *http.Request, body []byte) []byte {
+		key := ""
+		if demoKey != "" && onThisMachine(r) {
+			key = html.EscapeString(demoKey)
+		}
+		return bytes.ReplaceAll(body, []byte(demoKeyPlaceholder), []byte(key))
+	}
 	return h
+}
+
+// demoKeyPlaceholder stands for the demo key in the GraphiQL page: each
+// response replaces it with the key for a browser on this machine, with
+// nothing for anyone else.
+const demoKeyPlaceholder = "VITOLAdemoKEYplaceholder"
+
+// onThisMachine reports a request a browser on this machine sent straight to
+// this process: from a loopback address, to a loopback host name (so a page
+// of another site whose name was re-pointed at 127.0.0.1 does not qualify),
+// through no proxy (one on this machine would relay anyone's request from
+// loopback).
+func onThisMachine(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	if ip, err := netip.ParseAddr(host); err != nil || !ip.Unmap().IsLoopback() {
+		return false
+	}
+	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Real-Ip"} {
+		if _, ok := r.Header[h]; ok {
+			return false
+		}
+	}
+	name := r.Host
+	if h, _, err := net.SplitHostPort(name); err == nil {
+		name = h
+	}
+	if strings.EqualFold(strings.TrimSuffix(name, "."), "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(strings.Trim(name, "[]"))
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // site is a fixed set of resources, keyed by full request path.
@@ -187,7 +235,7 @@ func (s *site) own(name string) string {
 }
 
 // page renders one HTML page at path p.
-func (s *site) page(p string, t *template.Template, csp string, data pageData) {
+func (s *site) page(p string, t *template.Template, csp string, data pageData) *resource {
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, data); err != nil {
 		panic("webui: rendering " + p + ": " + err.Error())
@@ -204,6 +252,7 @@ func (s *site) page(p string, t *template.Template, csp string, data pageData) {
 	})
 	res.nonced = nonced
 	s.add(p, res)
+	return res
 }
 
 func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -243,6 +292,8 @@ type resource struct {
 	etag         string
 	header       map[string]string
 	nonced       bool // body and headers hold noncePlaceholder
+	// fill, when set, completes a nonced body for the request at hand.
+	fill func(r *http.Request, body []byte) []byte
 
 	gzipOnce sync.Once
 	gzipBody []byte // nil when compression does not pay
@@ -296,6 +347,9 @@ func (res *resource) serve(w http.ResponseWriter, r *http.Request) {
 			h.Set(k, strings.ReplaceAll(v, noncePlaceholder, nonce))
 		}
 		body := bytes.ReplaceAll(res.body, []byte(noncePlaceholder), []byte(nonce))
+		if res.fill != nil {
+			body = res.fill(r, body)
+		}
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 		return
 	}
@@ -364,12 +418,14 @@ func mustRead(name string) []byte {
 // pageData fills a page template. Base is the relative URL of the mount
 // point's directory as seen from the page ("docs/" for /docs, "" for
 // /docs/); CSS and JS are asset names in load order; Nonce, if set, is the
-// style nonce handed to the page's scripts.
+// style nonce handed to the page's scripts; DemoKey, GraphiQL's key to fill
+// in (a placeholder each response replaces).
 type pageData struct {
-	Base  string
-	CSS   []string
-	JS    []string
-	Nonce string
+	Base    string
+	CSS     []string
+	JS      []string
+	Nonce   string
+	DemoKey string
 }
 
 var docsPage = template.Must(template.New("docs").Parse(`<!DOCTYPE html>
@@ -406,7 +462,14 @@ var graphiQLPage = template.Must(template.New("graphiql").Parse(`<!DOCTYPE html>
 </head>
 <body>
 <noscript>GraphiQL needs JavaScript. Send queries to this URL with POST instead.</noscript>
-<div id="graphiql" data-style-nonce="{{.Nonce}}"></div>
+<form id="vitola-key" autocomplete="off">
+<label for="vitola-key-input">Developer key <span>(sent as <code>x-service-key</code>; kept in this browser)</span></label>
+<input id="vitola-key-input" name="key" type="password" spellcheck="false" placeholder="vk_… from vitola keys create --name me, or data/demo-key.txt">
+<button type="submit">Use key</button>
+<button type="button" id="vitola-key-forget">Forget</button>
+<output id="vitola-key-note" for="vitola-key-input"></output>
+</form>
+<div id="graphiql" data-style-nonce="{{.Nonce}}" data-demo-key="{{.DemoKey}}"></div>
 {{- range .JS}}
 <script src="{{$.Base}}assets/{{.}}"></script>
 {{- end}}

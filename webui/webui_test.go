@@ -26,7 +26,7 @@ func newServer(t *testing.T) *httptest.Server {
 	docs := webui.DocsHandler(spec)
 	mux.Handle("/docs", docs)
 	mux.Handle("/docs/", docs)
-	gq := webui.GraphiQLHandler()
+	gq := webui.GraphiQLHandler("")
 	mux.Handle("/graphql", gq)
 	mux.Handle("/graphql/", gq)
 	srv := httptest.NewServer(mux)
@@ -419,5 +419,79 @@ func TestAssetEncodingAndValidators(t *testing.T) {
 				t.Errorf("If-None-Match: status %d, want 304", again.status)
 			}
 		})
+	}
+}
+
+// TestGraphiQLKeyField: the page offers a key field; with a demo key, the page
+// a browser on this machine loads straight from the server comes with it filled
+// in, and no other request (another machine, another host name, through a
+// proxy, any other path) gets anything of it. The CSP stays as strict.
+func TestGraphiQLKeyField(t *testing.T) {
+	const demoKey = "vk_0123456789abcdef_SECRETsecretSECRETsecretSECRETsecretSECRETs"
+	const secretPart = "SECRETsecretSECRET"
+	h := webui.GraphiQLHandler(demoKey)
+	get := func(path, remote, host string, header map[string]string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", path, nil)
+		req.RemoteAddr, req.Host = remote, host
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	tests := []struct {
+		name, remote, host string
+		header             map[string]string
+		filled             bool
+	}{
+		{"localhost", "127.0.0.1:50000", "localhost:8080", nil, true},
+		{"127.0.0.1", "127.0.0.1:50000", "127.0.0.1:8080", nil, true},
+		{"IPv6 loopback", "[::1]:50000", "[::1]:8080", nil, true},
+		{"another machine", "203.0.113.7:50000", "localhost:8080", nil, false},
+		{"another host name re-pointed at loopback", "127.0.0.1:50000", "attacker.example:8080", nil, false},
+		{"through a proxy on this machine", "127.0.0.1:50000", "localhost:8080", map[string]string{"X-Forwarded-For": "203.0.113.7"}, false},
+		{"through a proxy (Forwarded)", "127.0.0.1:50000", "localhost:8080", map[string]string{"Forwarded": "for=203.0.113.7"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := get("/graphql", tt.remote, tt.host, tt.header)
+			body := res.Body.String()
+			if res.Code != 200 || !strings.Contains(body, `id="vitola-key-input"`) {
+				t.Fatalf("no key field in the page (%d):\n%s", res.Code, body)
+			}
+			if got := strings.Contains(body, `data-demo-key="`+demoKey+`"`); got != tt.filled {
+				t.Errorf("demo key in the page: %v, want %v", got, tt.filled)
+			}
+			if !tt.filled && strings.Contains(body, secretPart) {
+				t.Errorf("the page holds part of the demo key:\n%s", body)
+			}
+			if strings.Contains(res.Header().Get("Content-Security-Policy"), secretPart) || res.Header().Get("ETag") != "" {
+				t.Error("the key reached a header, or the page is cacheable")
+			}
+			if csp := res.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self';") || strings.Contains(csp, "unsafe") {
+				t.Errorf("CSP %q", csp)
+			}
+			if inline := regexp.MustCompile(`<script>|<script [^>]*>[^<]| style=| on[a-z]+=`).FindString(body); inline != "" {
+				t.Errorf("inline script or style in the page: %q", inline)
+			}
+		})
+	}
+	// Nothing else the handler serves holds any of it.
+	page := get("/graphql", "127.0.0.1:50000", "localhost:8080", nil)
+	for _, m := range regexp.MustCompile(`src="graphql/(assets/[^"]+)"|href="graphql/(assets/[^"]+)"`).FindAllStringSubmatch(page.Body.String(), -1) {
+		asset := "/graphql/" + m[1] + m[2]
+		if res := get(asset, "127.0.0.1:50000", "localhost:8080", nil); res.Code != 200 || strings.Contains(res.Body.String(), secretPart) {
+			t.Errorf("%s: %d, holds the key: %v", asset, res.Code, strings.Contains(res.Body.String(), secretPart))
+		}
+	}
+	for _, path := range []string{"/graphql/", "/graphql/assets/nope.js"} {
+		if res := get(path, "127.0.0.1:50000", "localhost:8080", nil); strings.Contains(res.Body.String(), secretPart) {
+			t.Errorf("%s holds the key", path)
+		}
+	}
+	// Without a demo key, no page has one.
+	if body := do(t, newServer(t), "GET", "/graphql", nil).body; !bytes.Contains(body, []byte(`data-demo-key=""`)) {
+		t.Errorf("a page without a demo key: %s", body)
 	}
 }

@@ -88,7 +88,31 @@ func importCatalog(ctx context.Context, in io.Reader, cfg sqldb.Config, progress
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%d cigars (%d new, %d new brands) and %d products", sum.Cigars, sum.NewCigars, sum.NewBrands, sum.Products), nil
+	return fmt.Sprintf("%d cigars (%d new, %d new brands%s) and %d products", sum.Cigars, sum.NewCigars, sum.NewBrands, countryNote(sum), sum.Products), nil
+}
+
+// countryNote says which new brands came without brandCountry, and what their
+// country became: "; country from their cigars' origin: Cohiba; country
+// unknown (their cigars' origins differ; give brandCountry): Nueva Marca".
+func countryNote(sum catalogimport.Summary) string {
+	var note string
+	if len(sum.CountryFromOrigin) > 0 {
+		note += "; country from their cigars' origin: " + someNames(sum.CountryFromOrigin)
+	}
+	if len(sum.CountryUnknown) > 0 {
+		note += "; country unknown (their cigars' origins differ; give brandCountry): " + someNames(sum.CountryUnknown)
+	}
+	return note
+}
+
+// someNames lists up to three names, then how many more: the summary stays one
+// line.
+func someNames(names []string) string {
+	const shown = 3
+	if len(names) <= shown {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:shown], ", "), len(names)-shown)
 }
 
 func importVenues(ctx context.Context, in io.Reader, cfg sqldb.Config, progress func(done, total int)) (string, error) {

@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -34,11 +35,13 @@ func main() {
 	}
 }
 
-const usage = `Usage: vitola <command> [flags]
+// usage is the command list `vitola help` prints; serve's components come
+// from the list --component checks, so the two cannot disagree.
+var usage = `Usage: vitola <command> [flags]
 
 Commands:
   serve     run the platform: every component in one process (default), or one
-            --component (router, shim, catalog, users, venues)
+            --component (` + strings.Join(components, ", ") + `)
   keys      developer keys: keys create --name NAME [--entitlement api.ai],
             keys list, keys revoke ID
   migrate   create or upgrade every store's schema, then exit

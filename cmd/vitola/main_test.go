@@ -32,6 +32,7 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 	userssql "github.com/vitolahq/vitola/subgraphs/users/sqlstore"
 	"github.com/vitolahq/vitola/subgraphs/venues"
+	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
 )
 
 // lockedBuffer is a bytes.Buffer safe to write from run's goroutine while the
@@ -122,7 +123,11 @@ func serveForTest(t *testing.T, addr string, args ...string) (stdout, stderr *lo
 			t.Fatalf("serve exited early: %v\n%s", runErr, stderr)
 		default:
 		}
-		res, err := http.Get("http://" + addr + "/health")
+		target := addr
+		if strings.HasSuffix(addr, ":0") { // the port given is in the log
+			target = listenedOn(stderr.String(), "api")
+		}
+		res, err := http.Get("http://" + target + "/health")
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == 200 {
@@ -134,6 +139,18 @@ func serveForTest(t *testing.T, addr string, args ...string) (stdout, stderr *lo
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// listenedOn finds in serve's JSON log the address its listener name is
+// bound to ("" while it is not).
+func listenedOn(log, name string) string {
+	for _, line := range strings.Split(log, "\n") {
+		var e struct{ Message, Component, Addr string }
+		if json.Unmarshal([]byte(line), &e) == nil && e.Message == "listening" && e.Component == name {
+			return strings.TrimPrefix(e.Addr, "http://")
+		}
+	}
+	return ""
 }
 
 // admin runs an admin command and returns its last line of standard output.
@@ -178,6 +195,9 @@ func TestServeDemoAndAdminCommands(t *testing.T) {
 		t.Fatalf("demo key %q not printed (stdout %q)", demoKey, stdout)
 	}
 	checkDemoWidgetLink(t, stdout.String(), addr)
+	if link := strings.TrimSpace(readFile(t, filepath.Join(data, "widget-link.txt"))); !strings.Contains(stdout.String(), "\n"+link+"\n") || !strings.Contains(link, "/examples/widget/?") {
+		t.Fatalf("data/widget-link.txt holds %q, not the link printed (stdout %q)", link, stdout)
+	}
 	if line, err := admin(t, "credits", "balance", "--data", data, "--key", demoKey); err != nil || !strings.HasSuffix(line, " has 100 credits") {
 		t.Fatalf("the demo key's credits: %q %v", line, err)
 	}
@@ -344,7 +364,7 @@ func TestStripeAPIURLSetting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.paymentsOptions().StripeAPIURL; got != tc.want {
+		if got := s.paymentsOptions(s.PaymentsAddr).StripeAPIURL; got != tc.want {
 			t.Errorf("args %v, env %v: Stripe API URL %q, want %q", tc.args, tc.env, got, tc.want)
 		}
 	}
@@ -376,6 +396,28 @@ func TestLoggedURLsHidePasswords(t *testing.T) {
 	got := redactURLs(map[string]string{"users": "https://svc:pa55@users.internal/graphql", "catalog": "http://catalog:8092/graphql"})
 	if strings.Contains(got["users"], "pa55") || got["catalog"] != "http://catalog:8092/graphql" {
 		t.Fatalf("redacted = %v", got)
+	}
+}
+
+// TestHelpListsEveryComponent: `vitola help` and README's settings table name
+// every component --component accepts, no more.
+func TestHelpListsEveryComponent(t *testing.T) {
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"vitola", "help"}, noEnv, nil, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	help := strings.Join(strings.Fields(stdout.String()), " ")
+	if want := "--component (" + strings.Join(components, ", ") + ")"; !strings.Contains(help, want) {
+		t.Errorf("vitola help does not say %q:\n%s", want, stdout.String())
+	}
+	row := regexp.MustCompile("(?m)^\\| `--component` \\|.*$").FindString(readFile(t, "../../README.md"))
+	listed := regexp.MustCompile("`([a-z]+)`").FindAllStringSubmatch(row, -1)
+	var names []string
+	for _, m := range listed {
+		names = append(names, m[1])
+	}
+	if strings.Join(names, ",") != strings.Join(components, ",") {
+		t.Errorf("README's --component row lists %v, want %v", names, components)
 	}
 }
 
@@ -457,6 +499,52 @@ func TestRouterFrontsAForeignGraph(t *testing.T) {
 }
 
 func toJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// TestImportCatalogWithoutBrandCountry imports the format the import was
+// specified with (no brandCountry): a new brand takes its cigars' common
+// origin, or no country (null in the graph), and the last line says which.
+func TestImportCatalogWithoutBrandCountry(t *testing.T) {
+	data := t.TempDir()
+	addr := loopbackAddr(t)
+	serveForTest(t, addr, "--data", data, "--payments-addr", loopbackAddr(t))
+	key, _ := admin(t, "keys", "create", "--name", "import", "--data", data)
+	leaf := `{"region": "Cuba", "type": "Corojo", "shade": null, "year": null, "label": "Cuban Corojo"}`
+	cigar := func(brand, name, origin string) string {
+		return `{"brand": "` + brand + `", "name": "` + name + `", "origin": "` + origin + `", "wrapper": [` + leaf + `], "binder": [], "filler": [], "products": []}`
+	}
+	file := filepath.Join(t.TempDir(), "catalog.jsonl")
+	os.WriteFile(file, []byte(cigar("Xochi Habana", "Xochi Robusto", "Cuba")+"\n"+cigar("Xochi Habana", "Xochi Lancero", "Cuba")+"\n"+
+		cigar("Yrigoyen Dos Tierras", "Yrigoyen Toro", "Nicaragua")+"\n"+cigar("Yrigoyen Dos Tierras", "Yrigoyen Corona", "Honduras")+"\n"), 0o600)
+	line, err := admin(t, "import", "catalog", "--data", data, file)
+	want := "imported 4 cigars (4 new, 2 new brands; country from their cigars' origin: Xochi Habana; " +
+		"country unknown (their cigars' origins differ; give brandCountry): Yrigoyen Dos Tierras) and 0 products from "
+	if err != nil || !strings.HasPrefix(line, want) {
+		t.Fatalf("import: %q, %v\nwant the prefix %q", line, err, want)
+	}
+
+	_, out := graphql(t, "http://"+addr+"/graphql", key, `{ brands(first: 100) { edges { node { name country } } } }`)
+	var res struct {
+		Data struct {
+			Brands struct {
+				Edges []struct {
+					Node struct{ Name, Country *string }
+				}
+			}
+		}
+		Errors []any
+	}
+	json.Unmarshal([]byte(toJSON(out)), &res)
+	got := map[string]string{}
+	for _, e := range res.Data.Brands.Edges {
+		got[*e.Node.Name] = "null"
+		if e.Node.Country != nil {
+			got[*e.Node.Name] = *e.Node.Country
+		}
+	}
+	if len(res.Errors) > 0 || got["Xochi Habana"] != "Cuba" || got["Yrigoyen Dos Tierras"] != "null" {
+		t.Fatalf("brands' countries in the graph: %v, errors %v", got, res.Errors)
+	}
+}
 
 func TestImportCatalogIsSearchableWithinASecond(t *testing.T) {
 	data := t.TempDir()
@@ -589,6 +677,154 @@ func TestOAuthCommands(t *testing.T) {
 	} {
 		if _, err := admin(t, args...); err == nil {
 			t.Errorf("vitola %v succeeded", args)
+		}
+	}
+}
+
+func TestPublicURL(t *testing.T) {
+	for _, tc := range []struct{ configured, addr, want string }{
+		{"", "127.0.0.1:9000", "http://127.0.0.1:9000"},
+		{"", "0.0.0.0:9000", "http://127.0.0.1:9000"},
+		{"", ":9000", "http://127.0.0.1:9000"},
+		{"", "[::]:9000", "http://127.0.0.1:9000"},
+		{"", "[::1]:9000", "http://[::1]:9000"},
+		{"", "localhost:9000", "http://localhost:9000"},
+		{"https://api.example/", "127.0.0.1:9000", "https://api.example"},
+		{"https://api.example", "127.0.0.1:9000", "https://api.example"},
+	} {
+		if got := publicURL(tc.configured, tc.addr); got != tc.want {
+			t.Errorf("publicURL(%q, %q) = %q, want %q", tc.configured, tc.addr, got, tc.want)
+		}
+	}
+}
+
+// TestPublicURLFollowsTheAddress: without --public-url and
+// --payments-public-url, the OAuth issuer and audience and the payments origin
+// are the addresses serve actually listens on (port 0 included), said in the
+// log; admin commands that mint tokens derive theirs from --addr or
+// VITOLA_ADDR the same way, so their tokens work against that server.
+func TestPublicURLFollowsTheAddress(t *testing.T) {
+	data := t.TempDir()
+	_, log := serveForTest(t, "127.0.0.1:0", "--data", data, "--payments-addr", "127.0.0.1:0")
+	api, pay := listenedOn(log.String(), "api"), listenedOn(log.String(), "payments")
+	if strings.HasSuffix(api, ":0") || strings.HasSuffix(pay, ":0") || api == pay {
+		t.Fatalf("listened on %q and %q", api, pay)
+	}
+	var started struct{ PublicURL, PaymentsPublicURL string }
+	for _, line := range strings.Split(log.String(), "\n") {
+		if strings.Contains(line, `"message":"public URLs"`) {
+			json.Unmarshal([]byte(line), &started)
+		}
+	}
+	if started.PublicURL != "http://"+api || started.PaymentsPublicURL != "http://"+pay {
+		t.Fatalf("the log says the public URLs are %+v, want http://%s and http://%s", started, api, pay)
+	}
+
+	res, err := http.Get("http://" + api + "/.well-known/oauth-authorization-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Issuer        string `json:"issuer"`
+		TokenEndpoint string `json:"token_endpoint"`
+	}
+	json.NewDecoder(res.Body).Decode(&meta)
+	res.Body.Close()
+	if meta.Issuer != "http://"+api || meta.TokenEndpoint != "http://"+api+"/oauth/token" {
+		t.Fatalf("discovery: issuer %q, token endpoint %q; want http://%s", meta.Issuer, meta.TokenEndpoint, api)
+	}
+
+	// The checkout's same-origin check names the payments origin listened on:
+	// a request from it gets as far as wanting its session cookie (401).
+	for origin, want := range map[string]int{"http://" + pay: 401, "http://127.0.0.1:8081": 403} {
+		req, _ := http.NewRequest("POST", "http://"+pay+"/api/v1/payment-sessions/current/cancel", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("X-Vitola-Checkout", "1")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("checkout action from %s: %d, want %d", origin, res.StatusCode, want)
+		}
+	}
+
+	key, _ := admin(t, "keys", "create", "--name", "me", "--data", data)
+	if _, err := admin(t, "users", "create", "--data", data, "--email", "ana@example.com", "--password", "a long passphrase", "--display-name", "Ana"); err != nil {
+		t.Fatal(err)
+	}
+	client, err := admin(t, "oauth", "clients", "create", "--data", data, "--name", "CLI", "--redirect-uri", "http://127.0.0.1:9000/cb", "--public")
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := func(token string) int {
+		req, _ := http.NewRequest("GET", "http://"+api+"/v1/me", nil)
+		req.Header.Set("x-service-key", key)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	mint := []string{"oauth", "token", "--data", data, "--user", "ana@example.com", "--client", client, "--scope", "profile:read"}
+	byFlag, err := admin(t, append(mint, "--addr", api)...)
+	if err != nil || me(byFlag) != 200 {
+		t.Fatalf("a token minted with --addr %s: %v, /v1/me %d", api, err, me(byFlag))
+	}
+	var stdout bytes.Buffer
+	env := map[string]string{"VITOLA_ADDR": api}
+	if err := run(context.Background(), append([]string{"vitola"}, mint...), func(k string) string { return env[k] }, nil, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if got := me(lines[len(lines)-1]); got != 200 {
+		t.Fatalf("a token minted with VITOLA_ADDR=%s: /v1/me %d", api, got)
+	}
+	// Minted for the default address, it is refused here.
+	if other, _ := admin(t, mint...); me(other) != 401 {
+		t.Fatal("a token for another public URL was accepted")
+	}
+}
+
+// TestReadmeImportExamplesAddToTheDemo imports README's examples, pasted into
+// files, into the demo's stores in README's order: each adds records of its
+// own and overwrites nothing of the demo.
+func TestReadmeImportExamplesAddToTheDemo(t *testing.T) {
+	data := t.TempDir()
+	serveForTest(t, loopbackAddr(t), "--demo", "--data", data, "--payments-addr", loopbackAddr(t))
+	readme := readFile(t, "../../README.md")
+	example := func(after string) string {
+		i := strings.Index(readme, after)
+		start := strings.Index(readme[i+1:], "```json\n")
+		if i < 0 || start < 0 {
+			t.Fatalf("README has no JSON example after %q", after)
+		}
+		block := readme[i+1+start+len("```json\n"):]
+		return block[:strings.Index(block, "```")]
+	}
+	if _, err := admin(t, "users", "create", "--data", data, "--email", "ana@example.com", "--password", "a long passphrase", "--display-name", "Ana Ruiz"); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct{ kind, after, want string }{
+		{"catalog", "### Importing a catalog", "imported 1 cigars (1 new, 1 new brands) and 1 products"},
+		{"venues", "Venues, one per line", "imported 1 venues (1 new)"},
+		{"events", "Events, one per line", "imported 1 events (1 new)"},
+		{"sessions", "Smoke sessions, one per line", "imported 1 sessions (1 public, 0 private)"},
+	} {
+		file := filepath.Join(t.TempDir(), step.kind+".jsonl")
+		os.WriteFile(file, []byte(example(step.after)), 0o600)
+		if line, err := admin(t, "import", step.kind, "--data", data, file); err != nil || !strings.HasPrefix(line, step.want) {
+			t.Fatalf("README's %s example: %q, %v; want %q", step.kind, line, err, step.want)
+		}
+	}
+	var venue struct{ Name string }
+	json.Unmarshal([]byte(example("Venues, one per line")), &venue)
+	for _, v := range venuesdemo.Venues {
+		if v.Name == venue.Name {
+			t.Errorf("README's venue example is named %q, as a demo venue", venue.Name)
 		}
 	}
 }

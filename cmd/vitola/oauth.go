@@ -36,7 +36,8 @@ func runOAuth(ctx context.Context, args []string, getenv func(string) string, st
 	fs := newFlagSet("oauth "+sub, stderr)
 	var store storeSettings
 	store.register(fs, getenv)
-	publicURL := registerPublicURL(fs, getenv)
+	var api publicSettings
+	api.register(fs, getenv)
 	var name, user, client, scope string
 	var redirects stringList
 	var public bool
@@ -103,7 +104,7 @@ func runOAuth(ctx context.Context, args []string, getenv func(string) string, st
 		if err != nil {
 			return err
 		}
-		tok, _, err := keys.Sign(*publicURL, u.ID, client, scopes, now)
+		tok, _, err := keys.Sign(api.url(), u.ID, client, scopes, now)
 		if err != nil {
 			return err
 		}
@@ -116,14 +117,4 @@ func runOAuth(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stdout, "New signing key; the others keep verifying for %s:\n%s\n", oauth.AccessTokenTTL, k.KID)
 	}
 	return nil
-}
-
-// registerPublicURL declares --public-url: the address clients reach the API at,
-// the OAuth issuer and audience.
-func registerPublicURL(fs interface {
-	StringVar(p *string, name, value, usage string)
-}, getenv func(string) string) *string {
-	var s string
-	fs.StringVar(&s, "public-url", envOr(getenv, "VITOLA_PUBLIC_URL", "http://127.0.0.1:8080"), "the public base URL of the API: the OAuth issuer and token audience (env VITOLA_PUBLIC_URL)")
-	return &s
 }

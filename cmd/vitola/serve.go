@@ -36,8 +36,10 @@ import (
 var components = append([]string{"router", "shim"}, schema.All...)
 
 type serveSettings struct {
-	store        storeSettings
-	PublicURL    *string
+	store storeSettings
+	// PublicURL and PaymentsPublicURL are as configured; empty, they follow
+	// the address listened on (see publicURL).
+	PublicURL    string
 	Addr         string
 	PaymentsAddr string
 	RedisURL     string
@@ -67,28 +69,11 @@ type serveSettings struct {
 	StripeAPIURL      string
 }
 
-// paymentsOptions are the payments settings for the platform: the public
-// URL defaults to the payments address (for a machine's own use).
-func (s *serveSettings) paymentsOptions() platform.PaymentsOptions {
-	u := s.PaymentsPublicURL
-	if u == "" {
-		u = "http://" + loopbackHost(s.PaymentsAddr)
-	}
-	return platform.PaymentsOptions{PublicURL: strings.TrimSuffix(u, "/"), KEKs: s.PaymentsKEKs, CallbackTimeout: s.CallbackTimeout, CallbackMaxAge: s.CallbackMaxAge, ChargeLease: s.ChargeLease, StripeAPIURL: s.StripeAPIURL}
-}
-
-// loopbackHost names a listen address as this machine reaches it: an
-// address on every interface (":8081", "0.0.0.0:8081") is reached on
-// 127.0.0.1.
-func loopbackHost(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port)
+// paymentsOptions are the payments settings for the platform, the payments
+// origin reached at addr (the address listened on, where the process serves
+// it) unless --payments-public-url says otherwise.
+func (s *serveSettings) paymentsOptions(addr string) platform.PaymentsOptions {
+	return platform.PaymentsOptions{PublicURL: publicURL(s.PaymentsPublicURL, addr), KEKs: s.PaymentsKEKs, CallbackTimeout: s.CallbackTimeout, CallbackMaxAge: s.CallbackMaxAge, ChargeLease: s.ChargeLease, StripeAPIURL: s.StripeAPIURL}
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*serveSettings, error) {
@@ -124,10 +109,10 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 // environment variable.
 func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	s.store.register(fs, getenv)
-	s.PublicURL = registerPublicURL(fs, getenv)
-	fs.StringVar(&s.Addr, "addr", envOr(getenv, "VITOLA_ADDR", "127.0.0.1:8080"), "address of the public API: /graphql, REST, /health, /docs (env VITOLA_ADDR); with --component, that component's address")
+	registerPublicURL(fs, &s.PublicURL, getenv)
+	fs.StringVar(&s.Addr, "addr", envOr(getenv, "VITOLA_ADDR", defaultAddr), "address of the public API: /graphql, REST, /health, /docs (env VITOLA_ADDR); with --component, that component's address")
 	fs.StringVar(&s.PaymentsAddr, "payments-addr", envOr(getenv, "VITOLA_PAYMENTS_ADDR", "127.0.0.1:8081"), "address of the payments origin (env VITOLA_PAYMENTS_ADDR)")
-	fs.StringVar(&s.PaymentsPublicURL, "payments-public-url", envOr(getenv, "VITOLA_PAYMENTS_PUBLIC_URL", ""), "the payments origin's public URL, as backends and browsers reach it: hosted checkout links and the assertion audience ({URL}/api/v1); default: http:// and --payments-addr (env VITOLA_PAYMENTS_PUBLIC_URL)")
+	fs.StringVar(&s.PaymentsPublicURL, "payments-public-url", envOr(getenv, "VITOLA_PAYMENTS_PUBLIC_URL", ""), "the payments origin's public URL, as backends and browsers reach it: hosted checkout links and the assertion audience ({URL}/api/v1); default: http:// and the address --payments-addr listens on (env VITOLA_PAYMENTS_PUBLIC_URL)")
 	fs.DurationVar(&s.CallbackTimeout, "callback-timeout", envDuration(getenv, "VITOLA_CALLBACK_TIMEOUT", 15*time.Second), "fulfillment callbacks: how long one delivery may take before it is retried (env VITOLA_CALLBACK_TIMEOUT)")
 	fs.DurationVar(&s.ChargeLease, "charge-lease", envDuration(getenv, "VITOLA_CHARGE_LEASE", 2*time.Minute), "payments: how long a charge attempt is one replica's before another repeats it under the same gateway key; longer than a gateway call takes (env VITOLA_CHARGE_LEASE)")
 	fs.DurationVar(&s.CallbackMaxAge, "callback-max-age", envDuration(getenv, "VITOLA_CALLBACK_MAX_AGE", 72*time.Hour), "fulfillment callbacks: how long an unacknowledged event is retried (env VITOLA_CALLBACK_MAX_AGE)")
@@ -185,16 +170,24 @@ func serveAll(ctx context.Context, s *serveSettings, log zerolog.Logger, stdout 
 	if err != nil {
 		return err
 	}
+	api, pay := &listener{name: "api", addr: s.Addr}, &listener{name: "payments", addr: s.PaymentsAddr}
+	if err := listen(api, pay); err != nil {
+		return err
+	}
+	defer closeListeners(api, pay) // when start-up fails; serve closes them otherwise
+	publicURL, payments := publicURL(s.PublicURL, api.bound()), s.paymentsOptions(pay.bound())
+	logPublicURLs(log, publicURL, payments.PublicURL)
 	p, err := platform.Open(ctx, platform.Options{
 		Store: s.store.config(), RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix, InternalKey: key,
-		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Logger: log, PublicURL: *s.PublicURL, FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20,
-		VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(),
+		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Logger: log, PublicURL: publicURL, FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20,
+		VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: payments,
 	})
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	return listenAndServe(ctx, log, []listener{{"api", s.Addr, p.API}, {"payments", s.PaymentsAddr, p.Payments}})
+	api.handler, pay.handler = p.API, p.Payments
+	return serve(ctx, log, api, pay)
 }
 
 // serveRouter runs the router alone, over Vitola's composition or any other.
@@ -225,7 +218,7 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 	client := &http.Client{Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer, Hosts: platform.SignedHosts(composed.Subgraphs)}}
 	var tokens *access.Tokens // access tokens need Vitola's users subgraph
 	if u, ok := s.SubgraphURLs[schema.Users]; ok && s.RouterConfig == "" {
-		tokens = access.NewTokens(*s.PublicURL, restshim.FetchJWKS(&subgraph.Client{HTTP: client, URL: u}))
+		tokens = access.NewTokens(s.componentPublicURL(log), restshim.FetchJWKS(&subgraph.Client{HTTP: client, URL: u}))
 	}
 	verifier, _ := trust.NewVerifier(key)
 	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: s.Limits, Logger: log})
@@ -237,7 +230,7 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 	mux.Handle("/graphql/assets/", rt)
 	mux.Handle("GET /health", restshim.HealthHandler([]restshim.Check{{Name: "access", Check: keys.Ping}}))
 	log.Info().Interface("subgraphs", redactURLs(composed.Subgraphs)).Msg("router")
-	return listenAndServe(ctx, log, []listener{{"router", s.Addr, mux}})
+	return listenAndServe(ctx, log, &listener{name: "router", addr: s.Addr, handler: mux})
 }
 
 // serveShim runs the public edge alone; /graphql goes to the router over HTTP.
@@ -270,7 +263,7 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	}
 	catalogURL, okC := s.SubgraphURLs[schema.Catalog]
 	usersURL, okU := s.SubgraphURLs[schema.Users]
-	paymentsURL, okP := s.SubgraphURLs[schema.Payments]
+	paymentsGraphQL, okP := s.SubgraphURLs[schema.Payments]
 	matchingURL, okM := s.SubgraphURLs[schema.Matching]
 	if !okC || !okU || !okP || !okM {
 		return fmt.Errorf("the shim needs the URLs of the subgraphs it calls: --subgraph-url catalog=http://HOST:PORT/graphql,users=…,payments=…,matching=…")
@@ -286,21 +279,28 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 	slowInternal := &http.Client{Timeout: 100 * time.Second, Transport: internal.Transport}
 	usersClient := &subgraph.Client{HTTP: internal, URL: usersURL}
 	idem := idempotency.New(accessStore.Idempotency())
-	api := restshim.NewServer(restshim.Deps{
+	api, pay := &listener{name: "api", addr: s.Addr}, &listener{name: "payments", addr: s.PaymentsAddr}
+	if err := listen(api, pay); err != nil {
+		return err
+	}
+	defer closeListeners(api, pay)
+	publicURL, paymentsURL := publicURL(s.PublicURL, api.bound()), s.paymentsOptions(pay.bound()).PublicURL
+	logPublicURLs(log, publicURL, paymentsURL)
+	api.handler = restshim.NewServer(restshim.Deps{
 		GraphQL: proxy, Keys: keys, Origins: keys, Catalog: &subgraph.Client{HTTP: internal, URL: catalogURL},
-		Payments: &subgraph.Client{HTTP: internal, URL: paymentsURL},
+		Payments: &subgraph.Client{HTTP: internal, URL: paymentsGraphQL},
 		Matching: &subgraph.Client{HTTP: slowInternal, URL: matchingURL}, Idempotency: idem,
 		Router: &subgraph.Client{HTTP: internal, URL: s.RouterURL},
-		Users:  usersClient, Tokens: access.NewTokens(*s.PublicURL, restshim.FetchJWKS(usersClient)),
-		PublicURL: *s.PublicURL, CookieKey: platform.CookieKey(key), KV: kvs,
+		Users:  usersClient, Tokens: access.NewTokens(publicURL, restshim.FetchJWKS(usersClient)),
+		PublicURL: publicURL, CookieKey: platform.CookieKey(key), KV: kvs,
 		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
 	})
-	payments := restshim.NewPaymentsServer(restshim.Deps{
-		Payments: &subgraph.Client{HTTP: internal, URL: paymentsURL}, Idempotency: idem,
-		PaymentsPublicURL: s.paymentsOptions().PublicURL, PaymentsOpenAPI: schema.PaymentsOpenAPI, CookieKey: platform.CookieKey(key),
-		Checks: append(checks[:2:2], restshim.Check{Name: schema.Payments, Check: remoteHealth(strings.TrimSuffix(paymentsURL, "/graphql") + "/health")}), Logger: log,
+	pay.handler = restshim.NewPaymentsServer(restshim.Deps{
+		Payments: &subgraph.Client{HTTP: internal, URL: paymentsGraphQL}, Idempotency: idem,
+		PaymentsPublicURL: paymentsURL, PaymentsOpenAPI: schema.PaymentsOpenAPI, CookieKey: platform.CookieKey(key),
+		Checks: append(checks[:2:2], restshim.Check{Name: schema.Payments, Check: remoteHealth(strings.TrimSuffix(paymentsGraphQL, "/graphql") + "/health")}), Logger: log,
 	})
-	return listenAndServe(ctx, log, []listener{{"api", s.Addr, api}, {"payments", s.PaymentsAddr, payments}})
+	return serve(ctx, log, api, pay)
 }
 
 // serveSubgraph runs one subgraph alone: its /graphql answers only calls with an
@@ -321,13 +321,13 @@ func serveSubgraph(ctx context.Context, s *serveSettings, log zerolog.Logger) er
 		issuer, _ := trust.NewIssuer(key, schema.Matching)
 		catalogClient = &subgraph.Client{URL: u, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer}}}
 	}
-	sg, err := platform.OpenSubgraph(ctx, s.Component, s.store.config(), platform.SubgraphOptions{Demo: s.Demo, Prober: prober, Secret: key, PublicURL: *s.PublicURL,
-		FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(), Logger: log})
+	sg, err := platform.OpenSubgraph(ctx, s.Component, s.store.config(), platform.SubgraphOptions{Demo: s.Demo, Prober: prober, Secret: key, PublicURL: s.componentPublicURL(log),
+		FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(s.PaymentsAddr), Logger: log})
 	if err != nil {
 		return err
 	}
 	defer sg.Store.Close()
-	return listenAndServe(ctx, log, []listener{{s.Component, s.Addr, subgraph.Handler(s.Component, sg.GraphQL, verifier, sg.Store, sg.Routes...)}})
+	return listenAndServe(ctx, log, &listener{name: s.Component, addr: s.Addr, handler: subgraph.Handler(s.Component, sg.GraphQL, verifier, sg.Store, sg.Routes...)})
 }
 
 func newHTTPTransport() *http.Transport {
@@ -356,31 +356,76 @@ func remoteHealth(u string) func(ctx context.Context) error {
 	}
 }
 
-type listener struct {
-	name    string
-	addr    string
-	handler http.Handler
+// componentPublicURL is the public API's URL for a component other than the
+// shim: its --addr is its own, not the public API's, so without --public-url
+// it takes the default address's (compose.yaml gives every component one).
+func (s *serveSettings) componentPublicURL(log zerolog.Logger) string {
+	u := publicURL(s.PublicURL, defaultAddr)
+	log.Info().Str("publicUrl", u).Msg("public URL")
+	return u
 }
 
-// listenAndServe serves every listener until ctx ends, then shuts them down
-// gracefully. It binds all addresses before serving any, so a taken port fails
-// start-up cleanly.
-func listenAndServe(ctx context.Context, log zerolog.Logger, ls []listener) error {
+// logPublicURLs says at start where the public API and the payments origin
+// are reached: OAuth's issuer and audience, checkout links.
+func logPublicURLs(log zerolog.Logger, api, payments string) {
+	log.Info().Str("publicUrl", api).Str("paymentsPublicUrl", payments).Msg("public URLs")
+}
+
+// listener is one address served: listen binds it, serve serves handler there.
+type listener struct {
+	name    string
+	addr    string // as configured
+	handler http.Handler
+	ln      net.Listener
+}
+
+// bound is the address actually listened on (port 0 becomes the port given).
+func (l *listener) bound() string { return l.ln.Addr().String() }
+
+// listen binds every address before anything serves: a taken port fails
+// start-up cleanly, and what is built next knows the addresses bound.
+func listen(ls ...*listener) error {
+	for i, l := range ls {
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			closeListeners(ls[:i]...)
+			return fmt.Errorf("listen on %s (%s): %w", l.addr, l.name, err)
+		}
+		l.ln = ln
+	}
+	return nil
+}
+
+// closeListeners closes the listeners bound (again is harmless: serve's
+// shutdown has closed them already).
+func closeListeners(ls ...*listener) {
+	for _, l := range ls {
+		if l.ln != nil {
+			l.ln.Close()
+		}
+	}
+}
+
+// listenAndServe binds and serves listeners whose handlers need not know the
+// address.
+func listenAndServe(ctx context.Context, log zerolog.Logger, ls ...*listener) error {
+	if err := listen(ls...); err != nil {
+		return err
+	}
+	return serve(ctx, log, ls...)
+}
+
+// serve serves every bound listener until ctx ends, then shuts them down
+// gracefully.
+func serve(ctx context.Context, log zerolog.Logger, ls ...*listener) error {
 	var servers []*http.Server
 	errc := make(chan error, len(ls))
 	for _, l := range ls {
-		ln, err := net.Listen("tcp", l.addr)
-		if err != nil {
-			for _, s := range servers {
-				s.Close()
-			}
-			return fmt.Errorf("listen on %s (%s): %w", l.addr, l.name, err)
-		}
 		srv := platform.HTTPServer(l.handler)
 		servers = append(servers, srv)
-		log.Info().Str("component", l.name).Str("addr", "http://"+ln.Addr().String()).Msg("listening")
+		log.Info().Str("component", l.name).Str("addr", "http://"+l.bound()).Msg("listening")
 		go func() {
-			if err := platform.Serve(srv, ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := platform.Serve(srv, l.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- fmt.Errorf("%s: %w", l.name, err)
 			}
 		}()

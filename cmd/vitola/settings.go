@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -75,6 +76,55 @@ func (s *storeSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 
 func (s storeSettings) config() sqldb.Config {
 	return sqldb.Config{DataDir: s.DataDir, DatabaseURL: s.DatabaseURL}
+}
+
+// defaultAddr is the public API's address when neither --addr nor VITOLA_ADDR
+// gives one.
+const defaultAddr = "127.0.0.1:8080"
+
+// registerPublicURL declares --public-url: the address clients reach the API
+// at, the OAuth issuer and audience. Empty, it follows the API's address
+// (publicURL).
+func registerPublicURL(fs *flag.FlagSet, p *string, getenv func(string) string) {
+	fs.StringVar(p, "public-url", envOr(getenv, "VITOLA_PUBLIC_URL", ""), "the public base URL of the API: the OAuth issuer and token audience; default: http:// and the address --addr listens on (env VITOLA_PUBLIC_URL)")
+}
+
+// publicSettings are an admin command's view of where the public API is
+// reached, for what it mints (access tokens): the same settings and default as
+// serve's, from --addr as configured since nothing listens here.
+type publicSettings struct{ URL, Addr string }
+
+func (p *publicSettings) register(fs *flag.FlagSet, getenv func(string) string) {
+	registerPublicURL(fs, &p.URL, getenv)
+	fs.StringVar(&p.Addr, "addr", envOr(getenv, "VITOLA_ADDR", defaultAddr), "the address `vitola serve` listens on, for the default --public-url (env VITOLA_ADDR)")
+}
+
+func (p publicSettings) url() string { return publicURL(p.URL, p.Addr) }
+
+// publicURL is the URL an origin is reached at: the one configured (without a
+// trailing slash), or else http:// and addr as this machine reaches it. serve
+// passes the address it listens on, so port 0 becomes the port it was given.
+// One rule for the API (--public-url) and the payments origin
+// (--payments-public-url).
+func publicURL(configured, addr string) string {
+	if configured != "" {
+		return strings.TrimSuffix(configured, "/")
+	}
+	return "http://" + loopbackHost(addr)
+}
+
+// loopbackHost names a listen address as this machine reaches it: an
+// address on every interface (":8081", "0.0.0.0:8081", "[::]:8081") is
+// reached on 127.0.0.1.
+func loopbackHost(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // urlMap is a repeatable NAME=URL flag.

@@ -927,7 +927,7 @@ func topologyServices(t *testing.T) (dbURL, redisURL string) {
 		if require {
 			t.Fatal("VITOLA_TEST_REQUIRE_SERVICES=1: " + msg)
 		}
-		t.Skip("scale-out topology test skipped: " + msg)
+		t.Skip("missing PostgreSQL or Redis: the scale-out topology test needs both; " + msg)
 	}
 	dbURL, redisURL = os.Getenv("VITOLA_TEST_DATABASE_URL"), os.Getenv("VITOLA_TEST_REDIS_URL")
 	if dbURL == "" || redisURL == "" {

@@ -32,7 +32,7 @@ func Require(t testing.TB, programs ...string) {
 		if os.Getenv("VITOLA_TEST_REQUIRE_SERVICES") == "1" {
 			t.Fatalf("%s is missing: run `make test`, which installs it", what)
 		}
-		t.Skipf("%s is missing: `make test` installs it", what)
+		t.Skipf("missing %s: `make test` installs it", what)
 	}
 	if _, err := os.Stat(filepath.Join(Dir(), "node_modules", ".vitola-installed")); err != nil {
 		missing("the SDK's npm packages (sdk/node_modules)")

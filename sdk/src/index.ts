@@ -13,7 +13,7 @@ export interface SessionUser {
   id?: string;
   /** Always present: see normalizeDisplayName. */
   displayName: string;
-  avatarUrl?: string;
+  avatarUrl: string | null;
 }
 
 /** The cigar of a session. */

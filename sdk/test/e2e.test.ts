@@ -16,6 +16,9 @@ describe.runIf(url)("against the Go server", () => {
     expect(meta.count).toBeGreaterThanOrEqual(10);
     for (const s of data) {
       expect(s.user.displayName).not.toBe("");
+      // Always there: null when the user has no avatar.
+      expect(s.user).toHaveProperty("avatarUrl");
+      expect(s.user.avatarUrl === null || typeof s.user.avatarUrl === "string").toBe(true);
       expect(s.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     }
     const featured = await client().getSessions({ businessType: "venue", businessId: venue, featured: true, limit: 100 });

@@ -12,9 +12,11 @@ import (
 
 // Brand is a cigar brand.
 type Brand struct {
-	ID      string   `json:"id"`
-	Name    string   `json:"name"`
-	Country string   `json:"country"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Country is the canonical country name, nil when unknown (an import
+	// that did not say and whose cigars disagree on their origin).
+	Country *string  `json:"country"`
 	Aliases []string `json:"aliases,omitempty"`
 }
 

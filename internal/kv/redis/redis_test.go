@@ -21,7 +21,7 @@ func TestContract(t *testing.T) {
 		if os.Getenv("VITOLA_TEST_REQUIRE_SERVICES") == "1" {
 			t.Fatal("VITOLA_TEST_REQUIRE_SERVICES=1 but VITOLA_TEST_REDIS_URL is not set")
 		}
-		t.Skip("Redis tests skipped: set VITOLA_TEST_REDIS_URL=redis://127.0.0.1:6379/0 to run them")
+		t.Skip("missing Redis: set VITOLA_TEST_REDIS_URL=redis://127.0.0.1:6379/0 to run these tests")
 	}
 	h := kvtest.Harness{
 		New: func(t *testing.T) kv.Store {

@@ -30,8 +30,9 @@ func Backends(t testing.TB) map[string]sqldb.Config {
 }
 
 // Postgres returns a PostgreSQL config with a fresh schema prefix, or false (after
-// logging why) when no server is configured. It fails the test instead when
-// services are required.
+// logging why, as "missing PostgreSQL: …", which make test's summary counts)
+// when no server is configured. It fails the test instead when services are
+// required.
 func Postgres(t testing.TB) (sqldb.Config, bool) {
 	t.Helper()
 	url := os.Getenv("VITOLA_TEST_DATABASE_URL")
@@ -39,7 +40,7 @@ func Postgres(t testing.TB) (sqldb.Config, bool) {
 		if os.Getenv("VITOLA_TEST_REQUIRE_SERVICES") == "1" {
 			t.Fatal("VITOLA_TEST_REQUIRE_SERVICES=1 but VITOLA_TEST_DATABASE_URL is not set")
 		}
-		t.Log("PostgreSQL tests skipped: set VITOLA_TEST_DATABASE_URL=postgres://… to run them")
+		t.Log("missing PostgreSQL: set VITOLA_TEST_DATABASE_URL=postgres://… to run these tests on it too")
 		return sqldb.Config{}, false
 	}
 	ctx := context.Background()
@@ -48,7 +49,7 @@ func Postgres(t testing.TB) (sqldb.Config, bool) {
 		if os.Getenv("VITOLA_TEST_REQUIRE_SERVICES") == "1" {
 			t.Fatalf("PostgreSQL unreachable at VITOLA_TEST_DATABASE_URL: %v", err)
 		}
-		t.Logf("PostgreSQL tests skipped: %v", err)
+		t.Logf("missing PostgreSQL: unreachable at VITOLA_TEST_DATABASE_URL (%v)", err)
 		return sqldb.Config{}, false
 	}
 	conn.Close(ctx)

@@ -68,7 +68,7 @@ func BrandID(name string) string { return catalog.BrandID(name) }
 func (f *Facts) Catalog() ([]*catalog.Brand, []*catalog.Cigar) {
 	brands := make([]*catalog.Brand, len(f.Brands))
 	for i, b := range f.Brands {
-		brands[i] = &catalog.Brand{ID: BrandID(b.Name), Name: b.Name, Country: b.Country, Aliases: b.Aliases}
+		brands[i] = &catalog.Brand{ID: BrandID(b.Name), Name: b.Name, Country: &b.Country, Aliases: b.Aliases}
 	}
 	var cigars []*catalog.Cigar
 	for _, l := range f.Lines {

@@ -880,8 +880,8 @@ interface Node @key(fields: "id") {
 type Brand implements Node @key(fields: "id") {
   id: ID!
   name: String!
-  "Canonical country name."
-  country: String!
+  "Canonical country name; null when unknown (imported without one)."
+  country: String
   cigars(first: Int = 20, after: String): CigarConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
 }
 
@@ -1895,11 +1895,11 @@ func (ec *executionContext) _Brand_country(ctx context.Context, field graphql.Co
 			return obj.Country, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Brand_country(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5297,7 +5297,7 @@ func (ec *executionContext) _Brand(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "country":
 			out.Values[i] = ec._Brand_country(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cigars":

@@ -7,7 +7,8 @@
 // Every line is checked before anything is written; the whole file then lands in
 // one transaction, so a bad line leaves the catalog as it was. Cigars are upserted
 // by brand and name, products by GTIN: importing the same file again changes
-// nothing.
+// nothing. brandCountry is optional: a new brand without it takes the origin
+// its cigars in the file agree on, else its country stays unknown (null).
 package importer
 
 import (
@@ -23,8 +24,9 @@ import (
 
 // Record is one line of the file.
 type Record struct {
-	// Brand is the brand's name (required). A brand new to the catalog needs
-	// BrandCountry; BrandAliases are other names people type ("RyJ").
+	// Brand is the brand's name (required). BrandCountry is optional: a brand
+	// new to the catalog without it takes the origin its cigars in the file
+	// agree on, else none. BrandAliases are other names people type ("RyJ").
 	Brand        string   `json:"brand"`
 	BrandCountry string   `json:"brandCountry,omitempty"`
 	BrandAliases []string `json:"brandAliases,omitempty"`
@@ -140,16 +142,21 @@ func (r *Record) check() error {
 // Summary says what an import did.
 type Summary struct {
 	Cigars, NewCigars, NewBrands, Products int
+	// CountryFromOrigin are the new brands given no brandCountry whose country
+	// was taken from their cigars' common origin; CountryUnknown, those whose
+	// cigars disagree, left without a country. Both in file order.
+	CountryFromOrigin, CountryUnknown []string
 }
 
 // Apply writes the records in one transaction, reporting progress.
 func Apply(ctx context.Context, store catalog.Store, recs []Record, progress func(done, total int)) (Summary, error) {
 	var sum Summary
+	origins := commonOrigins(recs)
 	err := store.Write(ctx, func(w catalog.Writer) error {
 		sum = Summary{}
 		brands := map[string]*catalog.Brand{}
 		for i, rec := range recs {
-			b, err := brand(ctx, w, brands, rec, &sum)
+			b, err := brand(ctx, w, brands, rec, origins, &sum)
 			if err != nil {
 				return &LineError{Line: rec.Line, Err: err}
 			}
@@ -183,24 +190,47 @@ func Apply(ctx context.Context, store catalog.Store, recs []Record, progress fun
 	return sum, err
 }
 
-// brand finds or creates the record's brand (once per import).
-func brand(ctx context.Context, w catalog.Writer, seen map[string]*catalog.Brand, rec Record, sum *Summary) (*catalog.Brand, error) {
+// commonOrigins maps each brand of the file to the origin all its cigars in
+// the file share, or "" when they differ.
+func commonOrigins(recs []Record) map[string]string {
+	origins := map[string]string{}
+	for _, rec := range recs {
+		if o, seen := origins[rec.Brand]; !seen {
+			origins[rec.Brand] = rec.Origin
+		} else if o != rec.Origin {
+			origins[rec.Brand] = ""
+		}
+	}
+	return origins
+}
+
+// brand finds or creates the record's brand (once per import). A new brand
+// without brandCountry takes its cigars' common origin (origins), else no
+// country.
+func brand(ctx context.Context, w catalog.Writer, seen map[string]*catalog.Brand, rec Record, origins map[string]string, sum *Summary) (*catalog.Brand, error) {
 	if b, ok := seen[rec.Brand]; ok {
 		return b, nil
 	}
 	b, err := w.BrandByName(ctx, rec.Brand)
 	switch {
 	case errors.Is(err, catalog.ErrNotFound):
-		if rec.BrandCountry == "" {
-			return nil, fmt.Errorf("brand %q is new to the catalog: give its brandCountry", rec.Brand)
+		b = &catalog.Brand{ID: catalog.BrandID(rec.Brand), Name: rec.Brand, Aliases: rec.BrandAliases}
+		switch country := rec.BrandCountry; {
+		case country != "":
+			b.Country = &country
+		case origins[rec.Brand] != "":
+			country = origins[rec.Brand]
+			b.Country = &country
+			sum.CountryFromOrigin = append(sum.CountryFromOrigin, rec.Brand)
+		default:
+			sum.CountryUnknown = append(sum.CountryUnknown, rec.Brand)
 		}
-		b = &catalog.Brand{ID: catalog.BrandID(rec.Brand), Name: rec.Brand, Country: rec.BrandCountry, Aliases: rec.BrandAliases}
 		sum.NewBrands++
 	case err != nil:
 		return nil, err
 	default:
 		if rec.BrandCountry != "" {
-			b.Country = rec.BrandCountry
+			b.Country = &rec.BrandCountry
 		}
 		if rec.BrandAliases != nil {
 			b.Aliases = rec.BrandAliases

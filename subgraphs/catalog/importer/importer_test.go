@@ -3,6 +3,7 @@ package importer_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -64,7 +65,7 @@ func TestApplyIsAllOrNothingAndIdempotent(t *testing.T) {
 		}
 		v0, _ := st.Version(ctx)
 		sum, err := importer.Apply(ctx, st, recs, nil)
-		if err != nil || sum != (importer.Summary{Cigars: 2, NewCigars: 2, NewBrands: 1, Products: 2}) {
+		if err != nil || !reflect.DeepEqual(sum, importer.Summary{Cigars: 2, NewCigars: 2, NewBrands: 1, Products: 2}) {
 			t.Fatalf("first import: %+v, %v", sum, err)
 		}
 		if v1, _ := st.Version(ctx); v1 == v0 {
@@ -86,14 +87,76 @@ func TestApplyIsAllOrNothingAndIdempotent(t *testing.T) {
 			t.Fatalf("unpublished product visible: %v", err)
 		}
 
-		// A failure half-way (a new brand without a country) leaves nothing behind.
+		// A failure once every line is written (the store fails before the
+		// commit) leaves nothing behind.
 		bad, _ := importer.Parse(strings.NewReader(line("Casa Prueba", "Corona", "") + "\n" +
 			`{"brand": "Nueva Marca", "name": "Lancero", "origin": "Honduras"}`))
-		if _, err := importer.Apply(ctx, st, bad, nil); err == nil || !strings.Contains(err.Error(), "line 2") {
-			t.Fatalf("want a line 2 error, got %v", err)
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if _, err := importer.Apply(cctx, st, bad, func(done, total int) {
+			if done == total {
+				cancel()
+			}
+		}); err == nil {
+			t.Fatal("an import whose store failed half-way succeeded")
 		}
 		if all, _ := st.AllCigars(ctx); len(all) != 2 {
 			t.Fatalf("a failed import left %d cigars", len(all))
+		}
+	})
+}
+
+// TestApplyWithoutBrandCountry imports the documented format, whose lines need
+// not name the brand's country: a new brand takes the origin its cigars in the
+// file agree on, else no country, and the summary says which.
+func TestApplyWithoutBrandCountry(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		st := sqlstore.New(db)
+		cigar := func(brand, name, origin string) string {
+			return `{"brand": "` + brand + `", "name": "` + name + `", "origin": "` + origin + `", "wrapper": [` + leaf + `], "binder": [], "filler": [], "products": []}`
+		}
+		file := strings.Join([]string{
+			cigar("Casa Cubana", "Robusto", "Cuba"),
+			cigar("Dos Patrias", "Toro", "Nicaragua"),
+			cigar("Casa Cubana", "Lancero", "Cuba"),
+			cigar("Dos Patrias", "Corona", "Honduras"),
+			line("Con País", "Churchill", ""), // brandCountry Nicaragua
+		}, "\n")
+		recs, err := importer.Parse(strings.NewReader(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := importer.Apply(ctx, st, recs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.NewBrands != 3 || sum.NewCigars != 5 ||
+			strings.Join(sum.CountryFromOrigin, ",") != "Casa Cubana" || strings.Join(sum.CountryUnknown, ",") != "Dos Patrias" {
+			t.Fatalf("summary %+v", sum)
+		}
+		countries := map[string]string{}
+		brands, _ := st.AllBrands(ctx)
+		for _, b := range brands {
+			countries[b.Name] = "<unknown>"
+			if b.Country != nil {
+				countries[b.Name] = *b.Country
+			}
+		}
+		want := map[string]string{"Casa Cubana": "Cuba", "Dos Patrias": "<unknown>", "Con País": "Nicaragua"}
+		for name, c := range want {
+			if countries[name] != c {
+				t.Errorf("%s: country %q, want %q", name, countries[name], c)
+			}
+		}
+
+		// Again: the brands exist, nothing is new and no country changes.
+		again, err := importer.Apply(ctx, st, recs, nil)
+		if err != nil || again.NewBrands != 0 || again.CountryFromOrigin != nil || again.CountryUnknown != nil {
+			t.Fatalf("second import: %+v, %v", again, err)
+		}
+		if b, _ := st.Brand(ctx, catalog.BrandID("Dos Patrias")); b == nil || b.Country != nil {
+			t.Fatalf("Dos Patrias after a re-import: %+v", b)
 		}
 	})
 }

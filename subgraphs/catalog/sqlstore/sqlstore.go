@@ -44,10 +44,10 @@ func (s *Store) Close() error                   { return s.db.Close() }
 func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
 
 type brandRow struct {
-	ID      string `db:"id"`
-	Name    string `db:"name"`
-	Country string `db:"country"`
-	Aliases string `db:"aliases"`
+	ID      string  `db:"id"`
+	Name    string  `db:"name"`
+	Country *string `db:"country"`
+	Aliases string  `db:"aliases"`
 }
 
 func (r brandRow) brand() (*catalog.Brand, error) {

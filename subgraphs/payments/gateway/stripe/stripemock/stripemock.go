@@ -60,11 +60,11 @@ func Start(t testing.TB) string {
 	t.Helper()
 	bin := Binary()
 	if _, err := os.Stat(bin); bin == "" || err != nil {
-		msg := fmt.Sprintf("stripe-mock is not installed at %q: `make tools` installs it (or `go install github.com/stripe/stripe-mock@v0.203.0` and set VITOLA_STRIPE_MOCK)", bin)
+		msg := fmt.Sprintf("stripe-mock is not installed at %q; `make tools` installs it (or `go install github.com/stripe/stripe-mock@v0.203.0` and set VITOLA_STRIPE_MOCK)", bin)
 		if os.Getenv("VITOLA_TEST_REQUIRE_SERVICES") == "1" {
 			t.Fatal("VITOLA_TEST_REQUIRE_SERVICES=1: " + msg)
 		}
-		t.Skip(msg)
+		t.Skip("missing stripe-mock: " + msg)
 	}
 	fx := filepath.Join(t.TempDir(), "fixtures.json")
 	if err := os.WriteFile(fx, fixtures, 0o600); err != nil {
