@@ -24,12 +24,14 @@ const CreditsHeader = "X-Service-Ai-Credits-Remaining"
 
 // maxPaidBody bounds a paid route's JSON body: image URLs and a prompt, or
 // up to eight photos inline as data URLs. Matching takes an inline image of
-// at most 2 MiB (imagefetch.DefaultMaxInlineBytes), whose base64 text is
-// 2,796,204 bytes: eight are 22.4 MB, and the prompt and the JSON around
-// them fit in the rest. The text is held in the shim, in the internal call
-// and in matching while the request runs, so inline images are kept smaller
-// than fetched ones (10 MiB): eight of those would make a 112 MB body.
-const maxPaidBody = 24 << 20
+// at most 1 MiB (imagefetch.DefaultMaxInlineBytes), whose base64 text is
+// 1,398,104 bytes: eight are 11.2 MB, and the prompt and the JSON around
+// them fit in the rest. The text is copied by every hop while the request
+// runs (the shim, the internal calls, matching): a request of eight such
+// photos allocates about 190 MB and four at once add about 320 MB to the
+// server's memory, so inline images are kept far smaller than fetched ones
+// (10 MiB: eight would make a 112 MB body).
+const maxPaidBody = 12 << 20
 
 var (
 	opReserveCredits = subgraph.MustParse(`mutation ReserveCredits($amount: Int!, $reference: String!, $ttl: Int) {

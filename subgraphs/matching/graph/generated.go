@@ -500,7 +500,7 @@ type Query {
   evidenceCount: Int!
   """
   Checks a fingerprint request without doing it (1 to 8 image references,
-  each an http or https URL or a base64 data URL of at most 2 MiB) and
+  each an http or https URL or a base64 data URL of at most 1 MiB) and
   answers its price in credits: what the shim holds before the mutation.
   """
   fingerprintPrice(imageUrls: [String!]!): Int!

@@ -38,12 +38,12 @@ import (
 const (
 	DefaultMaxBytes = 10 << 20 // 10 MiB per image
 	// DefaultMaxInlineBytes caps an image given inline as a data URL, in
-	// decoded bytes. It is smaller than a fetched image's cap because its
-	// base64 text (4/3 of it) rides in the request body, through the shim
-	// and the internal call, and eight of them must fit one body; a band
-	// photo the fingerprint can use (it reads 1,600 pixels a side at most)
-	// is a few hundred KB as a JPEG.
-	DefaultMaxInlineBytes = 2 << 20 // 2 MiB per inline image
+	// decoded bytes. It is far smaller than a fetched image's cap because its
+	// base64 text (4/3 of it) rides in the request body, copied by the shim
+	// and each internal call, and eight of them must fit one body (the
+	// shim's paid body limit, 12 MiB); a band photo the fingerprint can use
+	// (it reads 1,600 pixels a side at most) is a few hundred KB as a JPEG.
+	DefaultMaxInlineBytes = 1 << 20 // 1 MiB per inline image
 	DefaultMaxPixels      = 40_000_000
 	// DefaultDecodeBudget: bytes decoding and the work on decoded images hold
 	// at once, per Fetcher (see Config.DecodeBudget).
