@@ -94,7 +94,9 @@ func component(pkg string) string {
 	return ""
 }
 
-func isSubgraph(c string) bool { return strings.HasPrefix(c, "subgraphs/") && c != "subgraphs/subgraph" }
+func isSubgraph(c string) bool {
+	return strings.HasPrefix(c, "subgraphs/") && c != "subgraphs/subgraph"
+}
 
 func isEdge(c string) bool { return c == "rest-shim" || c == "router" || c == "access" }
 

@@ -120,4 +120,3 @@ func pngClaiming(w, h uint32) []byte {
 	out = append(out, chunk...)
 	return binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(chunk))
 }
-
