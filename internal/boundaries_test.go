@@ -3,7 +3,6 @@ package internal_test
 import (
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -121,11 +120,7 @@ func moduleImports(t *testing.T) map[string][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	cmd := exec.Command(goTool, "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
+	cmd := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
