@@ -85,7 +85,7 @@ func (f *fixture) testInlineImages(t *testing.T) {
 		{"not base64", "data:image/jpeg," + strings.Repeat("%FF", 10), "invalid_image_url", "not base64-encoded", 400},
 		{"not of the base64 alphabet", "data:image/jpeg;base64,/9j/4AAQ SkZJRg==", "invalid_image_url", "not valid base64", 400},
 		{"a media type that is not an image", dataURL("text/html", []byte("<p>a band</p>")), "unsupported_image_type", `"text/html"`, 422},
-		{"an image type holding no image", dataURL("image/png", []byte("<p>a band</p>")), "unsupported_image_type", "the data URL holds text/html", 422},
+		{"an image type holding no image", dataURL("image/png", []byte("<p>a band</p>")), "unsupported_image_type", "data URL holds text/html", 422},
 		{"too big", dataURL("image/jpeg", append(padron, make([]byte, 1<<20)...)), "image_too_large", "an inline image may have 1048576 bytes (1 MiB)", 422},
 		{"too many pixels", dataURL("image/png", pngClaiming(9000, 9000)), "image_too_many_pixels", "9000x9000 pixels", 422},
 	} {

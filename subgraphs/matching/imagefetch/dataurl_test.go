@@ -81,7 +81,7 @@ func TestDataURLRefusals(t *testing.T) {
 		{"text", dataURL("text/plain", []byte("a band")), imagefetch.CodeUnsupportedType, []string{`"text/plain"`, "image/jpeg, image/png or image/webp"}},
 		{"no media type", "data:;base64," + base64.StdEncoding.EncodeToString(pngBytes(t, 8, 8)), imagefetch.CodeUnsupportedType, []string{"none (text/plain by default)"}},
 		{"gif", dataURL("image/gif", []byte("GIF89a")), imagefetch.CodeUnsupportedType, []string{`"image/gif"`}},
-		{"an image type, other bytes", dataURL("image/png", []byte("<html>a page</html>")), imagefetch.CodeUnsupportedType, []string{"the data URL holds text/html"}},
+		{"an image type, other bytes", dataURL("image/png", []byte("<html>a page</html>")), imagefetch.CodeUnsupportedType, []string{"data URL holds text/html"}},
 		{"empty", "data:image/png;base64,", imagefetch.CodeInvalidImage, []string{"holds no image"}},
 		{"too large", dataURL("image/png", big), imagefetch.CodeTooLarge, []string{"66560 bytes", "65536 bytes (64 KiB)", "http or https URL (up to 10 MiB)"}},
 		{"too many pixels", dataURL("image/png", pngHeader(20000, 20000)), imagefetch.CodeTooManyPixels, []string{"20000x20000"}},

@@ -321,7 +321,7 @@ func (f *Fetcher) load(ctx context.Context, r ref) (*Image, func(), error) {
 	if int64(len(data)) > f.cfg.MaxInlineBytes {
 		return nil, nil, f.inlineTooLarge(int64(len(data)))
 	}
-	img, release, ierr := f.decode(ctx, data, "the data URL holds")
+	img, release, ierr := f.decode(ctx, data, "data URL holds")
 	if ierr != nil {
 		return nil, nil, ierr
 	}
@@ -616,7 +616,7 @@ func (f *Fetcher) Decode(data []byte) (*Image, error) {
 	if int64(len(data)) > f.cfg.MaxBytes {
 		return nil, f.tooLarge(int64(len(data)))
 	}
-	img, release, err := f.decode(context.Background(), data, "the image holds")
+	img, release, err := f.decode(context.Background(), data, "image holds")
 	if err != nil {
 		return nil, err
 	}
