@@ -3,18 +3,14 @@ package access
 import (
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/vitolahq/vitola/internal/accesstoken"
 	"github.com/vitolahq/vitola/internal/trust"
-
-	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 )
 
 // ErrNoBearer means the request carried no bearer token.
@@ -47,7 +43,7 @@ const InvalidTokenMessage = "the access token is invalid or expired: get a new o
 // ForUser adds a verified access token's user, scopes, token ID and
 // refresh-token family to a caller's identity: the users subgraph checks the
 // last two against its revocation list.
-func ForUser(id trust.Identity, c oauth.Claims) trust.Identity {
+func ForUser(id trust.Identity, c accesstoken.Claims) trust.Identity {
 	id.UserID, id.Scopes, id.TokenID, id.FamilyID = c.Subject, c.Scopes(), c.ID, c.FamilyID
 	return id
 }
@@ -62,19 +58,19 @@ func BearerToken(authorization string) (string, bool) {
 }
 
 // Authenticate verifies the access token of an Authorization header.
-func (t *Tokens) Authenticate(ctx context.Context, authorization string) (oauth.Claims, error) {
+func (t *Tokens) Authenticate(ctx context.Context, authorization string) (accesstoken.Claims, error) {
 	tok, ok := BearerToken(authorization)
 	if !ok {
-		return oauth.Claims{}, ErrNoBearer
+		return accesstoken.Claims{}, ErrNoBearer
 	}
 	keys, err := t.keySet(ctx, false)
 	if err != nil {
-		return oauth.Claims{}, err
+		return accesstoken.Claims{}, err
 	}
-	c, err := oauth.Verifier{Issuer: t.Issuer, Keys: keys, Now: t.Now}.Verify(tok)
-	if errors.Is(err, oauth.ErrUnknownKey) {
+	c, err := accesstoken.Verifier{Issuer: t.Issuer, Keys: keys, Now: t.Now}.Verify(tok)
+	if errors.Is(err, accesstoken.ErrUnknownKey) {
 		if keys, rerr := t.keySet(ctx, true); rerr == nil {
-			c, err = oauth.Verifier{Issuer: t.Issuer, Keys: keys, Now: t.Now}.Verify(tok)
+			c, err = accesstoken.Verifier{Issuer: t.Issuer, Keys: keys, Now: t.Now}.Verify(tok)
 		}
 	}
 	return c, err
@@ -96,7 +92,7 @@ func (t *Tokens) keySet(ctx context.Context, miss bool) (map[string]*ecdsa.Publi
 	keys, err := t.FetchJWKS(ctx)
 	var parsed map[string]*ecdsa.PublicKey
 	if err == nil {
-		parsed, err = ParseJWKS(keys)
+		parsed, err = accesstoken.ParseJWKS(keys)
 	}
 	if err != nil {
 		if t.keys != nil {
@@ -109,34 +105,4 @@ func (t *Tokens) keySet(ctx context.Context, miss bool) (map[string]*ecdsa.Publi
 	}
 	t.keys, t.refreshAt = parsed, now.Add(time.Minute)
 	return parsed, nil
-}
-
-// ParseJWKS reads the P-256 keys of a JSON Web Key Set.
-func ParseJWKS(raw []byte) (map[string]*ecdsa.PublicKey, error) {
-	var set struct {
-		Keys []struct{ Kty, Crv, Kid, X, Y string }
-	}
-	if err := json.Unmarshal(raw, &set); err != nil {
-		return nil, fmt.Errorf("JWKS: %w", err)
-	}
-	out := map[string]*ecdsa.PublicKey{}
-	for _, k := range set.Keys {
-		if k.Kty != "EC" || k.Crv != "P-256" {
-			continue
-		}
-		x, err1 := base64.RawURLEncoding.DecodeString(k.X)
-		y, err2 := base64.RawURLEncoding.DecodeString(k.Y)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("JWKS key %s: bad coordinates", k.Kid)
-		}
-		if len(x) != 32 || len(y) != 32 {
-			return nil, fmt.Errorf("JWKS key %s: coordinates are not 32 bytes", k.Kid)
-		}
-		pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
-		if err != nil {
-			return nil, fmt.Errorf("JWKS key %s is not on P-256", k.Kid)
-		}
-		out[k.Kid] = pub
-	}
-	return out, nil
 }

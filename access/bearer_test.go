@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/internal/accesstoken"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 )
 
@@ -69,7 +70,7 @@ func TestTokensPickUpARotatedKeyAtItsFirstToken(t *testing.T) {
 		t.Fatalf("a token of the new key: %v", err)
 	}
 	// A key nobody published stays refused.
-	if _, err := tokens.Authenticate(ctx, mint(t, oauth.Keys{newKey(t)})); !errors.Is(err, oauth.ErrUnknownKey) {
+	if _, err := tokens.Authenticate(ctx, mint(t, oauth.Keys{newKey(t)})); !errors.Is(err, accesstoken.ErrUnknownKey) {
 		t.Fatalf("a token of an unpublished key: %v", err)
 	}
 }

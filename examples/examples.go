@@ -2,7 +2,8 @@
 // files embedded in the binary. The website widget (widget/) shows a venue's
 // recent sessions through the TypeScript SDK with a publishable key;
 // widget/vitola-sdk.js is the SDK's browser bundle, refreshed by `make widget`
-// and checked fresh by a test.
+// and checked fresh by a test. bands/ holds photos of demo cigar bands to try
+// image matching with (sent inline as data URLs); bandsamples renders them.
 package examples
 
 import (
@@ -10,7 +11,7 @@ import (
 	"net/http"
 )
 
-//go:embed widget
+//go:embed widget bands/*.jpg
 var files embed.FS
 
 // Path is where the handler is mounted.

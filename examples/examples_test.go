@@ -40,9 +40,10 @@ func TestExamplesAreAnonymousStaticPages(t *testing.T) {
 	srv := httptest.NewServer(examples.Handler())
 	defer srv.Close()
 	for path, want := range map[string]string{
-		"/examples/widget/":              "text/html",
-		"/examples/widget/widget.js":     "text/javascript",
-		"/examples/widget/vitola-sdk.js": "text/javascript",
+		"/examples/widget/":                 "text/html",
+		"/examples/widget/widget.js":        "text/javascript",
+		"/examples/widget/vitola-sdk.js":    "text/javascript",
+		"/examples/bands/oliva-serie-v.jpg": "image/jpeg",
 	} {
 		res, err := http.Get(srv.URL + path)
 		if err != nil {

@@ -173,6 +173,7 @@ func TestPlatform(t *testing.T) {
 			t.Run("FiftyIdenticalRequestsChargeOnce", f.testConcurrentIdempotency)
 			t.Run("Recognize", f.testRecognize)
 			t.Run("Identify", f.testIdentify)
+			t.Run("InlineImages", f.testInlineImages)
 		})
 	}
 }

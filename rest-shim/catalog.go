@@ -61,19 +61,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // subgraphFailure maps an internal call's error to the REST error body: a
-// subgraph's input error is the client's 400; anything else is ours, and names
-// what was called (the catalog, users, the graph).
+// subgraph's refusal is the client's (refusalStatus); anything else is ours,
+// and names what was called (the catalog, users, the graph).
 func subgraphFailure(w http.ResponseWriter, log zerolog.Logger, what string, err error) {
+	if re, ok := refusal(err); ok {
+		apierr.Write(w, re.Status, re.Code, re.Message)
+		return
+	}
 	var gerrs subgraph.Errors
-	if errors.As(err, &gerrs) {
-		switch code := gerrs.Code(); {
-		case strings.HasPrefix(code, "INVALID_"): // INVALID_CURSOR → invalid_cursor
-			apierr.Write(w, http.StatusBadRequest, strings.ToLower(code), gerrs[0].Message)
-			return
-		case code == "BAD_USER_INPUT":
-			apierr.Write(w, http.StatusBadRequest, apierr.CodeBadRequest, gerrs[0].Message)
-			return
-		}
+	if errors.As(err, &gerrs) && gerrs.Code() == "BAD_USER_INPUT" {
+		apierr.Write(w, http.StatusBadRequest, apierr.CodeBadRequest, gerrs[0].Message)
+		return
 	}
 	log.Error().Err(err).Str("called", what).Msg("internal call failed")
 	apierr.Write(w, http.StatusBadGateway, apierr.CodeUnavailable, what+" is unavailable; try again shortly")

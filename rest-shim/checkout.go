@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -165,27 +164,11 @@ func (c *checkoutAPI) unauthorizedBrowser(w http.ResponseWriter) {
 	apierr.Write(w, http.StatusUnauthorized, apierr.CodeUnauthorized, "this checkout session is over or not yours: open the payment link again")
 }
 
-// checkoutStatus adds the browser routes' codes to the payments API's.
-var checkoutStatus = map[string]int{
-	"hosted_session_invalid": http.StatusUnauthorized,
-	"card_declined":          http.StatusPaymentRequired,
-	"purchase_not_found":     http.StatusNotFound,
-	"purchase_in_progress":   http.StatusConflict,
-}
-
 // fail answers a checkout route's failure; an invalid session is the one 401.
 func (c *checkoutAPI) fail(w http.ResponseWriter, err error) {
-	var gerrs subgraph.Errors
-	if errors.As(err, &gerrs) {
-		code := strings.ToLower(gerrs.Code())
-		if code == "hosted_session_invalid" {
-			c.unauthorizedBrowser(w)
-			return
-		}
-		if status, ok := checkoutStatus[code]; ok {
-			apierr.Write(w, status, code, gerrs[0].Message)
-			return
-		}
+	if re, ok := refusal(err); ok && re.Code == "hosted_session_invalid" {
+		c.unauthorizedBrowser(w)
+		return
 	}
 	c.paymentsAPI.fail(w, err)
 }

@@ -2,11 +2,7 @@ package restshim
 
 import (
 	"context"
-	"fmt"
-	"net/http"
-	"unicode/utf8"
 
-	"github.com/vitolahq/vitola/subgraphs/matching/identify"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
 
@@ -16,7 +12,7 @@ var opIdentify = subgraph.MustParse(`mutation Identify($input: IdentifyInput!) {
     source imageCount candidateCount modelFallbackUsed decisionReason cost } }
 fragment idc on IdentifiedCigar { id cigarId brand name confidence evidence }`)
 
-var opIdentifyMaxPrice = subgraph.MustParse(`query IdentifyMaxPrice($profile: String!) { identifyMaxPrice(profile: $profile) }`)
+var opIdentifyPrice = subgraph.MustParse(`query IdentifyPrice($input: IdentifyInput!) { identifyPrice(input: $input) }`)
 
 // identifyRequest is the identify route's body, as the spec names its fields.
 type identifyRequest struct {
@@ -77,54 +73,35 @@ func identifyRoute(matching *subgraph.Client) paidRoute {
 			if err := decodeBody(body, &in, "the body must be a JSON object with imageUrl or imageUrls and optionally prompt, suggestionLimit, researchMode, researchProfile and force (a boolean)"); err != nil {
 				return nil, 0, err
 			}
-			bad := func(code, msg string) (any, int64, error) {
-				return nil, 0, &routeError{http.StatusBadRequest, code, msg}
+			// Matching's input, with only what the client gave: matching owns
+			// the defaults and every rule.
+			im, rerr := imageRefs(in.ImageURL, in.ImageURLs)
+			if rerr != nil {
+				return nil, 0, rerr
 			}
-			vars := map[string]any{"imageUrls": []string{}, "suggestionLimit": 3, "researchMode": identify.Auto, "researchProfile": identify.Quick}
-			var im images
-			force := in.Force != nil && *in.Force
-			if !force || in.ImageURL != nil || in.ImageURLs != nil {
-				var rerr *routeError
-				if im, rerr = imageURLs(in.ImageURL, in.ImageURLs); rerr != nil {
-					rerr.Message += " (or set force: true to identify from the prompt alone)"
-					return nil, 0, rerr
-				}
-				vars["imageUrls"] = im.urls
-			}
+			vars := map[string]any{"imageUrls": im.urls}
 			if in.Prompt != nil {
-				if utf8.RuneCountInString(*in.Prompt) > identify.MaxPrompt {
-					return bad("invalid_prompt", fmt.Sprintf("prompt is longer than %d characters", identify.MaxPrompt))
-				}
 				vars["prompt"] = *in.Prompt
 			}
-			if force && len(im.urls) == 0 && (in.Prompt == nil || *in.Prompt == "") {
-				return bad("invalid_prompt", "with force and no image, give a prompt that names the cigar")
-			}
 			if in.SuggestionLimit != nil {
-				if *in.SuggestionLimit < 1 || *in.SuggestionLimit > identify.MaxSuggestions {
-					return bad("invalid_suggestion_limit", fmt.Sprintf("suggestionLimit must be a whole number from 1 to %d", identify.MaxSuggestions))
-				}
 				vars["suggestionLimit"] = *in.SuggestionLimit
 			}
 			if in.ResearchMode != nil {
-				if m := *in.ResearchMode; m != identify.Auto && m != identify.OpenWorld && m != identify.CatalogGuided {
-					return bad("invalid_research_mode", "researchMode must be auto, open_world or catalog_guided")
-				}
 				vars["researchMode"] = *in.ResearchMode
 			}
 			if in.ResearchProfile != nil {
-				if p := *in.ResearchProfile; p != identify.Quick && p != identify.Thorough {
-					return bad("invalid_research_profile", "researchProfile must be quick or thorough")
-				}
 				vars["researchProfile"] = *in.ResearchProfile
 			}
-			// Matching knows whether a vision model is configured, and so the
-			// most a request can cost.
-			var price struct{ IdentifyMaxPrice int64 }
-			if err := matching.Do(ctx, opIdentifyMaxPrice, map[string]any{"profile": vars["researchProfile"]}, &price); err != nil {
-				return nil, 0, err
+			if in.Force != nil {
+				vars["force"] = *in.Force
 			}
-			return identifyInput{vars, im}, price.IdentifyMaxPrice, nil
+			// Matching checks the request and answers the most it can cost:
+			// it knows whether a vision model is configured.
+			var price struct{ IdentifyPrice int64 }
+			if err := matching.Do(ctx, opIdentifyPrice, map[string]any{"input": vars}, &price); err != nil {
+				return nil, 0, im.failure(err)
+			}
+			return identifyInput{vars, im}, price.IdentifyPrice, nil
 		},
 		work: func(ctx context.Context, req any) (any, int64, error) {
 			in := req.(identifyInput)

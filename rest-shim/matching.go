@@ -3,114 +3,79 @@ package restshim
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/internal/apierr"
-	"github.com/vitolahq/vitola/subgraphs/matching"
-	"github.com/vitolahq/vitola/subgraphs/matching/recognize"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
 
+// The AI routes read the HTTP request's shape and hand the rest to the
+// matching subgraph, which owns every rule of a request (how many images,
+// what an image reference may be, the prompt, the limits) and its price: a
+// refusal comes back as a GraphQL error whose code the shim maps to HTTP
+// (refusalStatus). The price is asked for, and the request so checked,
+// before any credits are held.
+
 var (
-	opFingerprint = subgraph.MustParse(`mutation Fingerprint($urls: [String!]!) { fingerprint(imageUrls: $urls) }`)
-	opRecognize   = subgraph.MustParse(`query Recognize($fp: String!, $limit: Int!) {
-  recognize(fingerprint: $fp, limit: $limit) { cigarId score evidenceId scores { vector color layout hash text textUsed } } }`)
+	opFingerprint      = subgraph.MustParse(`mutation Fingerprint($urls: [String!]!) { fingerprint(imageUrls: $urls) }`)
+	opFingerprintPrice = subgraph.MustParse(`query FingerprintPrice($urls: [String!]!) { fingerprintPrice(imageUrls: $urls) }`)
+	opRecognize        = subgraph.MustParse(`query Recognize($fp: String!, $limit: Int) {
+  recognize(fingerprint: $fp, limit: $limit) { limit candidates { cigarId score evidenceId scores { vector color layout hash text textUsed } } } }`)
 	opCigarsByID = subgraph.MustParse(`query CigarsByID($r: [_Any!]!) {
   _entities(representations: $r) { ... on Cigar { id name brand { id name } } } }`)
-	matchingOperations = []*subgraph.Operation{opFingerprint, opRecognize, opIdentify, opIdentifyMaxPrice}
+	matchingOperations = []*subgraph.Operation{opFingerprint, opFingerprintPrice, opRecognize, opIdentify, opIdentifyPrice}
 )
 
-// Prices of the paid AI routes, in credits (README, /docs).
-const (
-	// PriceFingerprintPerImage is the fingerprint route's price per photo.
-	PriceFingerprintPerImage = 1
-)
+// maxFingerprintBytes bounds the recognize route's body: a fingerprint the
+// fingerprint route returned, passed back whole.
+const maxFingerprintBytes = 256 << 10
 
-// Limits of the AI routes (the spec's).
-const (
-	maxFingerprintBytes = 256 << 10
-)
-
-// images are the image URLs a request gave, and whether it gave its one URL
-// as imageUrl: matching numbers every URL in its messages ("imageUrls[0]:
-// ..."), and a client should read the name of the field it sent.
+// images are the image references a request gave (URLs or data URLs), and
+// whether it gave its one reference as imageUrl: matching numbers every
+// reference in its messages ("imageUrls[0]: ..."), and a client should read
+// the name of the field it sent.
 type images struct {
 	urls []string
 	one  bool
 }
 
-// imageURLs reads the spec's image fields: imageUrl (one) or imageUrls (1 to 8).
-func imageURLs(one *string, many []string) (images, *routeError) {
-	bad := func(msg string) (images, *routeError) {
-		return images{}, &routeError{http.StatusBadRequest, "invalid_image_urls", msg}
+// imageRefs reads the spec's image fields, imageUrl (one) or imageUrls (a
+// list; how long is matching's rule), into the list matching takes.
+func imageRefs(one *string, many []string) (images, *routeError) {
+	if one != nil && many != nil {
+		return images{}, &routeError{http.StatusBadRequest, "invalid_image_urls", "give imageUrl (one image) or imageUrls (a list), not both"}
 	}
-	switch {
-	case one != nil && many != nil:
-		return bad("give imageUrl (one image) or imageUrls (up to 8), not both")
-	case one != nil:
-		if strings.TrimSpace(*one) == "" {
-			return bad("imageUrl is empty")
-		}
+	if one != nil {
 		return images{urls: []string{*one}, one: true}, nil
-	case len(many) == 0:
-		return bad("imageUrl or imageUrls (1 to 8 image URLs) is required")
-	case len(many) > matching.MaxViews:
-		return bad(fmt.Sprintf("imageUrls holds %d URLs: at most %d images per request", len(many), matching.MaxViews))
 	}
-	for i, u := range many {
-		if strings.TrimSpace(u) == "" {
-			return bad(fmt.Sprintf("imageUrls[%d] is empty", i))
-		}
+	if many == nil {
+		many = []string{}
 	}
 	return images{urls: many}, nil
 }
 
-// failure is matchingFailure, naming the field the client sent.
+// failure is a matching refusal as the REST error it is, naming the field
+// the client sent; anything else passes through (the platform's failure).
 func (im images) failure(err error) error {
-	err = matchingFailure(err)
-	var re *routeError
-	if im.one && errors.As(err, &re) {
+	re, ok := refusal(err)
+	if !ok {
+		return err
+	}
+	if im.one {
 		if rest, ok := strings.CutPrefix(re.Message, "imageUrls[0]: "); ok {
 			re.Message = "imageUrl: " + rest
 		}
 	}
-	return err
+	return re
 }
 
-// matchingFailure turns the matching subgraph's refusals into REST errors: a
-// malformed image URL is the client's 400; an image that cannot be used (a
-// blocked address, a failed fetch, too large, not an image) is 422 naming why.
-func matchingFailure(err error) error {
-	var gerrs subgraph.Errors
-	if !errors.As(err, &gerrs) {
-		return err
-	}
-	e := gerrs[0]
-	switch e.Code {
-	case "IMAGE_REFUSED":
-		reason, _ := e.Extensions["reason"].(string)
-		status := http.StatusUnprocessableEntity
-		if reason == "invalid_image_url" || reason == "invalid_image_urls" {
-			status = http.StatusBadRequest
-		}
-		return &routeError{status, reason, e.Message}
-	case "NO_BAND":
-		return &routeError{http.StatusUnprocessableEntity, "no_band_found", e.Message}
-	case "FINGERPRINT_INVALID":
-		msg := e.Message
-		// A malformed fingerprint's message goes on with the decoder's
-		// own words, which name Go types: what matters is said before.
-		if bad := matching.ErrMalformedFingerprint.Error(); strings.HasPrefix(msg, bad) {
-			msg = bad + ": pass back the whole object the fingerprint route returned"
-		}
-		return &routeError{http.StatusBadRequest, "invalid_fingerprint", msg}
-	}
-	return err
+// fingerprintRequest is the fingerprint route's parsed request and its price.
+type fingerprintRequest struct {
+	images images
+	price  int64
 }
 
 // fingerprintRoute is POST /v1/ai/cigars/fingerprint {imageUrl | imageUrls}:
@@ -119,7 +84,7 @@ func matchingFailure(err error) error {
 func fingerprintRoute(matching *subgraph.Client) paidRoute {
 	return paidRoute{
 		name: "fingerprint",
-		parse: func(_ context.Context, body []byte) (any, int64, error) {
+		parse: func(ctx context.Context, body []byte) (any, int64, error) {
 			var in struct {
 				ImageURL  *string  `json:"imageUrl"`
 				ImageURLs []string `json:"imageUrls"`
@@ -127,19 +92,23 @@ func fingerprintRoute(matching *subgraph.Client) paidRoute {
 			if err := decodeBody(body, &in, "the body must be a JSON object with imageUrl or imageUrls"); err != nil {
 				return nil, 0, err
 			}
-			im, rerr := imageURLs(in.ImageURL, in.ImageURLs)
+			im, rerr := imageRefs(in.ImageURL, in.ImageURLs)
 			if rerr != nil {
 				return nil, 0, rerr
 			}
-			return im, int64(len(im.urls)) * PriceFingerprintPerImage, nil
-		},
-		work: func(ctx context.Context, req any) (any, int64, error) {
-			im := req.(images)
-			var out struct{ Fingerprint string }
-			if err := matching.Do(ctx, opFingerprint, map[string]any{"urls": im.urls}, &out); err != nil {
+			var out struct{ FingerprintPrice int64 }
+			if err := matching.Do(ctx, opFingerprintPrice, map[string]any{"urls": im.urls}, &out); err != nil {
 				return nil, 0, im.failure(err)
 			}
-			return json.RawMessage(out.Fingerprint), int64(len(im.urls)) * PriceFingerprintPerImage, nil
+			return fingerprintRequest{im, out.FingerprintPrice}, out.FingerprintPrice, nil
+		},
+		work: func(ctx context.Context, req any) (any, int64, error) {
+			in := req.(fingerprintRequest)
+			var out struct{ Fingerprint string }
+			if err := matching.Do(ctx, opFingerprint, map[string]any{"urls": in.images.urls}, &out); err != nil {
+				return nil, 0, in.images.failure(err)
+			}
+			return json.RawMessage(out.Fingerprint), in.price, nil
 		},
 	}
 }
@@ -158,25 +127,19 @@ func handleRecognize(matching, catalog *subgraph.Client, log zerolog.Logger) htt
 			apierr.Write(w, http.StatusBadRequest, "invalid_fingerprint", "fingerprint is required: pass the whole object the fingerprint route returned")
 			return
 		}
-		limit := recognize.DefaultLimit
-		if in.Limit != nil {
-			if *in.Limit < 1 || *in.Limit > recognize.MaxLimit {
-				apierr.Write(w, http.StatusBadRequest, "invalid_limit", fmt.Sprintf("limit must be a whole number from 1 to %d", recognize.MaxLimit))
-				return
-			}
-			limit = *in.Limit
-		}
 		var rec struct {
-			Recognize []struct {
-				CigarID    string          `json:"cigarId"`
-				Score      float64         `json:"score"`
-				EvidenceID string          `json:"evidenceId"`
-				Scores     json.RawMessage `json:"scores"`
+			Recognize struct {
+				Limit      int
+				Candidates []struct {
+					CigarID    string          `json:"cigarId"`
+					Score      float64         `json:"score"`
+					EvidenceID string          `json:"evidenceId"`
+					Scores     json.RawMessage `json:"scores"`
+				}
 			}
 		}
-		if err := matching.Do(r.Context(), opRecognize, map[string]any{"fp": string(in.Fingerprint), "limit": limit}, &rec); err != nil {
-			var re *routeError
-			if errors.As(matchingFailure(err), &re) {
+		if err := matching.Do(r.Context(), opRecognize, map[string]any{"fp": string(in.Fingerprint), "limit": in.Limit}, &rec); err != nil {
+			if re, ok := refusal(err); ok {
 				apierr.Write(w, re.Status, re.Code, re.Message)
 				return
 			}
@@ -184,8 +147,8 @@ func handleRecognize(matching, catalog *subgraph.Client, log zerolog.Logger) htt
 			return
 		}
 		// Names and brands come from the catalog, which owns cigars.
-		reps := make([]map[string]any, len(rec.Recognize))
-		for i, c := range rec.Recognize {
+		reps := make([]map[string]any, len(rec.Recognize.Candidates))
+		for i, c := range rec.Recognize.Candidates {
 			reps[i] = map[string]any{"__typename": "Cigar", "id": c.CigarID}
 		}
 		var cigars struct {
@@ -212,7 +175,7 @@ func handleRecognize(matching, catalog *subgraph.Client, log zerolog.Logger) htt
 			Evidence json.RawMessage `json:"evidence"`
 		}
 		out := []candidate{}
-		for i, c := range rec.Recognize {
+		for i, c := range rec.Recognize.Candidates {
 			if i >= len(cigars.Entities) || cigars.Entities[i] == nil || cigars.Entities[i].ID == "" {
 				continue // evidence of a cigar the catalog no longer has
 			}
@@ -220,6 +183,6 @@ func handleRecognize(matching, catalog *subgraph.Client, log zerolog.Logger) htt
 			ev, _ := json.Marshal(map[string]any{"id": c.EvidenceID, "scores": c.Scores})
 			out = append(out, candidate{ID: e.ID, Name: e.Name, Brand: e.Brand, Score: c.Score, Evidence: ev})
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"candidates": out, "meta": map[string]any{"limit": limit}})
+		writeJSON(w, http.StatusOK, map[string]any{"candidates": out, "meta": map[string]any{"limit": rec.Recognize.Limit}})
 	})
 }

@@ -17,9 +17,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vitolahq/vitola/internal/accesstoken"
 	"github.com/vitolahq/vitola/internal/kv"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
-	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 )
 
 // The OAuth endpoints map HTTP (forms, cookies, redirects) to the users
@@ -423,5 +423,5 @@ func (h *oauthHandlers) revoke(w http.ResponseWriter, r *http.Request) {
 func (h *oauthHandlers) metadata(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "public, max-age=300")
-	json.NewEncoder(w).Encode(oauth.Metadata(h.issuer))
+	json.NewEncoder(w).Encode(accesstoken.Metadata(h.issuer))
 }

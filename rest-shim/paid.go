@@ -22,8 +22,16 @@ import (
 // CreditsHeader carries a paid response's spendable balance after settlement.
 const CreditsHeader = "X-Service-Ai-Credits-Remaining"
 
-// maxPaidBody bounds a paid route's JSON body (image URLs, a prompt).
-const maxPaidBody = 64 << 10
+// maxPaidBody bounds a paid route's JSON body: image URLs and a prompt, or
+// up to eight photos inline as data URLs. Matching takes an inline image of
+// at most 1 MiB (imagefetch.DefaultMaxInlineBytes), whose base64 text is
+// 1,398,104 bytes: eight are 11.2 MB, and the prompt and the JSON around
+// them fit in the rest. The text is copied by every hop while the request
+// runs (the shim, the internal calls, matching): a request of eight such
+// photos allocates about 190 MB and four at once add about 320 MB to the
+// server's memory, so inline images are kept far smaller than fetched ones
+// (10 MiB: eight would make a 112 MB body).
+const maxPaidBody = 12 << 20
 
 var (
 	opReserveCredits = subgraph.MustParse(`mutation ReserveCredits($amount: Int!, $reference: String!, $ttl: Int) {

@@ -55,23 +55,6 @@ var (
 	opRevokeCredential = subgraph.MustParse(`mutation RevokeMerchantCredentials($id: ID!) { revokeMerchantCredentials(id: $id) { ` + merchantFields + ` } }`)
 )
 
-// paymentsStatus is the HTTP status of each refusal code of the payments
-// subgraph (its extensions.code, lower-cased, is the REST code).
-var paymentsStatus = map[string]int{
-	"return_not_allowed":                 http.StatusBadRequest,
-	"origin_not_allowed":                 http.StatusBadRequest,
-	"action_not_allowed":                 http.StatusForbidden,
-	"billing_account_assertion_required": http.StatusForbidden,
-	"merchant_account_not_found":         http.StatusNotFound,
-	"offer_not_found":                    http.StatusNotFound,
-	"billing_account_not_found":          http.StatusNotFound,
-	"payment_session_not_found":          http.StatusNotFound,
-	"payment_method_not_found":           http.StatusNotFound,
-	"resource_type_not_found":            http.StatusNotFound,
-	"merchant_not_ready":                 http.StatusConflict,
-	"session_unavailable":                http.StatusGone,
-}
-
 // payments calls the payments subgraph for the payments routes.
 type paymentsAPI struct {
 	client *subgraph.Client
@@ -89,17 +72,14 @@ func (p *paymentsAPI) fail(w http.ResponseWriter, err error) {
 		apierr.Write(w, re.Status, re.Code, re.Message)
 		return
 	}
+	if re, ok := refusal(err); ok {
+		apierr.Write(w, re.Status, re.Code, re.Message)
+		return
+	}
 	var gerrs subgraph.Errors
-	if errors.As(err, &gerrs) {
-		code := strings.ToLower(gerrs.Code())
-		if status, ok := paymentsStatus[code]; ok {
-			apierr.Write(w, status, code, gerrs[0].Message)
-			return
-		}
-		if code == "bad_user_input" {
-			apierr.Write(w, http.StatusBadRequest, "invalid_request", gerrs[0].Message)
-			return
-		}
+	if errors.As(err, &gerrs) && gerrs.Code() == "BAD_USER_INPUT" {
+		apierr.Write(w, http.StatusBadRequest, "invalid_request", gerrs[0].Message)
+		return
 	}
 	p.log.Error().Err(err).Msg("payments call failed")
 	apierr.Write(w, http.StatusBadGateway, apierr.CodeUnavailable, "the payments service is unavailable; try again shortly")

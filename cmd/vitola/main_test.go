@@ -22,6 +22,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vitolahq/vitola/internal/accesstoken"
 	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/platform"
@@ -659,7 +660,7 @@ func TestOAuthCommands(t *testing.T) {
 	}
 	defer st.Close()
 	keys, _ := oauth.LiveKeys(context.Background(), st, time.Now())
-	claims, err := oauth.Verifier{Issuer: "https://api.example", Keys: keys.PublicKeys()}.Verify(tok)
+	claims, err := accesstoken.Verifier{Issuer: "https://api.example", Keys: keys.PublicKeys()}.Verify(tok)
 	if err != nil || claims.ClientID != pub || claims.Scope != "profile:read email:read" || !strings.HasPrefix(claims.Subject, "usr_") {
 		t.Fatalf("minted token: %+v, %v", claims, err)
 	}

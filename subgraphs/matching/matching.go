@@ -6,6 +6,7 @@ package matching
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -30,4 +31,19 @@ type EvidenceStore interface {
 	EvidenceVersion(ctx context.Context) (int64, error)
 	CountEvidence(ctx context.Context) (int, error)
 	Ping(ctx context.Context) error
+}
+
+// Refusal is a request matching will not do. Code is stable: in upper case
+// it is the API's extensions.code, in lower case the REST error code (as
+// the image intake's codes are); Message says what was wrong and how to fix it.
+type Refusal struct {
+	Code    string
+	Message string
+}
+
+func (r *Refusal) Error() string { return r.Message }
+
+// Refuse returns a Refusal.
+func Refuse(code, format string, args ...any) error {
+	return &Refusal{Code: code, Message: fmt.Sprintf(format, args...)}
 }

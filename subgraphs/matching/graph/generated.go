@@ -84,8 +84,9 @@ type ComplexityRoot struct {
 
 	Query struct {
 		EvidenceCount    func(childComplexity int) int
-		IdentifyMaxPrice func(childComplexity int, profile string) int
-		Recognize        func(childComplexity int, fingerprint string, limit int) int
+		FingerprintPrice func(childComplexity int, imageUrls []string) int
+		IdentifyPrice    func(childComplexity int, input model.IdentifyInput) int
+		Recognize        func(childComplexity int, fingerprint string, limit *int) int
 	}
 
 	Recognition struct {
@@ -93,6 +94,11 @@ type ComplexityRoot struct {
 		EvidenceID func(childComplexity int) int
 		Score      func(childComplexity int) int
 		Scores     func(childComplexity int) int
+	}
+
+	Recognitions struct {
+		Candidates func(childComplexity int) int
+		Limit      func(childComplexity int) int
 	}
 }
 
@@ -110,9 +116,10 @@ type MutationResolver interface {
 	Identify(ctx context.Context, input model.IdentifyInput) (*matcher.Identification, error)
 }
 type QueryResolver interface {
-	Recognize(ctx context.Context, fingerprint string, limit int) ([]*recognize.Candidate, error)
+	Recognize(ctx context.Context, fingerprint string, limit *int) (*model.Recognitions, error)
 	EvidenceCount(ctx context.Context) (int, error)
-	IdentifyMaxPrice(ctx context.Context, profile string) (int, error)
+	FingerprintPrice(ctx context.Context, imageUrls []string) (int, error)
+	IdentifyPrice(ctx context.Context, input model.IdentifyInput) (int, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -310,17 +317,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.EvidenceCount(childComplexity), true
-	case "Query.identifyMaxPrice":
-		if e.ComplexityRoot.Query.IdentifyMaxPrice == nil {
+	case "Query.fingerprintPrice":
+		if e.ComplexityRoot.Query.FingerprintPrice == nil {
 			break
 		}
 
-		args, err := ec.field_Query_identifyMaxPrice_args(ctx, rawArgs)
+		args, err := ec.field_Query_fingerprintPrice_args(ctx, rawArgs)
 		if err != nil {
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.IdentifyMaxPrice(childComplexity, args["profile"].(string)), true
+		return e.ComplexityRoot.Query.FingerprintPrice(childComplexity, args["imageUrls"].([]string)), true
+	case "Query.identifyPrice":
+		if e.ComplexityRoot.Query.IdentifyPrice == nil {
+			break
+		}
+
+		args, err := ec.field_Query_identifyPrice_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.IdentifyPrice(childComplexity, args["input"].(model.IdentifyInput)), true
 
 	case "Query.recognize":
 		if e.ComplexityRoot.Query.Recognize == nil {
@@ -332,7 +350,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Recognize(childComplexity, args["fingerprint"].(string), args["limit"].(int)), true
+		return e.ComplexityRoot.Query.Recognize(childComplexity, args["fingerprint"].(string), args["limit"].(*int)), true
 
 	case "Recognition.cigarId":
 		if e.ComplexityRoot.Recognition.CigarID == nil {
@@ -358,6 +376,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Recognition.Scores(childComplexity), true
+
+	case "Recognitions.candidates":
+		if e.ComplexityRoot.Recognitions.Candidates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Recognitions.Candidates(childComplexity), true
+	case "Recognitions.limit":
+		if e.ComplexityRoot.Recognitions.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Recognitions.Limit(childComplexity), true
 
 	}
 	return 0, false
@@ -445,42 +476,61 @@ func newExecutionContext(
 var sources = []*ast.Source{
 	{Name: "../../../schema/matching.graphqls", Input: `# The matching subgraph's internal API. It is never composed into the public
 # graph: only the shim calls it, for a developer key.
+#
+# Refusals are errors whose extensions.code names what was wrong; in lower
+# case it is the REST error code (the shim maps each to its HTTP status):
+# INVALID_IMAGE_URLS (no image, or more than 8), INVALID_IMAGE_URL (not an
+# http or https URL nor a base64 data URL), IMAGE_ADDRESS_BLOCKED,
+# TOO_MANY_REDIRECTS, IMAGE_REDIRECT_REFUSED, IMAGE_FETCH_TIMEOUT,
+# IMAGE_FETCH_FAILED, IMAGE_FETCH_CANCELED, IMAGE_TOO_LARGE,
+# UNSUPPORTED_IMAGE_TYPE, IMAGE_TOO_MANY_PIXELS, INVALID_IMAGE, NO_BAND_FOUND
+# (no band could be described), INVALID_FINGERPRINT (malformed, modified or
+# truncated), INVALID_LIMIT, INVALID_PROMPT, INVALID_SUGGESTION_LIMIT,
+# INVALID_RESEARCH_MODE, INVALID_RESEARCH_PROFILE. Messages about an image
+# begin with its place: "imageUrls[2]: ...".
 
 type Query {
   """
   Catalog cigars whose stored band evidence matches a fingerprint the
   fingerprint mutation made (its JSON, passed back whole), best first. Free: no
-  model inference. Errors: FINGERPRINT_INVALID (malformed, modified or truncated).
+  model inference. limit: 1 to 20, 5 when null.
   """
-  recognize(fingerprint: String!, limit: Int! = 5): [Recognition!]!
+  recognize(fingerprint: String!, limit: Int): Recognitions!
   "How many evidence items recognition serves now."
   evidenceCount: Int!
   """
-  The most an identify request of this profile (quick or thorough) can cost:
-  what it holds before working. Thorough includes the vision model only when
-  one is configured.
+  Checks a fingerprint request without doing it (1 to 8 image references,
+  each an http or https URL or a base64 data URL of at most 1 MiB) and
+  answers its price in credits: what the shim holds before the mutation.
   """
-  identifyMaxPrice(profile: String!): Int!
+  fingerprintPrice(imageUrls: [String!]!): Int!
+  """
+  Checks an identify request without doing it (every rule of IdentifyInput,
+  images as fingerprintPrice checks them) and answers the most it can cost:
+  what the shim holds before the mutation. Thorough includes the vision model
+  only when one is configured.
+  """
+  identifyPrice(input: IdentifyInput!): Int!
 }
 
 type Mutation {
   """
-  Fetches 1 to 8 photos of one band safely and describes the band: the sealed
-  fingerprint's JSON. Errors: IMAGE_REFUSED (extensions.reason names why, e.g.
-  image_address_blocked), NO_BAND (no band could be described).
+  Fetches (or, for data URLs, decodes) 1 to 8 photos of one band safely and
+  describes the band: the sealed fingerprint's JSON.
   """
   fingerprint(imageUrls: [String!]!): String!
   """
-  Names the cigar in photos (or, with no photos, in the prompt alone) from the
-  band's image evidence, its text resolved in the catalog, the prompt, and the
-  vision model when configured (thorough only). Errors: IMAGE_REFUSED, NO_BAND.
+  Names the cigar in photos (or, with force and no photos, in the prompt
+  alone) from the band's image evidence, its text resolved in the catalog,
+  the prompt, and the vision model when configured (thorough only).
   """
   identify(input: IdentifyInput!): Identification!
 }
 
 input IdentifyInput {
-  "0 to 8 photos (0 only when the caller forced a prompt-only identification)."
+  "1 to 8 photos: http or https URLs, or base64 data URLs (none with force)."
   imageUrls: [String!]!
+  "Up to 2,000 characters."
   prompt: String
   "Suggestions (and pending suggestions) at most: 1 to 10."
   suggestionLimit: Int! = 3
@@ -488,6 +538,8 @@ input IdentifyInput {
   researchMode: String! = "auto"
   "quick or thorough."
   researchProfile: String! = "quick"
+  "Identify from the prompt alone: images become optional, a prompt is required."
+  force: Boolean! = false
 }
 
 type Identification {
@@ -521,6 +573,12 @@ type IdentifiedCigar {
 
 type OpenWorldReading {
   text: String!
+}
+
+"Recognition's answer: the limit applied and the candidates."
+type Recognitions {
+  limit: Int!
+  candidates: [Recognition!]!
 }
 
 "A candidate cigar and the evidence that matched it."
@@ -636,6 +694,16 @@ func (ec *executionContext) childFields_Recognition(ctx context.Context, field g
 		return ec.fieldContext_Recognition_scores(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Recognition", field.Name)
+}
+
+func (ec *executionContext) childFields_Recognitions(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "limit":
+		return ec.fieldContext_Recognitions_limit(ctx, field)
+	case "candidates":
+		return ec.fieldContext_Recognitions_candidates(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Recognitions", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -796,17 +864,31 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
-func (ec *executionContext) field_Query_identifyMaxPrice_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+func (ec *executionContext) field_Query_fingerprintPrice_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "profile",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "imageUrls",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["profile"] = arg0
+	args["imageUrls"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_identifyPrice_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.IdentifyInput, error) {
+			return ec.unmarshalNIdentifyInput2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋgraphᚋmodelᚐIdentifyInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -822,8 +904,8 @@ func (ec *executionContext) field_Query_recognize_args(ctx context.Context, rawA
 	}
 	args["fingerprint"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
-		func(ctx context.Context, v any) (int, error) {
-			return ec.unmarshalNInt2int(ctx, v)
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1578,11 +1660,11 @@ func (ec *executionContext) _Query_recognize(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Recognize(ctx, fc.Args["fingerprint"].(string), fc.Args["limit"].(int))
+			return ec.Resolvers.Query().Recognize(ctx, fc.Args["fingerprint"].(string), fc.Args["limit"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*recognize.Candidate) graphql.Marshaler {
-			return ec.marshalNRecognition2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋrecognizeᚐCandidateᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Recognitions) graphql.Marshaler {
+			return ec.marshalNRecognitions2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋgraphᚋmodelᚐRecognitions(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1595,7 +1677,7 @@ func (ec *executionContext) fieldContext_Query_recognize(ctx context.Context, fi
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Recognition(ctx, field)
+			return ec.childFields_Recognitions(ctx, field)
 		},
 	}
 	defer func() {
@@ -1635,17 +1717,17 @@ func (ec *executionContext) fieldContext_Query_evidenceCount(_ context.Context, 
 	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Query_identifyMaxPrice(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+func (ec *executionContext) _Query_fingerprintPrice(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Query_identifyMaxPrice(ctx, field)
+			return ec.fieldContext_Query_fingerprintPrice(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().IdentifyMaxPrice(ctx, fc.Args["profile"].(string))
+			return ec.Resolvers.Query().FingerprintPrice(ctx, fc.Args["imageUrls"].([]string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -1655,7 +1737,7 @@ func (ec *executionContext) _Query_identifyMaxPrice(ctx context.Context, field g
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Query_identifyMaxPrice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Query_fingerprintPrice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Query",
 		Field:      field,
@@ -1672,7 +1754,51 @@ func (ec *executionContext) fieldContext_Query_identifyMaxPrice(ctx context.Cont
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_identifyMaxPrice_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = ec.field_Query_fingerprintPrice_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_identifyPrice(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_identifyPrice(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().IdentifyPrice(ctx, fc.Args["input"].(model.IdentifyInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_identifyPrice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_identifyPrice_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -1851,6 +1977,61 @@ func (ec *executionContext) fieldContext_Recognition_scores(_ context.Context, f
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_EvidenceScores(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Recognitions_limit(ctx context.Context, field graphql.CollectedField, obj *model.Recognitions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Recognitions_limit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Limit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Recognitions_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Recognitions", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Recognitions_candidates(ctx context.Context, field graphql.CollectedField, obj *model.Recognitions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Recognitions_candidates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Candidates, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*recognize.Candidate) graphql.Marshaler {
+			return ec.marshalNRecognition2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋrecognizeᚐCandidateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Recognitions_candidates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Recognitions",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Recognition(ctx, field)
 		},
 	}
 	return fc, nil
@@ -2935,8 +3116,11 @@ func (ec *executionContext) unmarshalInputIdentifyInput(ctx context.Context, obj
 	if _, present := asMap["researchProfile"]; !present {
 		asMap["researchProfile"] = "quick"
 	}
+	if _, present := asMap["force"]; !present {
+		asMap["force"] = false
+	}
 
-	fieldsInOrder := [...]string{"imageUrls", "prompt", "suggestionLimit", "researchMode", "researchProfile"}
+	fieldsInOrder := [...]string{"imageUrls", "prompt", "suggestionLimit", "researchMode", "researchProfile", "force"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -2978,6 +3162,13 @@ func (ec *executionContext) unmarshalInputIdentifyInput(ctx context.Context, obj
 				return it, err
 			}
 			it.ResearchProfile = data
+		case "force":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("force"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Force = data
 		}
 	}
 	return it, nil
@@ -3461,7 +3652,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
-		case "identifyMaxPrice":
+		case "fingerprintPrice":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -3470,7 +3661,29 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._Query_identifyMaxPrice(ctx, field)
+				res = ec._Query_fingerprintPrice(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "identifyPrice":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_identifyPrice(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -3547,6 +3760,49 @@ func (ec *executionContext) _Recognition(ctx context.Context, sel ast.SelectionS
 			}
 		case "scores":
 			out.Values[i] = ec._Recognition_scores(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var recognitionsImplementors = []string{"Recognitions"}
+
+func (ec *executionContext) _Recognitions(ctx context.Context, sel ast.SelectionSet, obj *model.Recognitions) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recognitionsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Recognitions")
+		case "limit":
+			out.Values[i] = ec._Recognitions_limit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "candidates":
+			out.Values[i] = ec._Recognitions_candidates(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -4114,6 +4370,16 @@ func (ec *executionContext) marshalNRecognition2ᚖgithubᚗcomᚋvitolahqᚋvit
 	return ec._Recognition(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNRecognitions2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋgraphᚋmodelᚐRecognitions(ctx context.Context, sel ast.SelectionSet, v *model.Recognitions) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Recognitions(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -4334,6 +4600,24 @@ func (ec *executionContext) marshalOIdentifiedCigar2ᚖgithubᚗcomᚋvitolahq�
 		return graphql.Null
 	}
 	return ec._IdentifiedCigar(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalInt(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.SelectionSet, v *int) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalInt(*v)
+	return res
 }
 
 func (ec *executionContext) marshalOOpenWorldReading2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋmatchingᚋidentifyᚐOpenWorldReading(ctx context.Context, sel ast.SelectionSet, v *identify.OpenWorldReading) graphql.Marshaler {

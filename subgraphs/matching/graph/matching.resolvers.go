@@ -7,12 +7,10 @@ package graph
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/vitolahq/vitola/subgraphs/matching/graph/model"
 	"github.com/vitolahq/vitola/subgraphs/matching/identify"
 	"github.com/vitolahq/vitola/subgraphs/matching/matcher"
-	"github.com/vitolahq/vitola/subgraphs/matching/recognize"
 )
 
 // Match is the resolver for the match field.
@@ -47,14 +45,7 @@ func (r *mutationResolver) Identify(ctx context.Context, input model.IdentifyInp
 	if err := shimOnly(ctx); err != nil {
 		return nil, err
 	}
-	in := matcher.IdentifyInput{ImageURLs: input.ImageUrls, Limit: input.SuggestionLimit, Mode: input.ResearchMode, Profile: input.ResearchProfile}
-	if input.Prompt != nil {
-		in.Prompt = *input.Prompt
-	}
-	if err := checkIdentify(in); err != nil {
-		return nil, fail(ctx, CodeBadInput, err.Error(), nil)
-	}
-	out, err := r.Matcher.Identify(ctx, in)
+	out, err := r.Matcher.Identify(ctx, identifyInput(input))
 	if err != nil {
 		return nil, matchError(ctx, err)
 	}
@@ -62,18 +53,19 @@ func (r *mutationResolver) Identify(ctx context.Context, input model.IdentifyInp
 }
 
 // Recognize is the resolver for the recognize field.
-func (r *queryResolver) Recognize(ctx context.Context, fingerprint string, limit int) ([]*recognize.Candidate, error) {
+func (r *queryResolver) Recognize(ctx context.Context, fingerprint string, limit *int) (*model.Recognitions, error) {
 	if err := shimOnly(ctx); err != nil {
 		return nil, err
 	}
-	if limit < 1 || limit > recognize.MaxLimit {
-		return nil, fail(ctx, CodeBadInput, fmt.Sprintf("limit must be 1 to %d", recognize.MaxLimit), nil)
-	}
-	cands, err := r.Matcher.Recognize([]byte(fingerprint), limit)
+	n, err := matcher.RecognizeLimit(limit)
 	if err != nil {
 		return nil, matchError(ctx, err)
 	}
-	return pointers(cands), nil
+	cands, err := r.Matcher.Recognize([]byte(fingerprint), n)
+	if err != nil {
+		return nil, matchError(ctx, err)
+	}
+	return &model.Recognitions{Limit: n, Candidates: pointers(cands)}, nil
 }
 
 // EvidenceCount is the resolver for the evidenceCount field.
@@ -84,15 +76,28 @@ func (r *queryResolver) EvidenceCount(ctx context.Context) (int, error) {
 	return r.Matcher.Evidence.Get().Len(), nil
 }
 
-// IdentifyMaxPrice is the resolver for the identifyMaxPrice field.
-func (r *queryResolver) IdentifyMaxPrice(ctx context.Context, profile string) (int, error) {
+// FingerprintPrice is the resolver for the fingerprintPrice field.
+func (r *queryResolver) FingerprintPrice(ctx context.Context, imageUrls []string) (int, error) {
 	if err := shimOnly(ctx); err != nil {
 		return 0, err
 	}
-	if profile != identify.Quick && profile != identify.Thorough {
-		return 0, fail(ctx, CodeBadInput, "profile must be quick or thorough", nil)
+	price, err := r.Matcher.FingerprintPrice(imageUrls)
+	if err != nil {
+		return 0, matchError(ctx, err)
 	}
-	return int(r.Matcher.MaxPrice(profile)), nil
+	return int(price), nil
+}
+
+// IdentifyPrice is the resolver for the identifyPrice field.
+func (r *queryResolver) IdentifyPrice(ctx context.Context, input model.IdentifyInput) (int, error) {
+	if err := shimOnly(ctx); err != nil {
+		return 0, err
+	}
+	price, err := r.Matcher.IdentifyPrice(identifyInput(input))
+	if err != nil {
+		return 0, matchError(ctx, err)
+	}
+	return int(price), nil
 }
 
 // Identification returns IdentificationResolver implementation.

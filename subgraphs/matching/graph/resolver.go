@@ -5,17 +5,15 @@ package graph
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/subgraphs/matching"
-	"github.com/vitolahq/vitola/subgraphs/matching/identify"
+	"github.com/vitolahq/vitola/subgraphs/matching/graph/model"
 	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"
 	"github.com/vitolahq/vitola/subgraphs/matching/matcher"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
@@ -32,14 +30,9 @@ func NewHandler(m *matcher.Matcher) http.Handler {
 	return subgraph.NewGraphQLServer(NewExecutableSchema(Config{Resolvers: &Resolver{Matcher: m}}))
 }
 
-// Error codes of the API (extensions.code).
-const (
-	CodeImageRefused       = "IMAGE_REFUSED"
-	CodeNoBand             = "NO_BAND"
-	CodeFingerprintInvalid = "FINGERPRINT_INVALID"
-	CodeBadInput           = "BAD_USER_INPUT"
-	CodeForbidden          = "FORBIDDEN"
-)
+// CodeForbidden refuses a caller other than the shim. Every refusal of a
+// request has its own code (see matchError).
+const CodeForbidden = "FORBIDDEN"
 
 // shimOnly refuses callers other than the shim acting for a developer key.
 func shimOnly(ctx context.Context) error {
@@ -57,16 +50,26 @@ func fail(ctx context.Context, code, msg string, ext map[string]any) error {
 	return &gqlerror.Error{Message: msg, Path: graphql.GetPath(ctx), Extensions: e}
 }
 
-// matchError gives the matcher's errors their codes; others stay internal.
+// matchError gives the matcher's refusals their codes (the REST error codes,
+// in upper case); others stay internal.
 func matchError(ctx context.Context, err error) error {
-	var fe *imagefetch.Error
+	var (
+		fe *imagefetch.Error
+		re *matching.Refusal
+	)
 	switch {
 	case errors.As(err, &fe):
-		return fail(ctx, CodeImageRefused, fe.Message, map[string]any{"reason": fe.Code})
+		return fail(ctx, strings.ToUpper(fe.Code), fe.Message, nil)
+	case errors.As(err, &re):
+		return fail(ctx, strings.ToUpper(re.Code), re.Message, nil)
 	case errors.Is(err, matcher.ErrNoBand):
-		return fail(ctx, CodeNoBand, err.Error(), nil)
-	case errors.Is(err, matching.ErrBadSeal), errors.Is(err, matching.ErrMalformedFingerprint), errors.Is(err, matching.ErrStaleFingerprint):
-		return fail(ctx, CodeFingerprintInvalid, err.Error(), nil)
+		return fail(ctx, "NO_BAND_FOUND", err.Error(), nil)
+	case errors.Is(err, matching.ErrMalformedFingerprint):
+		// Its message goes on with the decoder's own words, which name Go
+		// types: what matters is said before.
+		return fail(ctx, "INVALID_FINGERPRINT", matching.ErrMalformedFingerprint.Error()+": pass back the whole object the fingerprint route returned", nil)
+	case errors.Is(err, matching.ErrBadSeal), errors.Is(err, matching.ErrStaleFingerprint):
+		return fail(ctx, "INVALID_FINGERPRINT", err.Error(), nil)
 	}
 	return err
 }
@@ -79,22 +82,11 @@ func pointers[T any](xs []T) []*T {
 	return out
 }
 
-// checkIdentify applies identify's input rules (the shim checks them first,
-// with REST errors; these hold for any caller).
-func checkIdentify(in matcher.IdentifyInput) error {
-	switch {
-	case len(in.ImageURLs) > matching.MaxViews:
-		return fmt.Errorf("at most %d images", matching.MaxViews)
-	case len(in.ImageURLs) == 0 && strings.TrimSpace(in.Prompt) == "":
-		return errors.New("without images, a prompt is required")
-	case utf8.RuneCountInString(in.Prompt) > identify.MaxPrompt:
-		return fmt.Errorf("prompt is longer than %d characters", identify.MaxPrompt)
-	case in.Limit < 1 || in.Limit > identify.MaxSuggestions:
-		return fmt.Errorf("suggestionLimit must be 1 to %d", identify.MaxSuggestions)
-	case in.Mode != identify.Auto && in.Mode != identify.OpenWorld && in.Mode != identify.CatalogGuided:
-		return fmt.Errorf("researchMode %q: want auto, open_world or catalog_guided", in.Mode)
-	case in.Profile != identify.Quick && in.Profile != identify.Thorough:
-		return fmt.Errorf("researchProfile %q: want quick or thorough", in.Profile)
+// identifyInput is the matcher's view of the API's input.
+func identifyInput(in model.IdentifyInput) matcher.IdentifyInput {
+	out := matcher.IdentifyInput{ImageURLs: in.ImageUrls, Limit: in.SuggestionLimit, Mode: in.ResearchMode, Profile: in.ResearchProfile, Force: in.Force}
+	if in.Prompt != nil {
+		out.Prompt = *in.Prompt
 	}
-	return nil
+	return out
 }

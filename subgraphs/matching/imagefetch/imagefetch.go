@@ -2,6 +2,8 @@
 // without turning the server into an SSRF vector: only http and https, no
 // proxy, every address checked after DNS resolution at connect time, bounded
 // redirects, bytes, pixels and time, and content sniffed from the bytes.
+// An image may also come inline, as a base64 data URL (RFC 2397): it is never
+// a network request, and is decoded with the same sniffing, limits and budget.
 package imagefetch
 
 import (
@@ -9,6 +11,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"image"
@@ -20,6 +23,7 @@ import (
 	"net/netip"
 	"net/url"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,8 +36,15 @@ import (
 // Limits and defaults. They are part of the API contract: document them where
 // imageUrl and imageUrls are described.
 const (
-	DefaultMaxBytes  = 10 << 20 // 10 MiB per image
-	DefaultMaxPixels = 40_000_000
+	DefaultMaxBytes = 10 << 20 // 10 MiB per image
+	// DefaultMaxInlineBytes caps an image given inline as a data URL, in
+	// decoded bytes. It is far smaller than a fetched image's cap because its
+	// base64 text (4/3 of it) rides in the request body, copied by the shim
+	// and each internal call, and eight of them must fit one body (the
+	// shim's paid body limit, 12 MiB); a band photo the fingerprint can use
+	// (it reads 1,600 pixels a side at most) is a few hundred KB as a JPEG.
+	DefaultMaxInlineBytes = 1 << 20 // 1 MiB per inline image
+	DefaultMaxPixels      = 40_000_000
 	// DefaultDecodeBudget: bytes decoding and the work on decoded images hold
 	// at once, per Fetcher (see Config.DecodeBudget).
 	DefaultDecodeBudget = 320 << 20
@@ -48,22 +59,22 @@ const (
 	// answer is given up on before the whole fetch's time is spent.
 	DefaultStageTimeout = 10 * time.Second
 	MaxSide             = 16384 // pixels, either side
-	MaxURLLength        = 2048  // bytes
-	MaxURLs             = 8     // per FetchAll
+	MaxURLLength        = 2048  // bytes, of an http or https URL
+	MaxURLs             = 8     // per FetchEach
 )
 
 // Error codes. Every refusal is an *Error with one of these stable codes.
 const (
-	CodeInvalidURL       = "invalid_image_url"      // not an absolute http(s) URL, userinfo, too long
-	CodeInvalidURLs      = "invalid_image_urls"     // FetchAll given 0 or more than MaxURLs URLs
+	CodeInvalidURL       = "invalid_image_url"      // not an absolute http(s) URL nor a base64 data URL, userinfo, too long
+	CodeInvalidURLs      = "invalid_image_urls"     // FetchEach given 0 or more than MaxURLs URLs
 	CodeAddressBlocked   = "image_address_blocked"  // resolves to a non-public address
 	CodeTooManyRedirects = "too_many_redirects"     // more than MaxRedirects redirects
 	CodeRedirectRefused  = "image_redirect_refused" // a redirect to a URL that is not fetched (scheme, userinfo)
 	CodeFetchTimeout     = "image_fetch_timeout"    // the fetch took longer than Timeout
 	CodeFetchFailed      = "image_fetch_failed"     // connection error or non-2xx status
 	CodeFetchCanceled    = "image_fetch_canceled"   // the caller's context was canceled
-	CodeTooLarge         = "image_too_large"        // more than MaxBytes
-	CodeUnsupportedType  = "unsupported_image_type" // not JPEG, PNG or WebP
+	CodeTooLarge         = "image_too_large"        // more than MaxBytes (MaxInlineBytes inline)
+	CodeUnsupportedType  = "unsupported_image_type" // not JPEG, PNG or WebP (a data URL: not of their media types)
 	CodeTooManyPixels    = "image_too_many_pixels"  // more than MaxPixels or a side over MaxSide
 	CodeInvalidImage     = "invalid_image"          // empty, truncated or corrupt image data
 )
@@ -94,6 +105,8 @@ type Config struct {
 	AllowCIDRs []netip.Prefix
 	// MaxBytes caps the body, compressed image bytes as sent.
 	MaxBytes int64
+	// MaxInlineBytes caps an image given as a data URL, in decoded bytes.
+	MaxInlineBytes int64
 	// MaxPixels caps width*height, read from the image header before decoding:
 	// a 50 KB PNG can claim 10 gigapixels and exhaust memory when decoded.
 	MaxPixels int
@@ -146,7 +159,7 @@ type Image struct {
 	Format        string // "jpeg", "png" or "webp", from the bytes, not Content-Type
 	Bytes         int    // size of the fetched body
 	Width, Height int    // the original size, from the header
-	URL           string // the URL as requested (before redirects)
+	URL           string // the URL as requested (before redirects), or the data URL
 }
 
 // New returns a Fetcher with its own transport: never http.DefaultTransport,
@@ -154,6 +167,9 @@ type Image struct {
 func New(cfg Config) *Fetcher {
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = DefaultMaxBytes
+	}
+	if cfg.MaxInlineBytes <= 0 {
+		cfg.MaxInlineBytes = DefaultMaxInlineBytes
 	}
 	if cfg.MaxPixels <= 0 {
 		cfg.MaxPixels = DefaultMaxPixels
@@ -210,11 +226,11 @@ func New(cfg Config) *Fetcher {
 
 // Fetch fetches, checks and decodes one image.
 func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Image, error) {
-	u, perr := parseURL(rawURL)
+	r, perr := f.parseRef(rawURL)
 	if perr != nil {
 		return nil, perr
 	}
-	img, release, err := f.fetch(ctx, u, rawURL)
+	img, release, err := f.load(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -222,23 +238,45 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Image, error) {
 	return img, nil
 }
 
+// Check validates 1 to MaxURLs image references without fetching or
+// decoding anything: each is an absolute http or https URL, or a base64 data
+// URL of a JPEG, PNG or WebP image within MaxInlineBytes. A refusal is an
+// *Error whose Message begins with the reference's index ("imageUrls[2]:
+// ..."). FetchEach checks the same first; a caller checks ahead to refuse a
+// request before it holds anything for it.
+func (f *Fetcher) Check(refs []string) error {
+	_, err := f.parseRefs(refs)
+	return err
+}
+
+func (f *Fetcher) parseRefs(refs []string) ([]ref, error) {
+	switch {
+	case len(refs) == 0:
+		return nil, newError(CodeInvalidURLs, "imageUrl or imageUrls (1 to %d images, each an http or https URL or a data URL) is required", MaxURLs)
+	case len(refs) > MaxURLs:
+		return nil, newError(CodeInvalidURLs, "imageUrls holds %d images: at most %d per request", len(refs), MaxURLs)
+	}
+	parsed := make([]ref, len(refs))
+	for i, raw := range refs {
+		r, err := f.parseRef(raw)
+		if err != nil {
+			return nil, indexed(i, err)
+		}
+		parsed[i] = r
+	}
+	return parsed, nil
+}
+
 // FetchEach fetches 1 to MaxURLs images concurrently and calls fn with each
 // (i is its index in urls) while the image holds its share of the decode
 // budget; the image must not be kept after fn returns. Every URL is
-// validated before anything is fetched. The first failure (a fetch's or fn's)
-// cancels the other fetches and is returned, an *Error's Message prefixed
-// with the URL's index ("imageUrls[2]: ...").
+// validated before anything is fetched (Check). The first failure (a
+// fetch's or fn's) cancels the other fetches and is returned, an *Error's
+// Message prefixed with the URL's index ("imageUrls[2]: ...").
 func (f *Fetcher) FetchEach(ctx context.Context, urls []string, fn func(i int, img *Image) error) error {
-	if len(urls) == 0 || len(urls) > MaxURLs {
-		return newError(CodeInvalidURLs, "imageUrls has %d URLs: give 1 to %d image URLs", len(urls), MaxURLs)
-	}
-	parsed := make([]*url.URL, len(urls))
-	for i, raw := range urls {
-		u, err := parseURL(raw)
-		if err != nil {
-			return indexed(i, err)
-		}
-		parsed[i] = u
+	parsed, err := f.parseRefs(urls)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -249,7 +287,7 @@ func (f *Fetcher) FetchEach(ctx context.Context, urls []string, fn func(i int, i
 	)
 	for i := range urls { // one goroutine per URL: at most MaxURLs at once
 		wg.Go(func() {
-			err := f.each(ctx, parsed[i], urls[i], func(img *Image) error { return fn(i, img) })
+			err := f.each(ctx, parsed[i], func(img *Image) error { return fn(i, img) })
 			if err != nil {
 				once.Do(func() {
 					firstErr = indexed(i, err)
@@ -262,13 +300,33 @@ func (f *Fetcher) FetchEach(ctx context.Context, urls []string, fn func(i int, i
 	return firstErr
 }
 
-func (f *Fetcher) each(ctx context.Context, u *url.URL, rawURL string, fn func(*Image) error) error {
-	img, release, err := f.fetch(ctx, u, rawURL)
+func (f *Fetcher) each(ctx context.Context, r ref, fn func(*Image) error) error {
+	img, release, err := f.load(ctx, r)
 	if err != nil {
 		return err
 	}
 	defer release()
 	return fn(img)
+}
+
+// load fetches (or, for a data URL, decodes) and decodes one image.
+func (f *Fetcher) load(ctx context.Context, r ref) (*Image, func(), error) {
+	if r.url != nil {
+		return f.fetch(ctx, r.url, r.raw)
+	}
+	data, err := base64.RawStdEncoding.DecodeString(r.data)
+	if err != nil { // parseRef checked the alphabet and length: this is a bad final quantum
+		return nil, nil, newError(CodeInvalidURL, "data URL is not valid base64: %s", base64Hint)
+	}
+	if int64(len(data)) > f.cfg.MaxInlineBytes {
+		return nil, nil, f.inlineTooLarge(int64(len(data)))
+	}
+	img, release, ierr := f.decode(ctx, data, "data URL holds")
+	if ierr != nil {
+		return nil, nil, ierr
+	}
+	img.URL = r.raw
+	return img, release, nil
 }
 
 func indexed(i int, err error) error {
@@ -279,12 +337,87 @@ func indexed(i int, err error) error {
 	return &Error{Code: e.Code, Message: fmt.Sprintf("imageUrls[%d]: %s", i, e.Message), err: e.err}
 }
 
+// ref is one image reference: a URL to fetch, or a data URL's base64 text.
+type ref struct {
+	raw  string
+	url  *url.URL // an http or https URL
+	data string   // a data URL's payload, base64 without padding
+}
+
+// parseRef reads a reference: a data URL (RFC 2397) or an http or https URL.
+func (f *Fetcher) parseRef(raw string) (ref, *Error) {
+	raw = strings.TrimSpace(raw)
+	if len(raw) >= 5 && strings.EqualFold(raw[:5], "data:") {
+		data, err := f.parseDataURL(raw[5:])
+		return ref{raw: raw, data: data}, err
+	}
+	u, err := parseURL(raw)
+	return ref{raw: raw, url: u}, err
+}
+
+// inlineTypes are the media types a data URL may declare (image/jpg is a
+// common misspelling of image/jpeg). The bytes decide the format, as they do
+// for a fetched image whatever its Content-Type.
+var inlineTypes = map[string]bool{"image/jpeg": true, "image/jpg": true, "image/png": true, "image/webp": true}
+
+const base64Hint = "give data:image/jpeg;base64, (or image/png, image/webp) followed by the image's bytes in standard base64 (A-Z, a-z, 0-9, + and /, padded with =)"
+
+// parseDataURL checks a data URL after its scheme without decoding it: a
+// media type of an accepted image format, base64, a payload of the base64
+// alphabet whose decoded size is within MaxInlineBytes. It returns the
+// payload without padding.
+func (f *Fetcher) parseDataURL(rest string) (string, *Error) {
+	header, payload, ok := strings.Cut(rest, ",")
+	if !ok {
+		return "", newError(CodeInvalidURL, "data URL has no comma between its media type and its data: %s", base64Hint)
+	}
+	params := strings.Split(header, ";")
+	media := strings.ToLower(strings.TrimSpace(params[0]))
+	if !strings.EqualFold(strings.TrimSpace(params[len(params)-1]), "base64") || len(params) < 2 {
+		return "", newError(CodeInvalidURL, "data URL is not base64-encoded (its media type is not followed by ;base64): %s", base64Hint)
+	}
+	if !inlineTypes[media] {
+		if media == "" {
+			media = "none (text/plain by default)"
+		} else {
+			media = strconv.Quote(clip(media, 40))
+		}
+		return "", newError(CodeUnsupportedType, "data URL's media type is %s: give image/jpeg, image/png or image/webp with the bytes of a JPEG, PNG or WebP image", media)
+	}
+	payload = strings.TrimRight(payload, "=")
+	// Decoded, n base64 characters are 3n/4 bytes: an oversized image is
+	// refused before its text is scanned or decoded.
+	if n := int64(len(payload)) * 3 / 4; n > f.cfg.MaxInlineBytes {
+		return "", f.inlineTooLarge(n)
+	}
+	if payload == "" {
+		return "", newError(CodeInvalidImage, "data URL holds no image: %s", base64Hint)
+	}
+	for i := 0; i < len(payload); i++ {
+		if c := payload[i]; !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/') {
+			what := fmt.Sprintf("character %d", i)
+			if c > ' ' && c < 0x7f {
+				what = fmt.Sprintf("%q at character %d", rune(c), i)
+			}
+			return "", newError(CodeInvalidURL, "data URL is not valid base64 (%s is not of its alphabet): %s", what, base64Hint)
+		}
+	}
+	if len(payload)%4 == 1 { // no whole byte ends there: the text was cut
+		return "", newError(CodeInvalidURL, "data URL is not valid base64 (its length is not that of whole bytes: was it cut short?): %s", base64Hint)
+	}
+	return payload, nil
+}
+
+func (f *Fetcher) inlineTooLarge(n int64) *Error {
+	return newError(CodeTooLarge, "data URL holds an image of %d bytes: an inline image may have %d bytes (%s); scale the photo down (the fingerprint reads at most %d pixels a side) or give its http or https URL (up to %s)",
+		n, f.cfg.MaxInlineBytes, sizeText(f.cfg.MaxInlineBytes), f.cfg.DecodeSide, sizeText(f.cfg.MaxBytes))
+}
+
 // parseURL accepts absolute http and https URLs with a host and no userinfo.
 // Messages never echo the URL: it may carry credentials.
 func parseURL(raw string) (*url.URL, *Error) {
-	raw = strings.TrimSpace(raw)
 	if raw == "" {
-		return nil, newError(CodeInvalidURL, "image URL is empty: give the http or https URL of a JPEG, PNG or WebP image")
+		return nil, newError(CodeInvalidURL, "image URL is empty: give the http or https URL of a JPEG, PNG or WebP image, or a data URL")
 	}
 	if len(raw) > MaxURLLength {
 		return nil, newError(CodeInvalidURL, "image URL is %d bytes long: the limit is %d", len(raw), MaxURLLength)
@@ -307,7 +440,7 @@ func checkURL(u *url.URL) *Error {
 	case "":
 		return newError(CodeInvalidURL, "image URL has no scheme: give an absolute http or https URL")
 	default:
-		return newError(CodeInvalidURL, "image URL scheme %q is not supported: only http and https URLs are fetched", u.Scheme)
+		return newError(CodeInvalidURL, "image URL scheme %q is not supported: only http and https URLs are fetched (or give the image inline as a base64 data URL)", u.Scheme)
 	}
 	if u.User != nil {
 		return newError(CodeInvalidURL, "image URL must not contain a user name or password: give a URL that needs no credentials")
@@ -371,7 +504,7 @@ func (f *Fetcher) fetch(parent context.Context, u *url.URL, rawURL string) (img 
 	}
 	// The wait for the decode budget is bounded by the caller, not by the
 	// fetch's timeout: it is not the image server's fault.
-	img, release, ierr := f.decode(parent, buf.Bytes())
+	img, release, ierr := f.decode(parent, buf.Bytes(), "image URL returned")
 	if ierr != nil {
 		return nil, nil, ierr
 	}
@@ -483,7 +616,7 @@ func (f *Fetcher) Decode(data []byte) (*Image, error) {
 	if int64(len(data)) > f.cfg.MaxBytes {
 		return nil, f.tooLarge(int64(len(data)))
 	}
-	img, release, err := f.decode(context.Background(), data)
+	img, release, err := f.decode(context.Background(), data, "image holds")
 	if err != nil {
 		return nil, err
 	}
@@ -495,8 +628,8 @@ func (f *Fetcher) Decode(data []byte) (*Image, error) {
 // not a fact), checks the dimensions in the header, and only then takes the
 // bytes decoding will hold from the decode budget (waiting while ctx lets
 // it) and decodes. release gives back what the image handed out still holds.
-func (f *Fetcher) decode(ctx context.Context, data []byte) (img *Image, release func(), _ *Error) {
-	c, cfg, e := f.sniff(data)
+func (f *Fetcher) decode(ctx context.Context, data []byte, from string) (img *Image, release func(), _ *Error) {
+	c, cfg, e := f.sniff(data, from)
 	if e != nil {
 		return nil, nil, e
 	}
@@ -564,10 +697,10 @@ func (f *Fetcher) decode(ctx context.Context, data []byte) (img *Image, release 
 
 // sniff finds the codec from the magic bytes and reads the header's size,
 // refusing what is not an image of an accepted format or is over the size
-// limits.
-func (f *Fetcher) sniff(data []byte) (*codec, image.Config, *Error) {
+// limits. from says where the bytes came from ("image URL returned").
+func (f *Fetcher) sniff(data []byte, from string) (*codec, image.Config, *Error) {
 	if len(data) == 0 {
-		return nil, image.Config{}, newError(CodeInvalidImage, "image URL returned an empty body")
+		return nil, image.Config{}, newError(CodeInvalidImage, "%s an empty body: it is not an image", from)
 	}
 	var c *codec
 	for i := range codecs {
@@ -577,7 +710,7 @@ func (f *Fetcher) sniff(data []byte) (*codec, image.Config, *Error) {
 		}
 	}
 	if c == nil {
-		return nil, image.Config{}, newError(CodeUnsupportedType, "image URL returned %s, not a JPEG, PNG or WebP image", http.DetectContentType(data))
+		return nil, image.Config{}, newError(CodeUnsupportedType, "%s %s, not a JPEG, PNG or WebP image", from, http.DetectContentType(data))
 	}
 	cfg, err := safely(func() (image.Config, error) { return c.config(bytes.NewReader(data)) })
 	if err != nil {
@@ -798,4 +931,12 @@ func normalizePrefix(p netip.Prefix) netip.Prefix {
 		p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
 	}
 	return p.Masked()
+}
+
+// clip shortens a value a client sent before a message quotes it.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

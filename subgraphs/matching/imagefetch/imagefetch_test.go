@@ -417,8 +417,8 @@ func TestFetchEachRefusals(t *testing.T) {
 		mention []string
 		hits    int32 // requests the server may see; -1: any
 	}{
-		{"none", nil, imagefetch.CodeInvalidURLs, []string{"0 URLs", "1 to 8"}, 0},
-		{"nine", nine, imagefetch.CodeInvalidURLs, []string{"9 URLs", "1 to 8"}, 0},
+		{"none", nil, imagefetch.CodeInvalidURLs, []string{"is required", "1 to 8"}, 0},
+		{"nine", nine, imagefetch.CodeInvalidURLs, []string{"9 images", "at most 8"}, 0},
 		{"an invalid URL, checked before any fetch", []string{s.URL, "ftp://example.com/x.png", s.URL}, imagefetch.CodeInvalidURL, []string{"imageUrls[1]: ", `"ftp"`}, 0},
 		{"first failure cancels the rest", []string{s.URL + "/slow", s.URL + "/slow", s.URL + "/missing"}, imagefetch.CodeFetchFailed, []string{"imageUrls[2]: ", "404"}, -1},
 	}

@@ -21,17 +21,6 @@ const (
 	PriceModel = 5
 )
 
-// MaxPrice is what an identify request holds before it works.
-func (m *Matcher) MaxPrice(profile string) int64 {
-	if profile == identify.Thorough {
-		if m.Model != nil {
-			return PriceThorough + PriceModel
-		}
-		return PriceThorough
-	}
-	return PriceQuick
-}
-
 // Catalog is what identify asks the catalog subgraph, which owns cigars.
 type Catalog interface {
 	// Resolve ranks catalog cigars for imperfect text.
@@ -46,13 +35,15 @@ type Model interface {
 	Identify(ctx context.Context, imageURLs []string, prompt string) (brand, name string, err error)
 }
 
-// IdentifyInput is an identify request, validated by the caller.
+// IdentifyInput is an identify request.
 type IdentifyInput struct {
 	ImageURLs []string
 	Prompt    string
 	Limit     int
 	Mode      string
 	Profile   string
+	// Force identifies from the prompt alone: images become optional.
+	Force bool
 }
 
 // Identification is identify's answer and what it cost.
@@ -71,6 +62,9 @@ const maxResolveText = 200
 
 // Identify gathers the evidence the profile asks for and decides.
 func (m *Matcher) Identify(ctx context.Context, in IdentifyInput) (*Identification, error) {
+	if err := m.checkIdentify(in); err != nil {
+		return nil, err
+	}
 	if m.Catalog == nil {
 		return nil, errors.New("identify needs the catalog: start matching with --subgraph-url catalog=http://HOST:PORT/graphql")
 	}

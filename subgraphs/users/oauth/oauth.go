@@ -19,22 +19,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vitolahq/vitola/internal/accesstoken"
 	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/internal/secret"
 )
 
-// Scopes a token can carry. Write-oriented scopes may be granted but enable
-// nothing yet (the graph has no mutations).
-var Scopes = []string{"profile:read", "email:read", "collections:read", "humidor:read", "sessions:read", "checkins:read"}
-
-// ErrUnknownScope names a scope outside Scopes.
-var ErrUnknownScope = fmt.Errorf("unknown scope (known: %s)", strings.Join(Scopes, " "))
+// ErrUnknownScope names a scope outside the scopes a token can carry
+// (accesstoken.Scopes).
+var ErrUnknownScope = fmt.Errorf("unknown scope (known: %s)", strings.Join(accesstoken.Scopes, " "))
 
 // ParseScope splits a space-separated scope string, checking every scope.
 func ParseScope(s string) ([]string, error) {
 	var out []string
 	for _, sc := range strings.Fields(s) {
-		if !slices.Contains(Scopes, sc) && !strings.HasSuffix(sc, ":write") {
+		if !slices.Contains(accesstoken.Scopes, sc) && !strings.HasSuffix(sc, ":write") {
 			return nil, fmt.Errorf("%q: %w", sc, ErrUnknownScope)
 		}
 		if !slices.Contains(out, sc) {
@@ -59,10 +57,7 @@ type Client struct {
 
 // Errors.
 var (
-	ErrNotFound = errors.New("not found")
-	// ErrUnknownKey is a token signed with a key the verifier does not hold: a
-	// verifier with cached keys fetches them again (they may have rotated).
-	ErrUnknownKey     = errors.New("unknown signing key")
+	ErrNotFound       = errors.New("not found")
 	ErrBadRedirectURI = errors.New("redirect URIs must be absolute https URLs (http only for localhost), without fragments")
 	ErrBadClientName  = errors.New("client name must be 1 to 100 characters")
 )

@@ -14,6 +14,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/vitolahq/vitola/internal/accesstoken"
 	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
@@ -80,7 +81,7 @@ func TestKeysAndTokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := oauth.Verifier{Issuer: issuer, Keys: ks.PublicKeys(), Now: func() time.Time { return now }}
+		v := accesstoken.Verifier{Issuer: issuer, Keys: ks.PublicKeys(), Now: func() time.Time { return now }}
 		got, err := v.Verify(tok)
 		if err != nil || got.Subject != "usr_x" || got.ClientID != "cli_y" || got.Scope != "profile:read email:read" || got.ID != claims.ID {
 			t.Fatalf("Verify = %+v, %v", got, err)
@@ -106,7 +107,7 @@ func TestKeysAndTokens(t *testing.T) {
 			}
 			fromJWKS[k.Kid] = pub
 		}
-		if _, err := (oauth.Verifier{Issuer: issuer, Keys: fromJWKS, Now: v.Now}).Verify(tok); err != nil {
+		if _, err := (accesstoken.Verifier{Issuer: issuer, Keys: fromJWKS, Now: v.Now}).Verify(tok); err != nil {
 			t.Fatalf("token does not verify with the JWKS: %v", err)
 		}
 
@@ -119,7 +120,7 @@ func TestKeysAndTokens(t *testing.T) {
 		if after[0].KID != nk.KID {
 			t.Fatalf("the new key does not sign: %s", after[0].KID)
 		}
-		if _, err := (oauth.Verifier{Issuer: issuer, Keys: after.PublicKeys(), Now: func() time.Time { return now.Add(time.Minute) }}).Verify(tok); err != nil {
+		if _, err := (accesstoken.Verifier{Issuer: issuer, Keys: after.PublicKeys(), Now: func() time.Time { return now.Add(time.Minute) }}).Verify(tok); err != nil {
 			t.Fatalf("old token after rotation: %v", err)
 		}
 		later, _ := oauth.LiveKeys(ctx, st, now.Add(time.Minute+oauth.AccessTokenTTL+time.Second))
@@ -128,21 +129,21 @@ func TestKeysAndTokens(t *testing.T) {
 		}
 
 		// Tokens that must not verify.
-		expired := oauth.Verifier{Issuer: issuer, Keys: ks.PublicKeys(), Now: func() time.Time { return now.Add(oauth.AccessTokenTTL + time.Minute) }}
+		expired := accesstoken.Verifier{Issuer: issuer, Keys: ks.PublicKeys(), Now: func() time.Time { return now.Add(oauth.AccessTokenTTL + time.Minute) }}
 		idTok := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
 		idTok.Header["kid"] = ks[0].KID // typ JWT: an ID token is no access token
 		idTokStr, _ := idTok.SignedString(ks[0].Private)
 		for name, check := range map[string]func() error{
 			"expired": func() error { _, err := expired.Verify(tok); return err },
 			"other issuer": func() error {
-				_, err := (oauth.Verifier{Issuer: "https://evil.example", Keys: ks.PublicKeys()}).Verify(tok)
+				_, err := (accesstoken.Verifier{Issuer: "https://evil.example", Keys: ks.PublicKeys()}).Verify(tok)
 				return err
 			},
-			"unknown key": func() error { _, err := (oauth.Verifier{Issuer: issuer, Keys: nil}).Verify(tok); return err },
+			"unknown key": func() error { _, err := (accesstoken.Verifier{Issuer: issuer, Keys: nil}).Verify(tok); return err },
 			"tampered":    func() error { _, err := v.Verify(tok[:len(tok)-4] + "AAAA"); return err },
 			"not at+jwt":  func() error { _, err := v.Verify(idTokStr); return err },
 		} {
-			if err := check(); !errors.Is(err, oauth.ErrBadToken) {
+			if err := check(); !errors.Is(err, accesstoken.ErrBadToken) {
 				t.Errorf("%s: %v", name, err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vitolahq/vitola/internal/accesstoken"
 	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
@@ -60,12 +61,12 @@ func (e *grantEnv) exchange(code string) (*oauth.TokenResponse, error) {
 	return e.srv.ExchangeCode(context.Background(), e.clientID, e.secret, code, "https://app.example/cb", e.verifier)
 }
 
-func (e *grantEnv) claims(t testing.TB, access string) oauth.Claims {
+func (e *grantEnv) claims(t testing.TB, access string) accesstoken.Claims {
 	ks, err := oauth.LiveKeys(context.Background(), e.st, e.clk.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := oauth.Verifier{Issuer: issuer, Keys: ks.PublicKeys(), Now: e.clk.Now}.Verify(access)
+	c, err := accesstoken.Verifier{Issuer: issuer, Keys: ks.PublicKeys(), Now: e.clk.Now}.Verify(access)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func BenchmarkAccessTokenCheck(b *testing.B) {
 		}
 		ks, _ := oauth.LiveKeys(context.Background(), e.st, e.clk.Now())
 		start := e.clk.Now() // the token stays valid however far the cache's clock goes
-		v := oauth.Verifier{Issuer: issuer, Keys: ks.PublicKeys(), Now: func() time.Time { return start }}
+		v := accesstoken.Verifier{Issuer: issuer, Keys: ks.PublicKeys(), Now: func() time.Time { return start }}
 		check := func(b *testing.B, revocation bool) {
 			c, err := v.Verify(tok.AccessToken)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vitolahq/vitola/internal/accesstoken"
 	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/subgraphs/users"
 )
@@ -212,7 +213,7 @@ func (s *Server) Revoke(ctx context.Context, clientID, secret, token string) err
 		if err != nil {
 			return err
 		}
-		claims, err := Verifier{Issuer: s.Issuer, Keys: keys.PublicKeys(), Now: s.Now}.Verify(token)
+		claims, err := accesstoken.Verifier{Issuer: s.Issuer, Keys: keys.PublicKeys(), Now: s.Now}.Verify(token)
 		if err != nil || claims.ClientID != c.ID {
 			return nil
 		}
@@ -243,21 +244,4 @@ func (s *Server) AccessTokenRevoked(ctx context.Context, jti, family string) (bo
 	s.revoked[jti] = revokedVerdict{revoked: revoked, until: now.Add(RevocationCacheTTL)}
 	s.mu.Unlock()
 	return revoked, nil
-}
-
-// Metadata is the server's RFC 8414 document for issuer at base.
-func Metadata(issuer string) map[string]any {
-	return map[string]any{
-		"issuer":                                     issuer,
-		"authorization_endpoint":                     issuer + "/oauth/authorize",
-		"token_endpoint":                             issuer + "/oauth/token",
-		"revocation_endpoint":                        issuer + "/oauth/revoke",
-		"jwks_uri":                                   issuer + "/.well-known/jwks.json",
-		"scopes_supported":                           Scopes,
-		"response_types_supported":                   []string{"code"},
-		"grant_types_supported":                      []string{"authorization_code", "refresh_token"},
-		"code_challenge_methods_supported":           []string{"S256"},
-		"token_endpoint_auth_methods_supported":      []string{"client_secret_basic", "client_secret_post", "none"},
-		"revocation_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post", "none"},
-	}
 }

@@ -2,20 +2,33 @@
 
 package model
 
+import (
+	"github.com/vitolahq/vitola/subgraphs/matching/recognize"
+)
+
 type IdentifyInput struct {
-	// 0 to 8 photos (0 only when the caller forced a prompt-only identification).
+	// 1 to 8 photos: http or https URLs, or base64 data URLs (none with force).
 	ImageUrls []string `json:"imageUrls"`
-	Prompt    *string  `json:"prompt,omitempty"`
+	// Up to 2,000 characters.
+	Prompt *string `json:"prompt,omitempty"`
 	// Suggestions (and pending suggestions) at most: 1 to 10.
 	SuggestionLimit int `json:"suggestionLimit"`
 	// auto, open_world or catalog_guided.
 	ResearchMode string `json:"researchMode"`
 	// quick or thorough.
 	ResearchProfile string `json:"researchProfile"`
+	// Identify from the prompt alone: images become optional, a prompt is required.
+	Force bool `json:"force"`
 }
 
 type Mutation struct {
 }
 
 type Query struct {
+}
+
+// Recognition's answer: the limit applied and the candidates.
+type Recognitions struct {
+	Limit      int                    `json:"limit"`
+	Candidates []*recognize.Candidate `json:"candidates"`
 }
