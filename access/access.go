@@ -9,7 +9,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/vitolahq/vitola/internal/secret"
 	"github.com/vitolahq/vitola/internal/trust"
+	"github.com/vitolahq/vitola/internal/weborigin"
 
 	"github.com/vitolahq/vitola/internal/ids"
 )
@@ -50,15 +50,11 @@ func (k Key) AllowsOrigin(origin string) bool {
 // NormalizeOrigin checks a website origin (https, or http on localhost; no path)
 // and returns its canonical scheme://host[:port] form.
 func NormalizeOrigin(origin string) (string, error) {
-	u, err := url.Parse(strings.TrimSpace(origin))
-	if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+	o, err := weborigin.Normalize(origin)
+	if err != nil {
 		return "", fmt.Errorf("%q: %w", origin, ErrBadOrigin)
 	}
-	local := u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1" || u.Hostname() == "::1"
-	if u.Scheme != "https" && !(u.Scheme == "http" && local) {
-		return "", fmt.Errorf("%q: %w", origin, ErrBadOrigin)
-	}
-	return strings.ToLower(u.Scheme + "://" + u.Host), nil
+	return o, nil
 }
 
 // Identity is the key's identity as internal calls carry it.
@@ -79,7 +75,7 @@ var (
 	ErrBadName      = errors.New("key name must be 1 to 100 characters")
 	ErrEntitlement  = fmt.Errorf("unknown entitlement (known: %s)", strings.Join(knownEntitlements, ", "))
 	ErrAlreadyGone  = errors.New("developer key already revoked")
-	ErrBadOrigin    = errors.New("an origin is https://host[:port] (http only for localhost), without a path")
+	ErrBadOrigin    = weborigin.ErrBad
 	ErrNoOrigin     = errors.New("a publishable key needs at least one origin")
 	errMalformedKey = errors.New("malformed developer key")
 )

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/internal/envelope"
 	"github.com/vitolahq/vitola/internal/secret"
+	"github.com/vitolahq/vitola/internal/weborigin"
 )
 
 // Client is a service client: a trusted backend that sells offers to its own
@@ -141,7 +141,7 @@ func (c *Client) ReturnAllowed(u string) bool {
 
 // OriginAllowed reports whether origin is registered to embed the checkout.
 func (c *Client) OriginAllowed(origin string) bool {
-	o, err := access.NormalizeOrigin(origin)
+	o, err := weborigin.Normalize(origin)
 	return err == nil && slices.Contains(c.Origins, o)
 }
 
@@ -178,7 +178,7 @@ func (n NewClient) Validate() (NewClient, []AssertionKey, error) {
 	}
 	origins := make([]string, 0, len(n.Origins))
 	for _, o := range n.Origins {
-		norm, err := access.NormalizeOrigin(o)
+		norm, err := weborigin.Normalize(o)
 		if err != nil {
 			return n, nil, Invalid("--origin %q: want https://HOST[:PORT] (http only for localhost), without a path", o)
 		}
@@ -226,8 +226,7 @@ func checkWebURL(s string) error {
 	if u.User != nil || u.Fragment != "" {
 		return fmt.Errorf("a URL here carries no user name, password or #fragment")
 	}
-	local := u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1" || u.Hostname() == "::1"
-	if u.Scheme != "https" && !(u.Scheme == "http" && local) {
+	if !weborigin.SecureScheme(u) {
 		return fmt.Errorf("use https (http only for localhost)")
 	}
 	return nil

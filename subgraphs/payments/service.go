@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/internal/envelope"
 	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/internal/secret"
+	"github.com/vitolahq/vitola/internal/weborigin"
 )
 
 // Store is everything the payments subgraph keeps.
@@ -384,7 +384,7 @@ func (s *Service) CreateSession(ctx context.Context, c *Client, n NewSession) (*
 	}
 	origin := ""
 	if n.ParentOrigin != "" {
-		o, err := access.NormalizeOrigin(n.ParentOrigin)
+		o, err := weborigin.Normalize(n.ParentOrigin)
 		if err != nil || !slices.Contains(c.Origins, o) {
 			return nil, nil, "", Refuse(CodeOriginNotAllowed, "parentOrigin is not registered for this client (vitola payments clients create --origin)")
 		}
