@@ -169,3 +169,149 @@ func TestFederationNeverUsesANonResolvableKey(t *testing.T) {
 	}
 }
 
+type entityResolvers = map[string]func(map[string]any) (map[string]any, error)
+
+// @provides: the author's name comes with the review, so accounts is called
+// only for what reviews does not provide.
+func TestFederationProvides(t *testing.T) {
+	ann := map[string]any{"__typename": "User", "id": "u1", "name": "Ann", "email": "ann@example.com"}
+	sg := map[string]*fakeSubgraph{
+		"reviews": {query: map[string]any{"reviews": []any{
+			map[string]any{"__typename": "Review", "id": "r1", "body": "Even draw.", "author": map[string]any{"__typename": "User", "id": "u1", "name": "Ann"}},
+		}}},
+		"accounts": {entities: entityResolvers{"User": entityByID(ann)}},
+	}
+	tr := newFederationRouter(t, "provides", sg, limits.Config{})
+	got := tr.queryData(t, `{ reviews { body author { name } } }`, nil)
+	sameJSON(t, got, `{"reviews":[{"body":"Even draw.","author":{"name":"Ann"}}]}`)
+	if calls := sg["accounts"].Calls(); len(calls) != 0 {
+		t.Fatalf("the provided name was fetched from accounts: %v", calls)
+	}
+	got = tr.queryData(t, `{ reviews { author { name email } } }`, nil)
+	sameJSON(t, got, `{"reviews":[{"author":{"name":"Ann","email":"ann@example.com"}}]}`)
+	if calls := sg["accounts"].Calls(); len(calls) != 1 {
+		t.Fatalf("accounts was called %d times for the email, want once", len(calls))
+	}
+}
+
+// @shareable: a field both subgraphs resolve is read from the one the query
+// is already in, whichever that is.
+func TestFederationShareable(t *testing.T) {
+	sg := map[string]*fakeSubgraph{
+		"products": {
+			query:    map[string]any{"topProducts": []any{map[string]any{"__typename": "Product", "id": "p1", "name": "Robusto", "price": 12}}},
+			entities: entityResolvers{"Product": entityByID(map[string]any{"__typename": "Product", "id": "p1", "name": "Robusto", "price": 12})},
+		},
+		"catalog": {
+			query: map[string]any{"product": func(args map[string]any) any {
+				return map[string]any{"__typename": "Product", "id": args["id"], "name": "Robusto", "origin": "Nicaragua"}
+			}},
+			entities: entityResolvers{"Product": entityByID(map[string]any{"__typename": "Product", "id": "p1", "name": "Robusto", "origin": "Nicaragua"})},
+		},
+	}
+	tr := newFederationRouter(t, "shareable", sg, limits.Config{})
+	tests := []struct {
+		query, want     string
+		products, catal int // calls each subgraph gets
+	}{
+		{`{ topProducts { name price } }`, `{"topProducts":[{"name":"Robusto","price":12}]}`, 1, 0},
+		{`{ product(id: "p1") { name origin } }`, `{"product":{"name":"Robusto","origin":"Nicaragua"}}`, 0, 1},
+		{`{ topProducts { name origin } }`, `{"topProducts":[{"name":"Robusto","origin":"Nicaragua"}]}`, 1, 1},
+		{`{ product(id: "p1") { name price } }`, `{"product":{"name":"Robusto","price":12}}`, 1, 1},
+	}
+	for _, tt := range tests {
+		sameJSON(t, tr.queryData(t, tt.query, nil), tt.want)
+		if p, c := len(sg["products"].Calls()), len(sg["catalog"].Calls()); p != tt.products || c != tt.catal {
+			t.Errorf("%s: products called %d times, catalog %d; want %d and %d", tt.query, p, c, tt.products, tt.catal)
+		}
+	}
+}
+
+// @override: inventory took stock over from legacy, which still has the field
+// (with a stale value): the router asks inventory, and never legacy.
+func TestFederationOverride(t *testing.T) {
+	p := map[string]any{"__typename": "Product", "id": "p1", "name": "Robusto", "stock": 0}
+	sg := map[string]*fakeSubgraph{
+		"legacy":    {query: map[string]any{"products": []any{p}}, entities: entityResolvers{"Product": entityByID(p)}},
+		"inventory": {entities: entityResolvers{"Product": entityByID(map[string]any{"__typename": "Product", "id": "p1", "stock": 7})}},
+	}
+	tr := newFederationRouter(t, "override", sg, limits.Config{})
+	sameJSON(t, tr.queryData(t, `{ products { name stock } }`, nil), `{"products":[{"name":"Robusto","stock":7}]}`)
+	for _, c := range sg["legacy"].Calls() {
+		if strings.Contains(c.Query, "stock") {
+			t.Fatalf("legacy was asked for the overridden field: %s", c.Query)
+		}
+	}
+}
+
+// mediaSubgraphs answers the interface-object composition: media owns the
+// Media entity interface, ratings knows it as an @interfaceObject.
+func mediaSubgraphs() map[string]*fakeSubgraph {
+	book := map[string]any{"__typename": "Book", "id": "m1", "title": "Cigar Almanac", "pages": 320}
+	movie := map[string]any{"__typename": "Movie", "id": "m2", "title": "Smoke", "minutes": 112}
+	concrete := entityByID(book, movie)
+	ratings := map[string]any{"m1": 4, "m2": 5}
+	return map[string]*fakeSubgraph{
+		"media": {
+			query: map[string]any{"media": []any{book, movie}},
+			// ratings' Media representations find their concrete type here.
+			entities: entityResolvers{"Media": concrete, "Book": concrete, "Movie": concrete},
+			isA:      map[string][]string{"Book": {"Media"}, "Movie": {"Media"}},
+		},
+		"ratings": {
+			query: map[string]any{"topRated": []any{map[string]any{"__typename": "Media", "id": "m2", "rating": 5}}},
+			entities: entityResolvers{"Media": func(rep map[string]any) (map[string]any, error) {
+				id, _ := rep["id"].(string)
+				return map[string]any{"__typename": "Media", "id": id, "rating": ratings[id]}, nil
+			}},
+		},
+	}
+}
+
+// @interfaceObject: ratings adds rating to every Media without knowing its
+// implementations; the router sends it representations typed Media.
+func TestFederationInterfaceObject(t *testing.T) {
+	sg := mediaSubgraphs()
+	tr := newFederationRouter(t, "interface-object", sg, limits.Config{})
+	got := tr.queryData(t, `{ media { __typename title rating ... on Book { pages } } }`, nil)
+	sameJSON(t, got, `{"media":[{"__typename":"Book","title":"Cigar Almanac","rating":4,"pages":320},{"__typename":"Movie","title":"Smoke","rating":5}]}`)
+	calls := sg["ratings"].Calls()
+	if len(calls) != 1 {
+		t.Fatalf("ratings called %d times, want once", len(calls))
+	}
+	for _, r := range calls[0].Variables["representations"].([]any) {
+		if typ := r.(map[string]any)["__typename"]; typ != "Media" {
+			t.Errorf("ratings was sent a %v representation, want Media", typ)
+		}
+	}
+	// From the @interfaceObject's side: ratings answers Media, media says
+	// which type each one is.
+	got = tr.queryData(t, `{ topRated { __typename id rating ... on Movie { title minutes } ... on Book { pages } } }`, nil)
+	sameJSON(t, got, `{"topRated":[{"__typename":"Movie","id":"m2","rating":5,"title":"Smoke","minutes":112}]}`)
+}
+
+// Entity interfaces: catalog owns `interface Node @key(fields: "id")` and
+// node(id:) for every type, Venue as a key-only stub that venues completes.
+func TestFederationEntityInterface(t *testing.T) {
+	cigar := map[string]any{"__typename": "Cigar", "id": "cig_1", "name": "Robusto"}
+	venue := map[string]any{"__typename": "Venue", "id": "ven_1"}
+	nodes := map[string]any{"cig_1": cigar, "ven_1": venue}
+	sg := map[string]*fakeSubgraph{
+		"catalog": {
+			query: map[string]any{
+				"nodes": []any{cigar, venue},
+				"node":  func(args map[string]any) any { return nodes[args["id"].(string)] },
+			},
+			entities: entityResolvers{"Cigar": entityByID(cigar), "Venue": entityByID(venue)},
+			isA:      map[string][]string{"Cigar": {"Node"}, "Venue": {"Node"}},
+		},
+		"venues": {entities: entityResolvers{"Venue": entityByID(map[string]any{"__typename": "Venue", "id": "ven_1", "city": "Miami"})}},
+	}
+	tr := newFederationRouter(t, "entity-interface", sg, limits.Config{})
+	q := `{ nodes { __typename id ... on Cigar { name } ... on Venue { city } } }`
+	sameJSON(t, tr.queryData(t, q, nil), `{"nodes":[{"__typename":"Cigar","id":"cig_1","name":"Robusto"},{"__typename":"Venue","id":"ven_1","city":"Miami"}]}`)
+	q = `query($id: ID!) { node(id: $id) { id ... on Venue { city } } }`
+	sameJSON(t, tr.queryData(t, q, map[string]any{"id": "ven_1"}), `{"node":{"id":"ven_1","city":"Miami"}}`)
+	sameJSON(t, tr.queryData(t, q, map[string]any{"id": "cig_1"}), `{"node":{"id":"cig_1"}}`)
+	sameJSON(t, tr.queryData(t, q, map[string]any{"id": "nope"}), `{"node":null}`)
+}
