@@ -67,7 +67,7 @@ func requiresFragmentsSubgraphs() map[string]*fakeSubgraph {
 		{"__typename": "Order", "id": "o1",
 			"items": []any{
 				map[string]any{"__typename": "Book", "title": "Cigar Almanac", "pages": 320},
-				map[string]any{"__typename": "Voucher", "code": "V-10"},
+				map[string]any{"__typename": "Voucher", "serial": "V-10"},
 				map[string]any{"__typename": "Movie", "title": "Smoke", "minutes": 112},
 			},
 			"highlight": map[string]any{"__typename": "Podcast", "title": "Leaf Talk", "episodes": 12}},
@@ -91,8 +91,8 @@ func requiresFragmentsSubgraphs() map[string]*fakeSubgraph {
 					switch {
 					case m["title"] != nil:
 						parts = append(parts, m["title"].(string))
-					case m["code"] != nil:
-						parts = append(parts, "voucher "+m["code"].(string))
+					case m["serial"] != nil:
+						parts = append(parts, "voucher "+m["serial"].(string))
 					default:
 						return nil, fmt.Errorf("an item without its required fields: %v", m)
 					}
@@ -171,16 +171,20 @@ func TestFederationNeverUsesANonResolvableKey(t *testing.T) {
 
 type entityResolvers = map[string]func(map[string]any) (map[string]any, error)
 
-// @provides: the author's name comes with the review, so accounts is called
-// only for what reviews does not provide.
-func TestFederationProvides(t *testing.T) {
+func providesSubgraphs() map[string]*fakeSubgraph {
 	ann := map[string]any{"__typename": "User", "id": "u1", "name": "Ann", "email": "ann@example.com"}
-	sg := map[string]*fakeSubgraph{
+	return map[string]*fakeSubgraph{
 		"reviews": {query: map[string]any{"reviews": []any{
 			map[string]any{"__typename": "Review", "id": "r1", "body": "Even draw.", "author": map[string]any{"__typename": "User", "id": "u1", "name": "Ann"}},
 		}}},
 		"accounts": {entities: entityResolvers{"User": entityByID(ann)}},
 	}
+}
+
+// @provides: the author's name comes with the review, so accounts is called
+// only for what reviews does not provide.
+func TestFederationProvides(t *testing.T) {
+	sg := providesSubgraphs()
 	tr := newFederationRouter(t, "provides", sg, limits.Config{})
 	got := tr.queryData(t, `{ reviews { body author { name } } }`, nil)
 	sameJSON(t, got, `{"reviews":[{"body":"Even draw.","author":{"name":"Ann"}}]}`)
@@ -194,10 +198,8 @@ func TestFederationProvides(t *testing.T) {
 	}
 }
 
-// @shareable: a field both subgraphs resolve is read from the one the query
-// is already in, whichever that is.
-func TestFederationShareable(t *testing.T) {
-	sg := map[string]*fakeSubgraph{
+func shareableSubgraphs() map[string]*fakeSubgraph {
+	return map[string]*fakeSubgraph{
 		"products": {
 			query:    map[string]any{"topProducts": []any{map[string]any{"__typename": "Product", "id": "p1", "name": "Robusto", "price": 12}}},
 			entities: entityResolvers{"Product": entityByID(map[string]any{"__typename": "Product", "id": "p1", "name": "Robusto", "price": 12})},
@@ -209,6 +211,12 @@ func TestFederationShareable(t *testing.T) {
 			entities: entityResolvers{"Product": entityByID(map[string]any{"__typename": "Product", "id": "p1", "name": "Robusto", "origin": "Nicaragua"})},
 		},
 	}
+}
+
+// @shareable: a field both subgraphs resolve is read from the one the query
+// is already in, whichever that is.
+func TestFederationShareable(t *testing.T) {
+	sg := shareableSubgraphs()
 	tr := newFederationRouter(t, "shareable", sg, limits.Config{})
 	tests := []struct {
 		query, want     string
@@ -227,14 +235,18 @@ func TestFederationShareable(t *testing.T) {
 	}
 }
 
-// @override: inventory took stock over from legacy, which still has the field
-// (with a stale value): the router asks inventory, and never legacy.
-func TestFederationOverride(t *testing.T) {
+func overrideSubgraphs() map[string]*fakeSubgraph {
 	p := map[string]any{"__typename": "Product", "id": "p1", "name": "Robusto", "stock": 0}
-	sg := map[string]*fakeSubgraph{
+	return map[string]*fakeSubgraph{
 		"legacy":    {query: map[string]any{"products": []any{p}}, entities: entityResolvers{"Product": entityByID(p)}},
 		"inventory": {entities: entityResolvers{"Product": entityByID(map[string]any{"__typename": "Product", "id": "p1", "stock": 7})}},
 	}
+}
+
+// @override: inventory took stock over from legacy, which still has the field
+// (with a stale value): the router asks inventory, and never legacy.
+func TestFederationOverride(t *testing.T) {
+	sg := overrideSubgraphs()
 	tr := newFederationRouter(t, "override", sg, limits.Config{})
 	sameJSON(t, tr.queryData(t, `{ products { name stock } }`, nil), `{"products":[{"name":"Robusto","stock":7}]}`)
 	for _, c := range sg["legacy"].Calls() {
@@ -290,13 +302,11 @@ func TestFederationInterfaceObject(t *testing.T) {
 	sameJSON(t, got, `{"topRated":[{"__typename":"Movie","id":"m2","rating":5,"title":"Smoke","minutes":112}]}`)
 }
 
-// Entity interfaces: catalog owns `interface Node @key(fields: "id")` and
-// node(id:) for every type, Venue as a key-only stub that venues completes.
-func TestFederationEntityInterface(t *testing.T) {
+func entityInterfaceSubgraphs() map[string]*fakeSubgraph {
 	cigar := map[string]any{"__typename": "Cigar", "id": "cig_1", "name": "Robusto"}
 	venue := map[string]any{"__typename": "Venue", "id": "ven_1"}
 	nodes := map[string]any{"cig_1": cigar, "ven_1": venue}
-	sg := map[string]*fakeSubgraph{
+	return map[string]*fakeSubgraph{
 		"catalog": {
 			query: map[string]any{
 				"nodes": []any{cigar, venue},
@@ -307,6 +317,12 @@ func TestFederationEntityInterface(t *testing.T) {
 		},
 		"venues": {entities: entityResolvers{"Venue": entityByID(map[string]any{"__typename": "Venue", "id": "ven_1", "city": "Miami"})}},
 	}
+}
+
+// Entity interfaces: catalog owns `interface Node @key(fields: "id")` and
+// node(id:) for every type, Venue as a key-only stub that venues completes.
+func TestFederationEntityInterface(t *testing.T) {
+	sg := entityInterfaceSubgraphs()
 	tr := newFederationRouter(t, "entity-interface", sg, limits.Config{})
 	q := `{ nodes { __typename id ... on Cigar { name } ... on Venue { city } } }`
 	sameJSON(t, tr.queryData(t, q, nil), `{"nodes":[{"__typename":"Cigar","id":"cig_1","name":"Robusto"},{"__typename":"Venue","id":"ven_1","city":"Miami"}]}`)
