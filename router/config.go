@@ -10,14 +10,16 @@ import (
 )
 
 // Composed is a router configuration made by `wgc router compose`, ready for the
-// engine: subgraph URLs overridden from configuration and the client schema in
-// place of the full one.
+// engine: subgraph URLs overridden from configuration.
 type Composed struct {
+	// Config holds the full supergraph schema (GraphqlSchema, @inaccessible
+	// elements included), which the engine plans over.
 	Config *nodev1.RouterConfig
 	// Subgraphs maps each subgraph's name to the URL the router calls.
 	Subgraphs map[string]string
-	// ClientSchema is the public schema: no @inaccessible field, no federation
-	// internals. Planning, validation and introspection all use it.
+	// ClientSchema is the public schema: no @inaccessible element, no
+	// federation internals. What clients send is validated against it, and
+	// introspection shows it; planning uses the full schema.
 	ClientSchema string
 	// SubgraphSDLs are the subgraphs' own schemas (they carry @cost/@listSize).
 	SubgraphSDLs []string
@@ -59,13 +61,12 @@ func LoadComposed(raw []byte, overrides map[string]string) (*Composed, error) {
 			c.SubgraphSDLs = append(c.SubgraphSDLs, ec.StringStorage[key])
 		}
 	}
-	// The engine plans, validates and introspects against GraphqlSchema, which
-	// still holds @inaccessible fields; the client schema is absent when nothing
-	// is inaccessible.
-	if cs := ec.GetGraphqlClientSchema(); cs != "" {
-		ec.GraphqlSchema = cs
+	// wgc leaves the client schema out when nothing is inaccessible: the full
+	// schema is then the client's too.
+	c.ClientSchema = ec.GetGraphqlClientSchema()
+	if c.ClientSchema == "" {
+		c.ClientSchema = ec.GraphqlSchema
 	}
-	c.ClientSchema = ec.GraphqlSchema
 	return c, nil
 }
 

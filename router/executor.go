@@ -9,8 +9,8 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/wundergraph/astjson"
-	nodev1 "github.com/wundergraph/cosmo/router/gen/proto/wg/cosmo/node/v1"
 	"github.com/wundergraph/graphql-go-tools/execution/engine"
+	"github.com/wundergraph/graphql-go-tools/execution/graphql"
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/ast"
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/astnormalization"
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/astparser"
@@ -29,8 +29,14 @@ import (
 // of engine.ExecutionEngine.Execute, but with what each request needs (parser,
 // document, normalizers, validators) taken from a pool instead of built anew:
 // building them was most of the router's cost and allocations.
+//
+// It plans over the full supergraph, @inaccessible elements included: a public
+// field may @require an inaccessible one, or reach an entity through an
+// inaccessible type. Everything a client sends or sees goes by the client
+// schema: normalization, validation, variables and introspection.
 type executor struct {
-	schema   *ast.Document
+	schema   *ast.Document // the full supergraph, for the planner
+	client   *ast.Document // the client schema
 	config   plan.Configuration
 	resolver *resolve.Resolver
 	plans    *lru.Cache[uint64, plan.Plan]
@@ -47,24 +53,38 @@ type kit struct {
 	variablesCheck *variablesvalidation.VariablesValidator
 }
 
-func newExecutor(ctx context.Context, ec engine.Configuration, rc *nodev1.RouterConfig, opts resolve.ResolverOptions) (*executor, error) {
+func newExecutor(ctx context.Context, client *http.Client, c *Composed, opts resolve.ResolverOptions) (*executor, error) {
+	factory := engine.NewFederationEngineConfigFactory(ctx, engine.WithFederationHttpClient(client))
+	ec, err := factory.BuildEngineConfiguration(c.Config)
+	if err != nil {
+		return nil, fmt.Errorf("build engine configuration: %w", err)
+	}
 	schema := ec.Schema().Document()
+	clientSchema, err := graphql.NewSchemaFromString(c.ClientSchema)
+	if err != nil {
+		return nil, fmt.Errorf("client schema: %w", err)
+	}
+	dataSources, err := withFederationMetadata(ctx, client, c.Config, ec.DataSources())
+	if err != nil {
+		return nil, err
+	}
 	cfg := plan.Configuration{
 		DefaultFlushIntervalMillis: engine.DefaultFlushIntervalInMilliseconds,
-		DataSources:                ec.DataSources(),
+		DataSources:                dataSources,
 		Fields:                     ec.FieldConfigurations(),
 	}
-	for _, tc := range rc.GetEngineConfig().GetTypeConfigurations() {
+	for _, tc := range c.Config.GetEngineConfig().GetTypeConfigurations() {
 		cfg.Types = append(cfg.Types, plan.TypeConfiguration{TypeName: tc.TypeName, RenameTo: tc.RenameTo})
 	}
-	intro, err := introspection_datasource.NewIntrospectionConfigFactory(schema)
+	// Introspection answers the client schema.
+	intro, err := introspection_datasource.NewIntrospectionConfigFactory(clientSchema.Document())
 	if err != nil {
 		return nil, fmt.Errorf("introspection: %w", err)
 	}
 	cfg.DataSources = append(cfg.DataSources, intro.BuildDataSourceConfigurations()...)
 	cfg.Fields = append(cfg.Fields, intro.BuildFieldConfigurations()...)
 	plans, _ := lru.New[uint64, plan.Plan](1024)
-	x := &executor{schema: schema, config: cfg, resolver: resolve.New(ctx, opts), plans: plans}
+	x := &executor{schema: schema, client: clientSchema.Document(), config: cfg, resolver: resolve.New(ctx, opts), plans: plans}
 	prevalidation := astnormalization.WithPrevalidationRules(
 		astvalidation.DeferStreamOnValidOperations(),
 		astvalidation.DeferStreamHaveUniqueLabels(),
@@ -143,28 +163,28 @@ func (x *executor) prepare(k *kit, doc *ast.Document, query, operationName strin
 	}
 	doc.Input.Variables = variables
 	if operationName != "" {
-		k.named.NormalizeNamedOperation(doc, x.schema, []byte(operationName), &report)
+		k.named.NormalizeNamedOperation(doc, x.client, []byte(operationName), &report)
 	} else {
-		k.anon.NormalizeOperation(doc, x.schema, &report)
+		k.anon.NormalizeOperation(doc, x.client, &report)
 	}
 	if report.HasErrors() {
 		return nil, nil, report
 	}
-	k.validator.Validate(doc, x.schema, &report)
+	k.validator.Validate(doc, x.client, &report)
 	if report.HasErrors() {
 		return nil, nil, report
 	}
-	k.extract.NormalizeOperation(doc, x.schema, &report)
+	k.extract.NormalizeOperation(doc, x.client, &report)
 	if report.HasErrors() {
 		return nil, nil, report
 	}
-	remap := astnormalization.NewVariablesMapper().NormalizeOperation(doc, x.schema, &report)
+	remap := astnormalization.NewVariablesMapper().NormalizeOperation(doc, x.client, &report)
 	if report.HasErrors() {
 		return nil, nil, report
 	}
 	vars := doc.Input.Variables
 	if len(vars) > 0 && vars[0] == '{' {
-		if err := k.variablesCheck.ValidateWithRemap(doc, x.schema, vars, remap); err != nil {
+		if err := k.variablesCheck.ValidateWithRemap(doc, x.client, vars, remap); err != nil {
 			return nil, nil, err
 		}
 	}

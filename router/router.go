@@ -16,7 +16,6 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-	"github.com/wundergraph/graphql-go-tools/execution/engine"
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/engine/resolve"
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/graphqlerrors"
 
@@ -73,12 +72,7 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if cfg.Client == nil || cfg.Keys == nil || cfg.Composed == nil {
 		return nil, errors.New("router: Composed, Client and Keys are required")
 	}
-	factory := engine.NewFederationEngineConfigFactory(ctx, engine.WithFederationHttpClient(cfg.Client))
-	ec, err := factory.BuildEngineConfiguration(cfg.Composed.Config)
-	if err != nil {
-		return nil, fmt.Errorf("build engine configuration: %w", err)
-	}
-	exec, err := newExecutor(ctx, ec, cfg.Composed.Config, resolve.ResolverOptions{
+	exec, err := newExecutor(ctx, cfg.Client, cfg.Composed, resolve.ResolverOptions{
 		MaxConcurrency:               1024,
 		PropagateSubgraphErrors:      true,
 		SubgraphErrorPropagationMode: resolve.SubgraphErrorPropagationModePassThrough,
