@@ -14,8 +14,8 @@ import (
 	"os"
 	"path/filepath"
 
-	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
+	"github.com/vitolahq/vitola/subgraphs/matching/evidence"
 )
 
 func main() {
@@ -37,11 +37,12 @@ func run(dir string, all bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := catalogdemo.LoadFacts()
+	// The demo lines, as the committed demo evidence names them (the
+	// matching subgraph reads nothing of the catalog).
+	lines, err := evidence.Demo()
 	if err != nil {
 		return err
 	}
-	lines := f.Lines
 	if len(lines) > 48 && !all {
 		lines = lines[:48]
 	}
@@ -49,7 +50,7 @@ func run(dir string, all bool) error {
 	rows := (len(lines) + cols - 1) / cols
 	sheet := image.NewRGBA(image.Rect(0, 0, cols*(w+6), rows*(w/bandart.Aspect+6)))
 	for i, l := range lines {
-		img := bandart.Render(bandart.DesignFor(l.Brand, l.Name), w)
+		img := bandart.Render(bandart.DesignFor(l.Brand, l.Line), w)
 		at := image.Pt((i%cols)*(w+6), (i/cols)*(w/bandart.Aspect+6))
 		draw.Draw(sheet, img.Rect.Add(at), img, image.Point{}, draw.Src)
 	}
