@@ -9,7 +9,7 @@
 //
 // Compare and Similarity score a query fingerprint (a user's photo) against an
 // evidence fingerprint (e.g. from a clean rendering or a scan of a known band,
-// computed with Options.Flat and carrying a Label).
+// computed with Options.Flat or Options.DetectFlat and carrying a Label).
 //
 // The JSON is deterministic: the same image and options give byte-identical
 // JSON (single-threaded, no map iteration, floats rounded).
@@ -18,7 +18,8 @@
 //
 //	version     "vitola-band-2"
 //	band        where: box [x0,y0,x1,y1] and corners (0..1 of the image),
-//	            angle (degrees, clockwise), confidence (0..1), flat
+//	            angle (degrees, clockwise), confidence (0..1; below
+//	            ConfidentBand the band was not found), flat
 //	colors      up to 5 CIELAB colours {role, l, a, b, share}, largest first;
 //	            roles ground, text, gilt, accent
 //	layout      stripes [{y, height, l, a, b}], medallion {present, x, width,
@@ -105,10 +106,12 @@ type Band struct {
 	// Angle is the band's long axis in degrees, clockwise from horizontal
 	// (image y points down), in [-50, 50].
 	Angle float64 `json:"angle"`
-	// Confidence is how sure the locator is, 0..1 (1 for flat images).
+	// Confidence is how sure the locator is, 0..1; for a flat band, how
+	// much the image looks like a printed band. Below ConfidentBand the
+	// band was not found.
 	Confidence float64 `json:"confidence"`
-	// Flat says the image was taken to be a flat band (Options.Flat): the
-	// whole image, not unrolled.
+	// Flat says the image was taken to be a flat band (Options.Flat, or
+	// detected with Options.DetectFlat): the whole image, not unrolled.
 	Flat bool `json:"flat,omitempty"`
 }
 
@@ -209,6 +212,12 @@ type Options struct {
 	// Flat says the image is a flat, upright band filling the frame (a
 	// rendering or a scan): no search, no unrolling.
 	Flat bool
+	// DetectFlat, without Flat, takes the image as a flat band when it
+	// looks like one: at least twice as wide as high, no cigar silhouette
+	// in it, and printed (few colours, with lettering or ornaments).
+	// Otherwise the band is searched for as in a photo. Band.Flat says
+	// which was taken.
+	DetectFlat bool
 	// Context bounds OCR; nil means context.Background().
 	Context context.Context
 }
@@ -238,23 +247,26 @@ func compute(img image.Image, opts Options, given *box) (*Fingerprint, error) {
 		return nil, ErrBlank
 	}
 	var b box
+	flat := opts.Flat
 	switch {
 	case given != nil:
 		b = *given
 		b.cx, b.cy, b.halfW, b.halfH = b.cx/scale, b.cy/scale, b.halfW/scale, b.halfH/scale
-	case opts.Flat:
-		b = box{cx: float64(rgb.w) / 2, cy: float64(rgb.h) / 2, halfW: float64(rgb.w) / 2, halfH: float64(rgb.h) / 2, conf: 1}
+	case flat:
+		b = frameBox(rgb, flatConfidence(toLab(rgb)))
+	case opts.DetectFlat:
+		b, flat = locateOrFlat(rgb, toLab(rgb))
 	default:
 		b = locate(toLab(rgb))
 	}
-	norm := rectify(rgb, b, opts.Flat, NormWidth, NormHeight)
+	norm := rectify(rgb, b, flat, NormWidth, NormHeight)
 	flatten(norm)
 	lab := toLab(norm)
 	// Structure is compared white-balanced; colours are reported as seen.
 	balanced := toLab(grayWorld(norm))
 
 	fp := &Fingerprint{Version: Version}
-	fp.Band = bandOf(b, rgb.w, rgb.h, opts.Flat)
+	fp.Band = bandOf(b, rgb.w, rgb.h, flat)
 	pal := palette(lab)
 	fp.Colors = pal.colors()
 	fp.Layout = layoutOf(lab, pal)
@@ -276,7 +288,7 @@ func compute(img image.Image, opts Options, given *box) (*Fingerprint, error) {
 		}
 		bb := b
 		bb.cx, bb.cy, bb.halfW, bb.halfH = b.cx*bigScale, b.cy*bigScale, b.halfW*bigScale, b.halfH*bigScale
-		text, err := opts.OCR.Read(ctx, ocrImage(rectify(big, bb, opts.Flat, 3*NormWidth, 3*NormHeight), pal))
+		text, err := opts.OCR.Read(ctx, ocrImage(rectify(big, bb, flat, 3*NormWidth, 3*NormHeight), pal))
 		switch {
 		case err != nil:
 			fp.Typography.OCR = "error"
@@ -291,8 +303,8 @@ func compute(img image.Image, opts Options, given *box) (*Fingerprint, error) {
 
 // NewEvidence computes the fingerprint of a known band and labels it. img
 // should be a clean photo of the band on a cigar (e.g. bandart.StudioPhoto),
-// or, with opts.Flat, a flat rendering or scan. With an OCR in opts, the
-// evidence also carries what OCR reads on it.
+// or, with opts.Flat or opts.DetectFlat, a flat rendering or scan. With an
+// OCR in opts, the evidence also carries what OCR reads on it.
 func NewEvidence(img image.Image, label Label, opts Options) (*Fingerprint, error) {
 	fp, err := Compute(img, opts)
 	if err != nil {

@@ -190,10 +190,18 @@ func (s *segmentation) extent(l int, cx, cy, angle float64) (u0, u1, v0, v1 floa
 // ornaments inside, near the centre, then adds the stripes, borders and end
 // panels that line up with it.
 func locate(lab *raster) box {
-	if locateMode != 2 {
-		if b, q := locateCigar(lab); q >= cigarQuality || locateMode == 1 {
-			return b
-		}
+	if locateMode == 2 {
+		return locateSegments(lab)
+	}
+	b, q := locateCigar(lab)
+	return locateAfterCigar(lab, b, q)
+}
+
+// locateAfterCigar is locate once the cigar locator has found b with
+// quality q.
+func locateAfterCigar(lab *raster, b box, q float64) box {
+	if locateMode != 2 && (q >= cigarQuality || locateMode == 1) {
+		return b
 	}
 	return locateSegments(lab)
 }

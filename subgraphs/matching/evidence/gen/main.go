@@ -1,18 +1,23 @@
 // Command gen writes the demo evidence (make evidence): every demo line's band,
-// rendered and fingerprinted.
+// rendered and fingerprinted. It reads the catalog's demo lines at generate
+// time, so that the matching subgraph itself only loads the committed file
+// and imports nothing of the catalog.
 package main
 
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 
+	"github.com/vitolahq/vitola/subgraphs/catalog"
+	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	"github.com/vitolahq/vitola/subgraphs/matching/evidence"
 )
 
 func main() {
 	var buf bytes.Buffer
-	err := evidence.GenerateDemo(&buf, func(done, total int) {
+	err := generate(&buf, func(done, total int) {
 		if done%25 == 0 || done == total {
 			fmt.Fprintf(os.Stderr, "%d/%d demo bands\n", done, total)
 		}
@@ -25,4 +30,25 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println("wrote subgraphs/matching/evidence/demo.jsonl.gz")
+}
+
+// generate writes the demo evidence of every demo line, each attached to the
+// line's first vitola, reporting progress.
+func generate(w io.Writer, progress func(done, total int)) error {
+	facts, err := catalogdemo.LoadFacts()
+	if err != nil {
+		return err
+	}
+	recs := make([]evidence.DemoRecord, len(facts.Lines))
+	for i, l := range facts.Lines {
+		fp, err := evidence.DemoFingerprint(l.Brand, l.Name)
+		if err != nil {
+			return err
+		}
+		recs[i] = evidence.DemoRecord{CigarID: catalog.CigarID(l.Brand, l.Name+" "+l.Vitolas[0].Name), Brand: l.Brand, Line: l.Name, Fingerprint: fp}
+		if progress != nil {
+			progress(i+1, len(facts.Lines))
+		}
+	}
+	return evidence.WriteDemo(w, recs)
 }
