@@ -106,7 +106,7 @@ generate: compose
 # evidence rebuilds the demo band evidence (rendered demo bands, fingerprinted)
 # after the renderer or the fingerprint changes. A test fails while it is stale.
 evidence:
-	$(GO) run ./subgraphs/matching/evidence/gen
+	$(GO) run ./tools/evidencegen
 
 compose: $(WGC)
 	cd schema && $(WGC) router compose -i graph.yaml -o router-config.json

@@ -1,7 +1,7 @@
 // Package evidence makes band evidence: reference fingerprints of known bands,
 // from an operator's images (vitola evidence add) or, for the demo catalog,
 // from rendered bands. The demo evidence is generated ahead of time by a
-// separate command (gen: `make evidence`, which reads the catalog's demo
+// separate command (tools/evidencegen: `make evidence`, which reads the catalog's demo
 // lines) and committed (demo.jsonl.gz), so start-up only loads it and this
 // package needs nothing of the catalog.
 package evidence

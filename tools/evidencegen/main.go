@@ -1,4 +1,4 @@
-// Command gen writes the demo evidence (make evidence): every demo line's band,
+// Command evidencegen writes the demo evidence (make evidence): every demo line's band,
 // rendered and fingerprinted. It reads the catalog's demo lines at generate
 // time, so that the matching subgraph itself only loads the committed file
 // and imports nothing of the catalog.
@@ -26,7 +26,7 @@ func main() {
 		err = os.WriteFile("subgraphs/matching/evidence/demo.jsonl.gz", buf.Bytes(), 0o644)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "gen:", err)
+		fmt.Fprintln(os.Stderr, "evidencegen:", err)
 		os.Exit(1)
 	}
 	fmt.Println("wrote subgraphs/matching/evidence/demo.jsonl.gz")

@@ -19,7 +19,7 @@ func TestDemoEvidenceIsFresh(t *testing.T) {
 	if err := generate(&buf, nil); err != nil {
 		t.Fatal(err)
 	}
-	committed, err := os.ReadFile("../demo.jsonl.gz")
+	committed, err := os.ReadFile("../../subgraphs/matching/evidence/demo.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
