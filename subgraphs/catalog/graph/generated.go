@@ -842,22 +842,108 @@ extend schema
 directive @cost(weight: Int!) on ARGUMENT_DEFINITION | ENUM | FIELD_DEFINITION | INPUT_FIELD_DEFINITION | OBJECT | SCALAR
 directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!], requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
 
+"""
+The root of every read. Every operation needs a developer key in the
+` + "`" + `x-service-key` + "`" + ` header (a publishable key is refused); the connected-user
+fields (` + "`" + `me` + "`" + `, ` + "`" + `myCollections` + "`" + `, ` + "`" + `myHumidors` + "`" + `, ` + "`" + `mySmokeSessions` + "`" + `,
+` + "`" + `myCheckIns` + "`" + `) also need the user's OAuth access token as
+` + "`" + `Authorization: Bearer <token>` + "`" + ` with the scope each one names. There is no
+mutation root.
+
+Limits, checked before anything runs (a rejection is an HTTP 400 naming the
+limit in ` + "`" + `extensions` + "`" + `): depth 8, aliases 20, root fields 10, page size 100 on
+every ` + "`" + `first` + "`" + ` and ` + "`" + `limit` + "`" + `, and cost 1000. Cost: a field whose type is an object
+weighs 1, a scalar 0, and a list multiplies its own weight and its selection
+by its size (a connection's ` + "`" + `edges` + "`" + ` by its ` + "`" + `first` + "`" + `; other lists by the size
+their description gives). Introspection is free.
+"""
 type Query {
-  "Any object of the graph by its public ID."
-  node(id: ID!): Node
-  cigar(id: ID!): Cigar
+  """
+  Any object of the graph by its public ID, whichever type it is (` + "`" + `brd_` + "`" + `,
+  ` + "`" + `cig_` + "`" + `, ` + "`" + `prd_` + "`" + `, ` + "`" + `ven_` + "`" + `, ` + "`" + `evt_` + "`" + `, ` + "`" + `usr_` + "`" + `, ` + "`" + `col_` + "`" + ` prefixes); select its fields
+  with inline fragments (` + "`" + `... on Cigar { name }` + "`" + `). Null when no object has that
+  ID, when the ID is not one of the graph's, and for a collection unless the
+  caller is its owner with ` + "`" + `collections:read` + "`" + ` (indistinguishable from an ID
+  that does not exist). A user reached this way shows its public profile only.
+  Cost 1 plus the selection.
+  """
+  node(
+    "A public ID as another field returned it, e.g. ` + "`" + `cig_...` + "`" + `."
+    id: ID!
+  ): Node
+  """
+  A cigar by its ID, with its tobacco and brand. Null when no cigar has that
+  ID. Cost 1 plus the selection.
+  """
+  cigar(
+    "The cigar's public ID (` + "`" + `cig_...` + "`" + `)."
+    id: ID!
+  ): Cigar
   """
   Cigars matching every word of the query in their brand, name, vitola or leaf
   words, best first: typo tolerant, accent and case insensitive, the last word
-  a prefix. Cursors are bound to the query.
+  a prefix. Cursors are bound to the query: a cursor of another query is
+  refused with ` + "`" + `INVALID_CURSOR` + "`" + `. Never null; no match is an empty page.
+  Cost 1 + first × (2 + the node's object fields), e.g. 31 for
+  ` + "`" + `searchCigars(query: "padron", first: 10) { edges { node { name brand { name } } } }` + "`" + `.
   """
-  searchCigars(query: String!, first: Int!, after: String, "Internal: the REST brand filter." brand: String @inaccessible): CigarConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  brand(id: ID!): Brand
-  brands(first: Int = 20, after: String): BrandConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  product(id: ID!): Product
-  products(first: Int = 20, after: String): ProductConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  "A published product by UPC-A, EAN-13, EAN-8, GTIN-14 or UPC-E code."
-  productByBarcode(barcode: String!): Product
+  searchCigars(
+    "The words to find: 2 to 200 characters (else ` + "`" + `BAD_USER_INPUT` + "`" + `), e.g. ` + "`" + `padron 1964 maduro` + "`" + `."
+    query: String!
+    "How many cigars to return: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    first: Int!
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of a previous page of this same query, to continue after it; omit it for the first page."
+    after: String
+    "Internal: the REST brand filter." brand: String @inaccessible
+  ): CigarConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  A brand by its ID, with its cigars, events and public smoke sessions. Null
+  when no brand has that ID. Cost 1 plus the selection.
+  """
+  brand(
+    "The brand's public ID (` + "`" + `brd_...` + "`" + `)."
+    id: ID!
+  ): Brand
+  """
+  Every brand of the catalog, in a stable order (by ID, not by name), one page
+  at a time. Never null. Cost 1 + first × (2 + the node's object fields):
+  41 for ` + "`" + `brands { edges { node { name } } }` + "`" + ` with the default 20.
+  """
+  brands(
+    "How many brands to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    first: Int = 20
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+  ): BrandConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  A published product (a box, a pack or a single) by its ID. Null when no
+  published product has that ID. Cost 1 plus the selection.
+  """
+  product(
+    "The product's public ID (` + "`" + `prd_...` + "`" + `)."
+    id: ID!
+  ): Product
+  """
+  Every published product, in a stable order (by ID), one page at a time.
+  Never null. Cost 1 + first × (2 + the node's object fields; ` + "`" + `contents` + "`" + `
+  counts as 4 items).
+  """
+  products(
+    "How many products to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    first: Int = 20
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+  ): ProductConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  A published product by the code printed under its barcode: UPC-A, EAN-13,
+  EAN-8, GTIN-14 or UPC-E (an 8-digit code is tried as both). Null when no
+  published product has that code; a malformed code (wrong length or check
+  digit, letters) is an ` + "`" + `INVALID_BARCODE` + "`" + ` error. Cost 1 plus the selection.
+  """
+  productByBarcode(
+    "The digits of the code, check digit included, e.g. ` + "`" + `0212345678906` + "`" + ` (spaces and dashes are ignored)."
+    barcode: String!
+  ): Product
   "Internal: the REST search route's page, rendered in one piece (same ranking and cursors as searchCigars)."
   searchPage(query: String!, first: Int!, after: String, brand: String): SearchPage! @inaccessible
   "Internal: the REST resolve route. Imperfect text to ranked candidates."
@@ -873,26 +959,60 @@ type CigarResolution @inaccessible {
   candidates: [Cigar!]!
 }
 
+"""
+An object that has a public ID and can be fetched again by it with
+` + "`" + `node(id:)` + "`" + `: the Relay object identification interface. Brand, Cigar,
+Product, Venue, Event, User and Collection implement it.
+"""
 interface Node @key(fields: "id") {
+  "The object's public ID: opaque, prefixed by its type (` + "`" + `cig_...` + "`" + `), the same in REST and GraphQL. Pass it to ` + "`" + `node(id:)` + "`" + ` to fetch the object again."
   id: ID!
 }
 
+"""
+A cigar brand (a maker's label, e.g. Padrón), with its cigars; the venues
+and users parts of the graph add its events and the public smoke sessions of
+its cigars.
+"""
 type Brand implements Node @key(fields: "id") {
+  "The brand's public ID (` + "`" + `brd_...` + "`" + `), for ` + "`" + `brand(id:)` + "`" + ` and ` + "`" + `node(id:)` + "`" + `."
   id: ID!
+  "The brand's name as printed on its bands, accents included (e.g. ` + "`" + `Padrón` + "`" + `)."
   name: String!
-  "Canonical country name; null when unknown (imported without one)."
+  "The brand's country as a canonical English country name (e.g. ` + "`" + `Nicaragua` + "`" + `); null when unknown (imported without one)."
   country: String
-  cigars(first: Int = 20, after: String): CigarConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  The brand's cigars, in a stable order (by ID, not by name), one page at a
+  time. Never null; a brand without cigars has no edges. Cost 1 + first ×
+  (2 + the node's object fields).
+  """
+  cigars(
+    "How many cigars to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    first: Int = 20
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+  ): CigarConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
 }
 
+"""
+One cigar as sold: a line of a brand in one vitola (size and shape), e.g.
+Padrón 1964 Anniversary Series Exclusivo, with the tobacco of its
+wrapper, binder and filler.
+"""
 type Cigar implements Node @key(fields: "id") {
+  "The cigar's public ID (` + "`" + `cig_...` + "`" + `), for ` + "`" + `cigar(id:)` + "`" + `, ` + "`" + `node(id:)` + "`" + ` and ` + "`" + `GET /v1/cigars/{id}` + "`" + `."
   id: ID!
+  "The cigar's line and vitola name, without the brand (e.g. ` + "`" + `1964 Anniversary Series Exclusivo` + "`" + `): join it with ` + "`" + `brand.name` + "`" + ` to show the full name."
   name: String!
-  "Canonical country name."
+  "Where the cigar is made, as a canonical English country name (e.g. ` + "`" + `Nicaragua` + "`" + `)."
   origin: String!
+  "The wrapper leaf or leaves (the outer leaf you see). Never null; empty when unknown. Counts as 4 items for cost."
   wrapper: [TobaccoComponent!]! @listSize(assumedSize: 4)
+  "The binder leaf or leaves (holding the filler together). Never null; empty when unknown. Counts as 4 items for cost."
   binder: [TobaccoComponent!]! @listSize(assumedSize: 4)
+  "The filler leaves (the blend inside). Never null; empty when unknown. Counts as 6 items for cost."
   filler: [TobaccoComponent!]! @listSize(assumedSize: 6)
+  "The brand that makes the cigar; never null. Cost 1."
   brand: Brand!
   "Internal: the cigar as the REST routes show it, rendered in one piece."
   document: CigarDocument! @inaccessible
@@ -906,23 +1026,36 @@ scalar SearchPage @inaccessible
 "Internal: a cigar's REST representation (JSON)."
 scalar CigarDocument @inaccessible
 
+"One tobacco leaf of a cigar's wrapper, binder or filler: where it grew, its seed type, shade and vintage."
 type TobaccoComponent {
+  "Where the leaf grew: a country, or a growing region and its country (e.g. ` + "`" + `Ecuador` + "`" + `, ` + "`" + `Jalapa, Nicaragua` + "`" + `)."
   region: String!
+  "The leaf's seed or variety (e.g. ` + "`" + `Habano` + "`" + `, ` + "`" + `Connecticut Shade` + "`" + `, ` + "`" + `Criollo '98` + "`" + `)."
   type: String!
+  "The wrapper shade when stated (e.g. ` + "`" + `Maduro` + "`" + `, ` + "`" + `Natural` + "`" + `, ` + "`" + `Oscuro` + "`" + `); null when the source gives none."
   shade: String
+  "The harvest year when stated (a vintage leaf); null when the source gives none."
   year: Int
+  "The leaf as a cigar seller would print it, ready to show (e.g. ` + "`" + `Ecuadorian Habano` + "`" + `)."
   label: String!
 }
 
+"""
+A sellable unit with a barcode: a box, a pack or a single cigar. Only
+published products are ever shown.
+"""
 type Product implements Node @key(fields: "id") {
+  "The product's public ID (` + "`" + `prd_...` + "`" + `), for ` + "`" + `product(id:)` + "`" + `, ` + "`" + `node(id:)` + "`" + ` and ` + "`" + `GET /v1/products/{id}` + "`" + `."
   id: ID!
-  "GTIN-14 of the product."
+  "The product's barcode as a 14-digit GTIN-14, zero-padded (a UPC-A or EAN-13 with leading zeros), check digit included."
   gtin: String!
+  "The product's name as sold (e.g. ` + "`" + `Padrón 1964 Anniversary Series Exclusivo, box of 20` + "`" + `)."
   name: String!
-  "box, pack or single."
+  "What the product is: ` + "`" + `box` + "`" + `, ` + "`" + `pack` + "`" + ` or ` + "`" + `single` + "`" + `."
   kind: String!
-  "True for demo products whose codes come from a restricted-circulation prefix."
+  "True for demo products whose codes come from a GS1 restricted-circulation prefix: they scan in no shop. False for real products."
   synthetic: Boolean!
+  "Which cigars the product holds and how many of each. Never null; usually one entry. Counts as 4 items for cost."
   contents: [ProductContent!]! @listSize(assumedSize: 4)
   "Internal: the product as the REST routes show it, rendered in one piece."
   document: ProductDocument! @inaccessible
@@ -931,43 +1064,67 @@ type Product implements Node @key(fields: "id") {
 "Internal: a product's REST representation (JSON), its cigars included."
 scalar ProductDocument @inaccessible
 
+"How many of one cigar a product holds."
 type ProductContent {
+  "The cigar; never null. Cost 1."
   cigar: Cigar!
+  "How many of that cigar the product holds (20 in a box of 20, 1 in a single)."
   quantity: Int!
 }
 
+"One page of cigars (a Relay cursor connection): the cigars as edges, and whether more follow."
 type CigarConnection {
+  "The page's cigars, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [CigarEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One cigar of a page, with the cursor that marks its place."
 type CigarEdge {
+  "An opaque cursor for this cigar's place: pass it as ` + "`" + `after` + "`" + ` to get the cigars that follow it. Do not parse or build cursors."
   cursor: String!
+  "The cigar; never null. Cost 1."
   node: Cigar!
 }
 
+"One page of brands (a Relay cursor connection): the brands as edges, and whether more follow."
 type BrandConnection {
+  "The page's brands, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [BrandEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One brand of a page, with the cursor that marks its place."
 type BrandEdge {
+  "An opaque cursor for this brand's place: pass it as ` + "`" + `after` + "`" + ` to get the brands that follow it. Do not parse or build cursors."
   cursor: String!
+  "The brand; never null. Cost 1."
   node: Brand!
 }
 
+"One page of products (a Relay cursor connection): the products as edges, and whether more follow."
 type ProductConnection {
+  "The page's products, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [ProductEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One product of a page, with the cursor that marks its place."
 type ProductEdge {
+  "An opaque cursor for this product's place: pass it as ` + "`" + `after` + "`" + ` to get the products that follow it. Do not parse or build cursors."
   cursor: String!
+  "The product; never null. Cost 1."
   node: Product!
 }
 
+"Where a page of a connection stands: whether more items follow, and how to ask for them."
 type PageInfo @shareable {
+  "True when more items follow this page: ask for them with ` + "`" + `after: endCursor` + "`" + `."
   hasNextPage: Boolean!
+  "The cursor of the page's last item, to pass as ` + "`" + `after` + "`" + ` for the next page; null when no page follows (` + "`" + `hasNextPage` + "`" + ` false)."
   endCursor: String
 }
 
