@@ -1084,18 +1084,72 @@ directive @cost(weight: Int!) on ARGUMENT_DEFINITION | ENUM | FIELD_DEFINITION |
 directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!], requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
 
 type Query {
-  "A user's public profile; the caller's own in full when its token has profile:read."
-  user(id: ID!): User
-  "The connected user (needs an OAuth access token with profile:read)."
+  """
+  A user's profile by ID: its public fields to anyone (a private profile shows
+  only ` + "`" + `id` + "`" + ` and ` + "`" + `displayName` + "`" + `), and the caller's own profile in full when the
+  request carries that user's access token with ` + "`" + `profile:read` + "`" + ` (` + "`" + `email` + "`" + ` also
+  needs ` + "`" + `email:read` + "`" + `). Null when no user has that ID. No scope needed. Cost 1
+  plus the selection.
+  """
+  user(
+    "The user's public ID (` + "`" + `usr_...` + "`" + `)."
+    id: ID!
+  ): User
+  """
+  The connected user: the user whose OAuth access token the request carries
+  (` + "`" + `Authorization: Bearer <token>` + "`" + `), with the full profile. Needs the scope
+  ` + "`" + `profile:read` + "`" + ` (` + "`" + `email` + "`" + ` also needs ` + "`" + `email:read` + "`" + `). Null, with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + ` (no access token, or a revoked one) or ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names the missing one), when the caller may not read them; the rest of the operation still resolves. Cost 1 plus the
+  selection.
+  """
   me: User
-  "The connected user's collections (collections:read)."
-  myCollections(first: Int!, after: String): CollectionConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  "The connected user's humidors (humidor:read)."
-  myHumidors(first: Int = 20, after: String): HumidorConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  "The connected user's smoke sessions, newest first (sessions:read)."
-  mySmokeSessions(first: Int = 20, after: String): SmokeSessionConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  "The connected user's check-ins, newest first (checkins:read)."
-  myCheckIns(first: Int = 20, after: String): CheckInConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  The connected user's collections (wishlists, favorites...), in a stable
+  order (by ID), one page at a time. Needs the scope ` + "`" + `collections:read` + "`" + `.
+  Null, with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + ` (no access token, or a revoked one) or ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names the missing one), when the caller may not read them; the rest of the operation still resolves. Cost 1 + first × (2 + the node's object fields; a collection's
+  ` + "`" + `items` + "`" + ` count as 20).
+  """
+  myCollections(
+    "How many to return: 1 to 100; required here (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    first: Int!
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+  ): CollectionConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  The connected user's humidors with the cigars in them, in a stable order
+  (by ID), one page at a time. Needs the scope ` + "`" + `humidor:read` + "`" + `. Null, with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + ` (no access token, or a revoked one) or ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names the missing one), when the caller may not read them; the rest of the operation still resolves.
+  Cost 1 + first × (2 + the node's object fields; a humidor's ` + "`" + `items` + "`" + ` count
+  as 20).
+  """
+  myHumidors(
+    "How many to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    first: Int = 20
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+  ): HumidorConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  The connected user's smoke sessions, public and private, in a stable order
+  (by ID, not by date: sort by ` + "`" + `startedAt` + "`" + ` to show them by time), one page at
+  a time. Needs the scope ` + "`" + `sessions:read` + "`" + `. Null, with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + ` (no access token, or a revoked one) or ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names the missing one), when the caller may not read them; the rest of the operation still resolves. Cost 1 + first × (2 + the
+  node's object fields).
+  """
+  mySmokeSessions(
+    "How many to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    first: Int = 20
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+  ): SmokeSessionConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  The connected user's check-ins at venues, in a stable order (by ID, not by
+  date: sort by ` + "`" + `checkedInAt` + "`" + ` to show them by time), one page at a time. Needs
+  the scope ` + "`" + `checkins:read` + "`" + `. Null, with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + ` (no access token, or a revoked one) or ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names the missing one), when the caller may not read them; the rest of the operation still resolves. Cost 1 + first × (2 + the node's object
+  fields).
+  """
+  myCheckIns(
+    "How many to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    first: Int = 20
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+  ): CheckInConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
   "Internal: the public keys that verify access tokens (a JSON Web Key Set)."
   oauthJWKS: JWKS! @inaccessible
 
@@ -1129,159 +1183,281 @@ type OAuthAuthorizeCheck @inaccessible {
 "Internal: a JSON Web Key Set (RFC 7517)."
 scalar JWKS @inaccessible
 
+"""
+A person with a Vitola account, as their profile shows them. Anyone sees the
+public fields of a public profile; a private profile shows only ` + "`" + `id` + "`" + ` and
+` + "`" + `displayName` + "`" + ` to others; the user's own access token with ` + "`" + `profile:read` + "`" + `
+shows everything.
+"""
 type User @key(fields: "id") {
+  "The user's public ID (` + "`" + `usr_...` + "`" + `), for ` + "`" + `user(id:)` + "`" + ` and ` + "`" + `node(id:)` + "`" + `."
   id: ID!
+  "The name the user chose to be shown under; always present, even on a private profile."
   displayName: String!
+  "The user's given name; null when the user has not set it, or when the profile is private and not the caller's own."
   firstName: String
+  "The user's family name; null when the user has not set it, or when the profile is private and not the caller's own."
   lastName: String
+  "URL of the user's avatar picture; null when the user has not set it, or when the profile is private and not the caller's own."
   imageUrl: String
+  "URL of the user's profile banner picture; null when the user has not set it, or when the profile is private and not the caller's own."
   coverUrl: String
+  "The user's own web site URL; null when the user has not set it, or when the profile is private and not the caller's own."
   website: String
+  "A short text the user wrote about themselves; null when the user has not set it, or when the profile is private and not the caller's own."
   bio: String
-  "The user's email: only on the caller's own profile, with email:read."
+  "The user's email address: only on the caller's own profile, with both ` + "`" + `profile:read` + "`" + ` and ` + "`" + `email:read` + "`" + `; null otherwise (no error)."
   email: String
   "Internal bookkeeping, never public: proves @inaccessible stays out of the graph."
   createdAt: String! @inaccessible
 }
 
-"A user's named list of cigars. Only its owner reads it (collections:read)."
+"""
+A user's named list of cigars (a wishlist, favorites...). Only its owner
+reads it, with the scope ` + "`" + `collections:read` + "`" + `: through ` + "`" + `myCollections` + "`" + `, or
+` + "`" + `node(id:)` + "`" + `, which answers null to anyone else.
+"""
 type Collection @key(fields: "id") {
+  "The collection's public ID (` + "`" + `col_...` + "`" + `), for ` + "`" + `node(id:)` + "`" + ` (its owner only)."
   id: ID!
+  "The name the user gave the collection (e.g. ` + "`" + `Birthday wishlist` + "`" + `)."
   name: String!
-  "wishlist, favorites, tried or custom."
+  "What kind of list it is: ` + "`" + `wishlist` + "`" + `, ` + "`" + `favorites` + "`" + `, ` + "`" + `tried` + "`" + ` or ` + "`" + `custom` + "`" + `."
   type: String!
-  "RFC 3339 UTC with milliseconds."
+  "When the collection last changed: RFC 3339 UTC with milliseconds (` + "`" + `2026-11-20T20:00:00.000Z` + "`" + `)."
   updatedAt: String!
+  "True when the user marked the collection private. Either way only its owner reads it through this API."
   private: Boolean!
+  "The cigars in the collection, in their stored order. Never null; empty for an empty collection. Counts as 20 items for cost."
   items: [CollectionItem!]! @listSize(assumedSize: 20)
 }
 
+"A cigar in a collection, and when it was added."
 type CollectionItem {
+  "The cigar, with everything the catalog knows of it. Cost 1."
   cigar: Cigar!
-  "RFC 3339 UTC with milliseconds."
+  "When the cigar was added to the collection: RFC 3339 UTC with milliseconds."
   addedAt: String!
 }
 
+"A user's humidor (a box that keeps cigars): its name and what is in it. Only its owner reads it, through ` + "`" + `myHumidors` + "`" + ` with the scope ` + "`" + `humidor:read` + "`" + `."
 type Humidor {
+  "The humidor's public ID (` + "`" + `hum_...` + "`" + `)."
   id: ID!
+  "The name the user gave the humidor (e.g. ` + "`" + `Desk humidor` + "`" + `)."
   name: String!
+  "The cigars in the humidor and how many of each, in their stored order. Never null; empty for an empty humidor. Counts as 20 items for cost."
   items: [HumidorItem!]! @listSize(assumedSize: 20)
 }
 
+"A quantity of one cigar in a humidor."
 type HumidorItem {
+  "The cigar, with everything the catalog knows of it. Cost 1."
   cigar: Cigar!
+  "How many of that cigar the humidor holds."
   quantity: Int!
-  "RFC 3339 UTC with milliseconds."
+  "When the cigar was put in the humidor: RFC 3339 UTC with milliseconds."
   addedAt: String!
 }
 
+"""
+One cigar the connected user smoked (or is smoking), maybe at a venue, with
+their rating and note. Only its owner reads it, through ` + "`" + `mySmokeSessions` + "`" + `
+with the scope ` + "`" + `sessions:read` + "`" + `; public ones also appear in business feeds
+(` + "`" + `Venue.sessions` + "`" + `, ` + "`" + `Brand.sessions` + "`" + `) as ` + "`" + `PublicSession` + "`" + `.
+"""
 type SmokeSession {
+  "The session's public ID (` + "`" + `ses_...` + "`" + `)."
   id: ID!
+  "The cigar smoked; null when the user did not record which. Cost 1."
   cigar: Cigar
+  "Where the cigar was smoked; null when not at a known venue. Cost 1."
   venue: Venue
+  "When the session started: RFC 3339 UTC with milliseconds."
   startedAt: String!
+  "When the session ended: RFC 3339 UTC with milliseconds; null when the end was not recorded (or it is still going on)."
   endedAt: String
+  "How long the session lasted, in seconds (the time from start to end unless the user gave another); null when unknown."
   durationSeconds: Int
+  "The user's rating of the cigar, from 0 to 5 (halves allowed, e.g. 4.5); null when the user did not rate it."
   rating: Float
+  "The user's tasting note (e.g. ` + "`" + `Cedar and cocoa.` + "`" + `); null when none was written."
   note: String
+  "True when the session is highlighted: business feeds can list featured sessions alone (` + "`" + `sessions(featured: true)` + "`" + `)."
   featured: Boolean!
-  "public or private."
+  "Who may see the session: ` + "`" + `public` + "`" + ` (it appears in the venue's and the brand's feeds when the user's profile is public too) or ` + "`" + `private` + "`" + ` (only its owner)."
   visibility: String!
+  "When the session was recorded (business feeds order by it): RFC 3339 UTC with milliseconds."
   createdAt: String!
 }
 
+"A visit of the connected user to a venue. Only its owner reads it, through ` + "`" + `myCheckIns` + "`" + ` with the scope ` + "`" + `checkins:read` + "`" + `."
 type CheckIn {
+  "The check-in's public ID (` + "`" + `chk_...` + "`" + `)."
   id: ID!
+  "The venue visited; never null. Cost 1."
   venue: Venue!
-  "RFC 3339 UTC with milliseconds."
+  "When the user checked in: RFC 3339 UTC with milliseconds."
   checkedInAt: String!
 }
 
-"A catalog cigar, completed by the catalog."
+# A catalog cigar, completed by the catalog.
 type Cigar @key(fields: "id", resolvable: false) {
   id: ID!
 }
 
-"A venue: the users subgraph adds its guests' public smoke sessions."
+# A venue: the users subgraph adds its guests' public smoke sessions.
 type Venue @key(fields: "id") {
   id: ID!
-  "Public smoke sessions at the venue, newest first."
-  sessions(limit: Int = 20, offset: Int = 0, from: String, to: String, featured: Boolean): SessionFeed! @listSize(slicingArguments: ["limit"], sizedFields: ["items"])
+  """
+  The public smoke sessions at the venue, newest first (by ` + "`" + `createdAt` + "`" + `), one
+  page at a time by ` + "`" + `limit` + "`" + ` and ` + "`" + `offset` + "`" + `: only sessions marked public by
+  users whose profile is public. No scope needed. Never null. Cost 1 + limit
+  × (1 + the session's object fields: ` + "`" + `user` + "`" + `, ` + "`" + `cigar` + "`" + `, ` + "`" + `venue` + "`" + ` weigh 1 each).
+  """
+  sessions(
+    "How many sessions to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `INVALID_LIMIT` + "`" + `)."
+    limit: Int = 20
+    "How many of the newest matching sessions to skip: 0 to 10000, default 0 (else ` + "`" + `INVALID_OFFSET` + "`" + `)."
+    offset: Int = 0
+    "Only sessions recorded at or after this moment: a date (` + "`" + `2026-01-02` + "`" + `, from its start) or an RFC 3339 date-time (else ` + "`" + `INVALID_FROM` + "`" + `)."
+    from: String
+    "Only sessions recorded at or before this moment: a date (` + "`" + `2026-01-31` + "`" + `, the whole day included) or an RFC 3339 date-time (else ` + "`" + `INVALID_TO` + "`" + `; before ` + "`" + `from` + "`" + ` is ` + "`" + `INVALID_RANGE` + "`" + `)."
+    to: String
+    "` + "`" + `true` + "`" + `: featured sessions only. ` + "`" + `false` + "`" + ` or omitted: every session."
+    featured: Boolean
+  ): SessionFeed! @listSize(slicingArguments: ["limit"], sizedFields: ["items"])
 }
 
-"A brand: the users subgraph adds the public smoke sessions of its cigars."
+# A brand: the users subgraph adds the public smoke sessions of its cigars.
 type Brand @key(fields: "id") {
   id: ID!
-  "Public smoke sessions of the brand's cigars, newest first."
-  sessions(limit: Int = 20, offset: Int = 0, from: String, to: String, featured: Boolean): SessionFeed! @listSize(slicingArguments: ["limit"], sizedFields: ["items"])
+  """
+  The public smoke sessions of the brand's cigars, newest first (by
+  ` + "`" + `createdAt` + "`" + `), one page at a time by ` + "`" + `limit` + "`" + ` and ` + "`" + `offset` + "`" + `: only sessions
+  marked public by users whose profile is public. No scope needed. Never
+  null. Cost 1 + limit × (1 + the session's object fields: ` + "`" + `user` + "`" + `, ` + "`" + `cigar` + "`" + `,
+  ` + "`" + `venue` + "`" + ` weigh 1 each).
+  """
+  sessions(
+    "How many sessions to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `INVALID_LIMIT` + "`" + `)."
+    limit: Int = 20
+    "How many of the newest matching sessions to skip: 0 to 10000, default 0 (else ` + "`" + `INVALID_OFFSET` + "`" + `)."
+    offset: Int = 0
+    "Only sessions recorded at or after this moment: a date (` + "`" + `2026-01-02` + "`" + `, from its start) or an RFC 3339 date-time (else ` + "`" + `INVALID_FROM` + "`" + `)."
+    from: String
+    "Only sessions recorded at or before this moment: a date (` + "`" + `2026-01-31` + "`" + `, the whole day included) or an RFC 3339 date-time (else ` + "`" + `INVALID_TO` + "`" + `; before ` + "`" + `from` + "`" + ` is ` + "`" + `INVALID_RANGE` + "`" + `)."
+    to: String
+    "` + "`" + `true` + "`" + `: featured sessions only. ` + "`" + `false` + "`" + ` or omitted: every session."
+    featured: Boolean
+  ): SessionFeed! @listSize(slicingArguments: ["limit"], sizedFields: ["items"])
 }
 
-"A page of a business's public smoke sessions."
+"One page of a venue's or a brand's public smoke sessions, with how many there are in all."
 type SessionFeed {
-  "How many sessions match in all."
+  "How many sessions match the filters in all pages together, to size a pager (` + "`" + `offset` + "`" + ` goes up to it)."
   count: Int!
+  "The page's sessions, newest first. Never null; empty past the last page. Counts as ` + "`" + `limit` + "`" + ` items for cost."
   items: [PublicSession!]!
 }
 
-"A public smoke session, as a business shows it: only public data."
+"A public smoke session as a business feed shows it: only data its user made public, and the user as a public summary."
 type PublicSession {
+  "The session's public ID (` + "`" + `ses_...` + "`" + `)."
   id: ID!
+  "When the session was recorded (the feed's order): RFC 3339 UTC with milliseconds."
   createdAt: String!
+  "When the session started: RFC 3339 UTC with milliseconds; always given in feeds (nullable for feeds that may not know it)."
   startedAt: String
+  "When the session ended: RFC 3339 UTC with milliseconds; null when the end was not recorded."
   endedAt: String
+  "How long the session lasted, in seconds; null when unknown."
   durationSeconds: Int
+  "The user's rating of the cigar, from 0 to 5; null when the user did not rate it."
   rating: Float
+  "The user's tasting note; null when none was written."
   note: String
+  "True when the session is highlighted (what ` + "`" + `sessions(featured: true)` + "`" + ` keeps)."
   featured: Boolean!
+  "Who smoked: their public ID, display name and avatar only. Cost 1."
   user: PublicUserSummary!
+  "The cigar smoked; null when the user did not record which. Cost 1."
   cigar: Cigar
+  "Where it was smoked; null when not at a known venue. Cost 1."
   venue: Venue
 }
 
-"The public summary of a session's user."
+"The public summary of a session's user: what a business may show of them."
 type PublicUserSummary {
+  "The user's public ID (` + "`" + `usr_...` + "`" + `), for ` + "`" + `user(id:)` + "`" + `."
   id: ID!
+  "The name the user chose to be shown under."
   displayName: String!
+  "URL of the user's avatar picture; null when the user has none."
   avatarUrl: String
 }
 
+"One page of the connected user's collections (a Relay cursor connection), from ` + "`" + `myCollections` + "`" + `."
 type CollectionConnection {
+  "The page's collections, each with its cursor, in the connection's order. Never null; empty when there are none (more). Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [CollectionEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One collection of a page, with the cursor that marks its place."
 type CollectionEdge {
+  "An opaque cursor for this collection's place: pass it as ` + "`" + `after` + "`" + ` to get the collections that follow it. Do not parse or build cursors."
   cursor: String!
+  "The collection; never null. Cost 1."
   node: Collection!
 }
 
+"One page of the connected user's humidors (a Relay cursor connection), from ` + "`" + `myHumidors` + "`" + `."
 type HumidorConnection {
+  "The page's humidors, each with its cursor, in the connection's order. Never null; empty when there are none (more). Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [HumidorEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One humidor of a page, with the cursor that marks its place."
 type HumidorEdge {
+  "An opaque cursor for this humidor's place: pass it as ` + "`" + `after` + "`" + ` to get the humidors that follow it. Do not parse or build cursors."
   cursor: String!
+  "The humidor; never null. Cost 1."
   node: Humidor!
 }
 
+"One page of the connected user's smoke sessions (a Relay cursor connection), from ` + "`" + `mySmokeSessions` + "`" + `."
 type SmokeSessionConnection {
+  "The page's smoke sessions, each with its cursor, in the connection's order. Never null; empty when there are none (more). Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [SmokeSessionEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One smoke session of a page, with the cursor that marks its place."
 type SmokeSessionEdge {
+  "An opaque cursor for this smoke session's place: pass it as ` + "`" + `after` + "`" + ` to get the smoke sessions that follow it. Do not parse or build cursors."
   cursor: String!
+  "The smoke session; never null. Cost 1."
   node: SmokeSession!
 }
 
+"One page of the connected user's check-ins (a Relay cursor connection), from ` + "`" + `myCheckIns` + "`" + `."
 type CheckInConnection {
+  "The page's check-ins, each with its cursor, in the connection's order. Never null; empty when there are none (more). Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [CheckInEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One check-in of a page, with the cursor that marks its place."
 type CheckInEdge {
+  "An opaque cursor for this check-in's place: pass it as ` + "`" + `after` + "`" + ` to get the check-ins that follow it. Do not parse or build cursors."
   cursor: String!
+  "The check-in; never null. Cost 1."
   node: CheckIn!
 }
 

@@ -497,58 +497,131 @@ directive @cost(weight: Int!) on ARGUMENT_DEFINITION | ENUM | FIELD_DEFINITION |
 directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!], requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
 
 type Query {
-  venue(id: ID!): Venue
-  venues(first: Int = 20, after: String): VenueConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  event(id: ID!): Event
-  "Events, soonest first."
-  events(first: Int = 20, after: String): EventConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  A venue (a cigar lounge, shop or bar) by its ID, with its events and public
+  smoke sessions. Null when no venue has that ID. Cost 1 plus the selection.
+  """
+  venue(
+    "The venue's public ID (` + "`" + `ven_...` + "`" + `)."
+    id: ID!
+  ): Venue
+  """
+  Every venue, in a stable order (by ID, not by name), one page at a time.
+  Never null. Cost 1 + first × (2 + the node's object fields).
+  """
+  venues(
+    "How many to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    first: Int = 20
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+  ): VenueConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  An event by its ID, with its venue and featured brand. Null when no event
+  has that ID. Cost 1 plus the selection.
+  """
+  event(
+    "The event's public ID (` + "`" + `evt_...` + "`" + `)."
+    id: ID!
+  ): Event
+  """
+  Every event at every venue, by start time, earliest first (past events included: filter on ` + "`" + `startsAt` + "`" + ` to show upcoming ones), one page at a time. Never null.
+  Cost 1 + first × (2 + the node's object fields).
+  """
+  events(
+    "How many to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    first: Int = 20
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+  ): EventConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
 }
 
+"""
+A place where people smoke or buy cigars (a lounge, a shop, a bar), with its
+events; the users part of the graph adds the public smoke sessions there.
+"""
 type Venue @key(fields: "id") {
+  "The venue's public ID (` + "`" + `ven_...` + "`" + `), for ` + "`" + `venue(id:)` + "`" + `, ` + "`" + `node(id:)` + "`" + ` and ` + "`" + `GET /venues/{id}/sessions` + "`" + `."
   id: ID!
+  "The venue's name (e.g. ` + "`" + `The Ember Room` + "`" + `)."
   name: String!
+  "The city the venue is in (e.g. ` + "`" + `Miami` + "`" + `)."
   city: String!
-  "Canonical country name."
+  "The venue's country as a canonical English country name (e.g. ` + "`" + `United States` + "`" + `)."
   country: String!
+  "The venue's web site URL; null when it has none on record."
   website: String
-  events(first: Int = 20, after: String): EventConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  The events at the venue, by start time, earliest first (past events included: filter on ` + "`" + `startsAt` + "`" + ` to show upcoming ones), one page at a time. Never null; empty
+  when the venue has none. Cost 1 + first × (2 + the node's object fields).
+  """
+  events(
+    "How many to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    first: Int = 20
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+  ): EventConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
 }
 
+"An event at a venue (a tasting, a launch, a cigar night), maybe featuring one brand."
 type Event @key(fields: "id") {
+  "The event's public ID (` + "`" + `evt_...` + "`" + `), for ` + "`" + `event(id:)` + "`" + ` and ` + "`" + `node(id:)` + "`" + `."
   id: ID!
+  "The event's title (e.g. ` + "`" + `Padrón Anniversary Night` + "`" + `)."
   name: String!
-  "RFC 3339 UTC with milliseconds."
+  "When the event starts: RFC 3339 UTC with milliseconds (` + "`" + `2026-12-04T19:00:00.000Z` + "`" + `); convert to the venue's local time to show it."
   startsAt: String!
-  "RFC 3339 UTC with milliseconds."
+  "When the event ends: RFC 3339 UTC with milliseconds."
   endsAt: String!
+  "Where the event takes place; never null. Cost 1."
   venue: Venue!
-  "The brand the event features, if any."
+  "The brand the event features; null when it features none. Cost 1."
   brand: Brand
 }
 
 type Brand @key(fields: "id") {
   id: ID!
-  "Events featuring the brand, soonest first."
-  events(first: Int = 20, after: String): EventConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  The events that feature the brand, at any venue, by start time, earliest first (past events included: filter on ` + "`" + `startsAt` + "`" + ` to show upcoming ones), one page at a
+  time. Never null; empty when there are none. Cost 1 + first × (2 + the
+  node's object fields).
+  """
+  events(
+    "How many to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    first: Int = 20
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+  ): EventConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
 }
 
+"One page of venues (a Relay cursor connection): the venues as edges, and whether more follow."
 type VenueConnection {
+  "The page's venues, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [VenueEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One venue of a page, with the cursor that marks its place."
 type VenueEdge {
+  "An opaque cursor for this venue's place: pass it as ` + "`" + `after` + "`" + ` to get the venues that follow it. Do not parse or build cursors."
   cursor: String!
+  "The venue; never null. Cost 1."
   node: Venue!
 }
 
+"One page of events (a Relay cursor connection): the events as edges, and whether more follow."
 type EventConnection {
+  "The page's events, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [EventEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One event of a page, with the cursor that marks its place."
 type EventEdge {
+  "An opaque cursor for this event's place: pass it as ` + "`" + `after` + "`" + ` to get the events that follow it. Do not parse or build cursors."
   cursor: String!
+  "The event; never null. Cost 1."
   node: Event!
 }
 
