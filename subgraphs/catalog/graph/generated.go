@@ -941,7 +941,7 @@ type Query {
   digit, letters) is an ` + "`" + `INVALID_BARCODE` + "`" + ` error. Cost 1 plus the selection.
   """
   productByBarcode(
-    "The digits of the code, check digit included, e.g. ` + "`" + `0212345678906` + "`" + ` (spaces and dashes are ignored)."
+    "The digits of the code, check digit included, e.g. ` + "`" + `2100000004966` + "`" + ` (spaces and dashes are ignored)."
     barcode: String!
   ): Product
   "Internal: the REST search route's page, rendered in one piece (same ranking and cursors as searchCigars)."
