@@ -1098,15 +1098,23 @@ type Query {
   """
   The connected user: the user whose OAuth access token the request carries
   (` + "`" + `Authorization: Bearer <token>` + "`" + `), with the full profile. Needs the scope
-  ` + "`" + `profile:read` + "`" + ` (` + "`" + `email` + "`" + ` also needs ` + "`" + `email:read` + "`" + `). Null, with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + ` (no access token, or a revoked one) or ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names the missing one), when the caller may not read them; the rest of the operation still resolves. Cost 1 plus the
-  selection.
+  ` + "`" + `profile:read` + "`" + ` (` + "`" + `email` + "`" + ` also needs ` + "`" + `email:read` + "`" + `). With no access token (or a
+  revoked one) it is null with an error whose ` + "`" + `extensions.code` + "`" + ` is
+  ` + "`" + `UNAUTHENTICATED` + "`" + `, and without the scope null with ` + "`" + `INSUFFICIENT_SCOPE` + "`" + `
+  (` + "`" + `extensions.scope` + "`" + ` names it); the rest of the operation still resolves. An
+  expired or invalid token refuses the whole request (HTTP 401). Cost 1 plus
+  the selection.
   """
   me: User
   """
   The connected user's collections (wishlists, favorites...), in a stable
-  order (by ID), one page at a time. Needs the scope ` + "`" + `collections:read` + "`" + `.
-  Null, with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + ` (no access token, or a revoked one) or ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names the missing one), when the caller may not read them; the rest of the operation still resolves. Cost 1 + first × (2 + the node's object fields; a collection's
-  ` + "`" + `items` + "`" + ` count as 20).
+  order (by ID), one page at a time. Needs the scope ` + "`" + `collections:read` + "`" + `. With
+  no access token (or a revoked one) it is null with an error whose
+  ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + `, and without the scope null with
+  ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names it); the rest of the
+  operation still resolves. An expired or invalid token refuses the whole
+  request (HTTP 401). Cost 1 + first × (2 + the node's object fields; a
+  collection's ` + "`" + `items` + "`" + ` count as 20).
   """
   myCollections(
     "How many to return: 1 to 100; required here (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
@@ -1115,10 +1123,13 @@ type Query {
     after: String
   ): CollectionConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
   """
-  The connected user's humidors with the cigars in them, in a stable order
-  (by ID), one page at a time. Needs the scope ` + "`" + `humidor:read` + "`" + `. Null, with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + ` (no access token, or a revoked one) or ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names the missing one), when the caller may not read them; the rest of the operation still resolves.
-  Cost 1 + first × (2 + the node's object fields; a humidor's ` + "`" + `items` + "`" + ` count
-  as 20).
+  The connected user's humidors with the cigars in them, in a stable order (by
+  ID), one page at a time. Needs the scope ` + "`" + `humidor:read` + "`" + `. With no access
+  token (or a revoked one) it is null with an error whose ` + "`" + `extensions.code` + "`" + ` is
+  ` + "`" + `UNAUTHENTICATED` + "`" + `, and without the scope null with ` + "`" + `INSUFFICIENT_SCOPE` + "`" + `
+  (` + "`" + `extensions.scope` + "`" + ` names it); the rest of the operation still resolves. An
+  expired or invalid token refuses the whole request (HTTP 401). Cost 1 +
+  first × (2 + the node's object fields; a humidor's ` + "`" + `items` + "`" + ` count as 20).
   """
   myHumidors(
     "How many to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
@@ -1129,8 +1140,12 @@ type Query {
   """
   The connected user's smoke sessions, public and private, in a stable order
   (by ID, not by date: sort by ` + "`" + `startedAt` + "`" + ` to show them by time), one page at
-  a time. Needs the scope ` + "`" + `sessions:read` + "`" + `. Null, with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + ` (no access token, or a revoked one) or ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names the missing one), when the caller may not read them; the rest of the operation still resolves. Cost 1 + first × (2 + the
-  node's object fields).
+  a time. Needs the scope ` + "`" + `sessions:read` + "`" + `. With no access token (or a revoked
+  one) it is null with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + `,
+  and without the scope null with ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + `
+  names it); the rest of the operation still resolves. An expired or invalid
+  token refuses the whole request (HTTP 401). Cost 1 + first × (2 + the node's
+  object fields).
   """
   mySmokeSessions(
     "How many to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
@@ -1141,7 +1156,11 @@ type Query {
   """
   The connected user's check-ins at venues, in a stable order (by ID, not by
   date: sort by ` + "`" + `checkedInAt` + "`" + ` to show them by time), one page at a time. Needs
-  the scope ` + "`" + `checkins:read` + "`" + `. Null, with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + ` (no access token, or a revoked one) or ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names the missing one), when the caller may not read them; the rest of the operation still resolves. Cost 1 + first × (2 + the node's object
+  the scope ` + "`" + `checkins:read` + "`" + `. With no access token (or a revoked one) it is
+  null with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + `, and without
+  the scope null with ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names it); the
+  rest of the operation still resolves. An expired or invalid token refuses
+  the whole request (HTTP 401). Cost 1 + first × (2 + the node's object
   fields).
   """
   myCheckIns(
@@ -1279,7 +1298,7 @@ type SmokeSession {
   endedAt: String
   "How long the session lasted, in seconds (the time from start to end unless the user gave another); null when unknown."
   durationSeconds: Int
-  "The user's rating of the cigar, from 0 to 5 (halves allowed, e.g. 4.5); null when the user did not rate it."
+  "The user's rating of the cigar, from 0 to 5 (e.g. 4.5); null when the user did not rate it."
   rating: Float
   "The user's tasting note (e.g. ` + "`" + `Cedar and cocoa.` + "`" + `); null when none was written."
   note: String
@@ -1311,9 +1330,9 @@ type Venue @key(fields: "id") {
   id: ID!
   """
   The public smoke sessions at the venue, newest first (by ` + "`" + `createdAt` + "`" + `), one
-  page at a time by ` + "`" + `limit` + "`" + ` and ` + "`" + `offset` + "`" + `: only sessions marked public by
-  users whose profile is public. No scope needed. Never null. Cost 1 + limit
-  × (1 + the session's object fields: ` + "`" + `user` + "`" + `, ` + "`" + `cigar` + "`" + `, ` + "`" + `venue` + "`" + ` weigh 1 each).
+  page at a time by ` + "`" + `limit` + "`" + ` and ` + "`" + `offset` + "`" + `: only sessions marked public by users
+  whose profile is public. No scope needed. Never null. Cost 1 + limit × (1 +
+  the session's object fields: ` + "`" + `user` + "`" + `, ` + "`" + `cigar` + "`" + `, ` + "`" + `venue` + "`" + ` weigh 1 each).
   """
   sessions(
     "How many sessions to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `INVALID_LIMIT` + "`" + `)."
@@ -1335,9 +1354,9 @@ type Brand @key(fields: "id") {
   """
   The public smoke sessions of the brand's cigars, newest first (by
   ` + "`" + `createdAt` + "`" + `), one page at a time by ` + "`" + `limit` + "`" + ` and ` + "`" + `offset` + "`" + `: only sessions
-  marked public by users whose profile is public. No scope needed. Never
-  null. Cost 1 + limit × (1 + the session's object fields: ` + "`" + `user` + "`" + `, ` + "`" + `cigar` + "`" + `,
-  ` + "`" + `venue` + "`" + ` weigh 1 each).
+  marked public by users whose profile is public. No scope needed. Never null.
+  Cost 1 + limit × (1 + the session's object fields: ` + "`" + `user` + "`" + `, ` + "`" + `cigar` + "`" + `, ` + "`" + `venue` + "`" + `
+  weigh 1 each).
   """
   sessions(
     "How many sessions to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `INVALID_LIMIT` + "`" + `)."
@@ -1355,7 +1374,7 @@ type Brand @key(fields: "id") {
 
 "One page of a venue's or a brand's public smoke sessions, with how many there are in all."
 type SessionFeed {
-  "How many sessions match the filters in all pages together, to size a pager (` + "`" + `offset` + "`" + ` goes up to it)."
+  "How many sessions match the filters in all pages together, to size a pager."
   count: Int!
   "The page's sessions, newest first. Never null; empty past the last page. Counts as ` + "`" + `limit` + "`" + ` items for cost."
   items: [PublicSession!]!
@@ -1367,7 +1386,7 @@ type PublicSession {
   id: ID!
   "When the session was recorded (the feed's order): RFC 3339 UTC with milliseconds."
   createdAt: String!
-  "When the session started: RFC 3339 UTC with milliseconds; always given in feeds (nullable for feeds that may not know it)."
+  "When the session started: RFC 3339 UTC with milliseconds. Present on every session feeds list today; null would mean unknown."
   startedAt: String
   "When the session ended: RFC 3339 UTC with milliseconds; null when the end was not recorded."
   endedAt: String

@@ -524,8 +524,9 @@ type Query {
     id: ID!
   ): Event
   """
-  Every event at every venue, by start time, earliest first (past events included: filter on ` + "`" + `startsAt` + "`" + ` to show upcoming ones), one page at a time. Never null.
-  Cost 1 + first × (2 + the node's object fields).
+  Every event at every venue, by start time, earliest first (past events
+  included: filter on ` + "`" + `startsAt` + "`" + ` to show upcoming ones), one page at a time.
+  Never null. Cost 1 + first × (2 + the node's object fields).
   """
   events(
     "How many to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
@@ -551,8 +552,10 @@ type Venue @key(fields: "id") {
   "The venue's web site URL; null when it has none on record."
   website: String
   """
-  The events at the venue, by start time, earliest first (past events included: filter on ` + "`" + `startsAt` + "`" + ` to show upcoming ones), one page at a time. Never null; empty
-  when the venue has none. Cost 1 + first × (2 + the node's object fields).
+  The events at the venue, by start time, earliest first (past events
+  included: filter on ` + "`" + `startsAt` + "`" + ` to show upcoming ones), one page at a time.
+  Never null; empty when the venue has none. Cost 1 + first × (2 + the node's
+  object fields).
   """
   events(
     "How many to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
@@ -581,9 +584,10 @@ type Event @key(fields: "id") {
 type Brand @key(fields: "id") {
   id: ID!
   """
-  The events that feature the brand, at any venue, by start time, earliest first (past events included: filter on ` + "`" + `startsAt` + "`" + ` to show upcoming ones), one page at a
-  time. Never null; empty when there are none. Cost 1 + first × (2 + the
-  node's object fields).
+  The events that feature the brand, at any venue, by start time, earliest
+  first (past events included: filter on ` + "`" + `startsAt` + "`" + ` to show upcoming ones),
+  one page at a time. Never null; empty when there are none. Cost 1 + first ×
+  (2 + the node's object fields).
   """
   events(
     "How many to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."

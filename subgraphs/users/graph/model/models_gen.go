@@ -11,9 +11,9 @@ type Brand struct {
 	ID string `json:"id"`
 	// The public smoke sessions of the brand's cigars, newest first (by
 	// `createdAt`), one page at a time by `limit` and `offset`: only sessions
-	// marked public by users whose profile is public. No scope needed. Never
-	// null. Cost 1 + limit × (1 + the session's object fields: `user`, `cigar`,
-	// `venue` weigh 1 each).
+	// marked public by users whose profile is public. No scope needed. Never null.
+	// Cost 1 + limit × (1 + the session's object fields: `user`, `cigar`, `venue`
+	// weigh 1 each).
 	Sessions *SessionFeed `json:"sessions"`
 }
 
@@ -90,7 +90,7 @@ type PublicSession struct {
 	ID string `json:"id"`
 	// When the session was recorded (the feed's order): RFC 3339 UTC with milliseconds.
 	CreatedAt string `json:"createdAt"`
-	// When the session started: RFC 3339 UTC with milliseconds; always given in feeds (nullable for feeds that may not know it).
+	// When the session started: RFC 3339 UTC with milliseconds. Present on every session feeds list today; null would mean unknown.
 	StartedAt *string `json:"startedAt,omitempty"`
 	// When the session ended: RFC 3339 UTC with milliseconds; null when the end was not recorded.
 	EndedAt *string `json:"endedAt,omitempty"`
@@ -125,7 +125,7 @@ type Query struct {
 
 // One page of a venue's or a brand's public smoke sessions, with how many there are in all.
 type SessionFeed struct {
-	// How many sessions match the filters in all pages together, to size a pager (`offset` goes up to it).
+	// How many sessions match the filters in all pages together, to size a pager.
 	Count int `json:"count"`
 	// The page's sessions, newest first. Never null; empty past the last page. Counts as `limit` items for cost.
 	Items []*PublicSession `json:"items"`
@@ -150,9 +150,9 @@ type SmokeSessionEdge struct {
 type Venue struct {
 	ID string `json:"id"`
 	// The public smoke sessions at the venue, newest first (by `createdAt`), one
-	// page at a time by `limit` and `offset`: only sessions marked public by
-	// users whose profile is public. No scope needed. Never null. Cost 1 + limit
-	// × (1 + the session's object fields: `user`, `cigar`, `venue` weigh 1 each).
+	// page at a time by `limit` and `offset`: only sessions marked public by users
+	// whose profile is public. No scope needed. Never null. Cost 1 + limit × (1 +
+	// the session's object fields: `user`, `cigar`, `venue` weigh 1 each).
 	Sessions *SessionFeed `json:"sessions"`
 }
 

@@ -9,9 +9,10 @@ import (
 
 type Brand struct {
 	ID string `json:"id"`
-	// The events that feature the brand, at any venue, by start time, earliest first (past events included: filter on `startsAt` to show upcoming ones), one page at a
-	// time. Never null; empty when there are none. Cost 1 + first × (2 + the
-	// node's object fields).
+	// The events that feature the brand, at any venue, by start time, earliest
+	// first (past events included: filter on `startsAt` to show upcoming ones),
+	// one page at a time. Never null; empty when there are none. Cost 1 + first ×
+	// (2 + the node's object fields).
 	Events *EventConnection `json:"events"`
 }
 
