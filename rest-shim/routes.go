@@ -37,7 +37,9 @@ func addRoutes(mux routes, d Deps) {
 	// identify; it is the alias here (README).
 	mux.Handle("POST /v1/matches", identify)
 	// The public feeds: websites call them with publishable keys.
-	feedKey := func(h http.Handler) http.Handler { return requireKey(d.Keys, d.Logger, keyRule{Public: true, Quotas: d.Quotas}, h) }
+	feedKey := func(h http.Handler) http.Handler {
+		return requireKey(d.Keys, d.Logger, keyRule{Public: true, Quotas: d.Quotas}, h)
+	}
 	mux.Handle("GET /venues/{id}/sessions", feedKey(handleBusinessSessions(d.Router, opVenueFeed, "venue", d.Logger)))
 	mux.Handle("GET /brands/{id}/sessions", feedKey(handleBusinessSessions(d.Router, opBrandFeed, "brand", d.Logger)))
 	mux.Handle("OPTIONS /venues/{id}/sessions", handlePreflight(d.Origins, d.Logger))

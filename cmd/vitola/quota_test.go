@@ -158,9 +158,9 @@ func TestQuotasPerKey(t *testing.T) {
 		t.Fatalf("keys limits set default: %q %v", line, err)
 	}
 	for _, bad := range [][]string{
-		{"keys", "limits", "set", key, "--data", data},                    // nothing to set
-		{"keys", "limits", "set", key, "--rps", "0", "--data", data},      // 0 is not a quota
-		{"keys", "limits", "set", key, "--rps", "many", "--data", data},   // not a number
+		{"keys", "limits", "set", key, "--data", data},                  // nothing to set
+		{"keys", "limits", "set", key, "--rps", "0", "--data", data},    // 0 is not a quota
+		{"keys", "limits", "set", key, "--rps", "many", "--data", data}, // not a number
 		{"keys", "limits", "set", "key_0000000000000000", "--rps", "5", "--data", data},
 		{"keys", "limits", "--data", data},
 	} {
