@@ -62,6 +62,8 @@ type Options struct {
 	VisionModelURL, VisionModelKey string
 	// Payments configures the payments subgraph and origin.
 	Payments PaymentsOptions
+	// Quotas are the developer keys' quotas (nil: none).
+	Quotas *access.QuotaConfig
 	// WrapSubgraphTransport, when set, wraps the router's transport to the
 	// subgraphs (tests count the calls through it).
 	WrapSubgraphTransport func(http.RoundTripper) http.RoundTripper
@@ -192,7 +194,11 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	p.Idempotency = idempotency.New(accessStore.Idempotency())
 	usersClient := &subgraph.Client{HTTP: shimClient, URL: urls[schema.Users]}
 	tokens := access.NewTokens(o.PublicURL, restshim.FetchJWKS(usersClient))
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Logger: log, DemoKey: demoKey})
+	var quotas *access.Quotas
+	if o.Quotas != nil {
+		quotas = access.NewQuotas(kvs, *o.Quotas, log)
+	}
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Quotas: quotas, Logger: log, DemoKey: demoKey})
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +206,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	routerClient := &subgraph.Client{URL: "http://router.vitola.internal/graphql", HTTP: &http.Client{Transport: &trust.Transport{
 		Base: &inproc.Transport{Handlers: map[string]http.Handler{"router.vitola.internal": rt}}, Issuer: shimIssuer}}}
 	p.API = restshim.NewServer(restshim.Deps{
-		GraphQL: rt, Router: routerClient, Keys: keys, Origins: keys, Tokens: tokens, Users: usersClient, PublicURL: o.PublicURL, CookieKey: CookieKey(o.InternalKey), KV: kvs,
+		GraphQL: rt, Router: routerClient, Keys: keys, Origins: keys, Tokens: tokens, Users: usersClient, PublicURL: o.PublicURL, CookieKey: CookieKey(o.InternalKey), KV: kvs, Quotas: quotas,
 		Catalog:     &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
 		Payments:    &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Payments) + "/graphql"},
 		Matching:    &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Matching) + "/graphql"},
