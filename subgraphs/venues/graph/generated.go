@@ -43,7 +43,7 @@ type DirectiveRoot struct {
 
 type ComplexityRoot struct {
 	Brand struct {
-		Events func(childComplexity int, first *int, after *string) int
+		Events func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ID     func(childComplexity int) int
 	}
 
@@ -73,15 +73,17 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	Query struct {
 		Event              func(childComplexity int, id string) int
-		Events             func(childComplexity int, first *int, after *string) int
+		Events             func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Venue              func(childComplexity int, id string) int
-		Venues             func(childComplexity int, first *int, after *string) int
+		Venues             func(childComplexity int, first *int, after *string, last *int, before *string) int
 		__resolve__service func(childComplexity int) int
 		__resolve_entities func(childComplexity int, representations []map[string]any) int
 	}
@@ -89,7 +91,7 @@ type ComplexityRoot struct {
 	Venue struct {
 		City    func(childComplexity int) int
 		Country func(childComplexity int) int
-		Events  func(childComplexity int, first *int, after *string) int
+		Events  func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ID      func(childComplexity int) int
 		Name    func(childComplexity int) int
 		Website func(childComplexity int) int
@@ -115,7 +117,7 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type BrandResolver interface {
-	Events(ctx context.Context, obj *model.Brand, first *int, after *string) (*model.EventConnection, error)
+	Events(ctx context.Context, obj *model.Brand, first *int, after *string, last *int, before *string) (*model.EventConnection, error)
 }
 type EntityResolver interface {
 	FindBrandByID(ctx context.Context, id string) (*model.Brand, error)
@@ -130,12 +132,12 @@ type EventResolver interface {
 }
 type QueryResolver interface {
 	Venue(ctx context.Context, id string) (*venues.Venue, error)
-	Venues(ctx context.Context, first *int, after *string) (*model.VenueConnection, error)
+	Venues(ctx context.Context, first *int, after *string, last *int, before *string) (*model.VenueConnection, error)
 	Event(ctx context.Context, id string) (*venues.Event, error)
-	Events(ctx context.Context, first *int, after *string) (*model.EventConnection, error)
+	Events(ctx context.Context, first *int, after *string, last *int, before *string) (*model.EventConnection, error)
 }
 type VenueResolver interface {
-	Events(ctx context.Context, obj *venues.Venue, first *int, after *string) (*model.EventConnection, error)
+	Events(ctx context.Context, obj *venues.Venue, first *int, after *string, last *int, before *string) (*model.EventConnection, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -166,7 +168,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Brand.Events(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Brand.Events(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Brand.id":
 		if e.ComplexityRoot.Brand.ID == nil {
 			break
@@ -283,6 +285,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Query.event":
 		if e.ComplexityRoot.Query.Event == nil {
@@ -305,7 +319,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Events(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Events(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "Query.venue":
 		if e.ComplexityRoot.Query.Venue == nil {
@@ -328,7 +342,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Venues(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Venues(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query._service":
 		if e.ComplexityRoot.Query.__resolve__service == nil {
 			break
@@ -369,7 +383,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Venue.Events(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Venue.Events(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Venue.id":
 		if e.ComplexityRoot.Venue.ID == nil {
 			break
@@ -498,10 +512,10 @@ directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: 
 
 type Query {
   venue(id: ID!): Venue
-  venues(first: Int = 20, after: String): VenueConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  venues(first: Int, after: String, "Page backwards: how many items to return from the end of the list, or from just before the before cursor (1 to 100; not with first). Without first or last, a page holds the first 20 items." last: Int, "Page backwards from this cursor (an edge cursor or startCursor of the same field with the same arguments): the page ends just before it." before: String): VenueConnection! @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
   event(id: ID!): Event
   "Events, soonest first."
-  events(first: Int = 20, after: String): EventConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  events(first: Int, after: String, "Page backwards: how many items to return from the end of the list, or from just before the before cursor (1 to 100; not with first). Without first or last, a page holds the first 20 items." last: Int, "Page backwards from this cursor (an edge cursor or startCursor of the same field with the same arguments): the page ends just before it." before: String): EventConnection! @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
 }
 
 type Venue @key(fields: "id") {
@@ -511,7 +525,7 @@ type Venue @key(fields: "id") {
   "Canonical country name."
   country: String!
   website: String
-  events(first: Int = 20, after: String): EventConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  events(first: Int, after: String, "Page backwards: how many items to return from the end of the list, or from just before the before cursor (1 to 100; not with first). Without first or last, a page holds the first 20 items." last: Int, "Page backwards from this cursor (an edge cursor or startCursor of the same field with the same arguments): the page ends just before it." before: String): EventConnection! @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
 }
 
 type Event @key(fields: "id") {
@@ -529,7 +543,7 @@ type Event @key(fields: "id") {
 type Brand @key(fields: "id") {
   id: ID!
   "Events featuring the brand, soonest first."
-  events(first: Int = 20, after: String): EventConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  events(first: Int, after: String, "Page backwards: how many items to return from the end of the list, or from just before the before cursor (1 to 100; not with first). Without first or last, a page holds the first 20 items." last: Int, "Page backwards from this cursor (an edge cursor or startCursor of the same field with the same arguments): the page ends just before it." before: String): EventConnection! @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
 }
 
 type VenueConnection {
@@ -553,7 +567,11 @@ type EventEdge {
 }
 
 type PageInfo @shareable {
+  "Whether items come before this page: paging backwards, whether more are left before it; paging forwards, true when an after cursor was given."
+  hasPreviousPage: Boolean!
   hasNextPage: Boolean!
+  "The cursor of the page's first edge (pass it as before to page backwards); null when the page is empty."
+  startCursor: String
   endCursor: String
 }
 `, BuiltIn: false},
@@ -686,8 +704,12 @@ func (ec *executionContext) childFields_EventEdge(ctx context.Context, field gra
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
 	case "hasNextPage":
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	case "endCursor":
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
@@ -875,6 +897,22 @@ func (ec *executionContext) field_Brand_events_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -981,6 +1019,22 @@ func (ec *executionContext) field_Query_events_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -1017,6 +1071,22 @@ func (ec *executionContext) field_Query_venues_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -1039,6 +1109,22 @@ func (ec *executionContext) field_Venue_events_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -1135,7 +1221,7 @@ func (ec *executionContext) _Brand_events(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Brand().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Brand().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
@@ -1576,6 +1662,29 @@ func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1597,6 +1706,29 @@ func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
@@ -1676,7 +1808,7 @@ func (ec *executionContext) _Query_venues(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Venues(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Venues(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.VenueConnection) graphql.Marshaler {
@@ -1764,7 +1896,7 @@ func (ec *executionContext) _Query_events(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Events(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Events(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
@@ -2075,7 +2207,7 @@ func (ec *executionContext) _Venue_events(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Venue().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Venue().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
@@ -3828,9 +3960,19 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("PageInfo")
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "hasNextPage":
 			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "endCursor":

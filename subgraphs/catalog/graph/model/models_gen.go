@@ -23,6 +23,15 @@ type BrandEdge struct {
 	Node   *catalog.Brand `json:"node"`
 }
 
+type CheckIn struct {
+	ID string `json:"id"`
+}
+
+func (CheckIn) IsNode()            {}
+func (this CheckIn) GetID() string { return this.ID }
+
+func (CheckIn) IsEntity() {}
+
 type CigarConnection struct {
 	Edges    []*CigarEdge         `json:"edges"`
 	PageInfo *pagination.PageInfo `json:"pageInfo"`
@@ -60,6 +69,15 @@ func (this Event) GetID() string { return this.ID }
 
 func (Event) IsEntity() {}
 
+type Humidor struct {
+	ID string `json:"id"`
+}
+
+func (Humidor) IsNode()            {}
+func (this Humidor) GetID() string { return this.ID }
+
+func (Humidor) IsEntity() {}
+
 type ProductConnection struct {
 	Edges    []*ProductEdge       `json:"edges"`
 	PageInfo *pagination.PageInfo `json:"pageInfo"`
@@ -72,6 +90,15 @@ type ProductEdge struct {
 
 type Query struct {
 }
+
+type SmokeSession struct {
+	ID string `json:"id"`
+}
+
+func (SmokeSession) IsNode()            {}
+func (this SmokeSession) GetID() string { return this.ID }
+
+func (SmokeSession) IsEntity() {}
 
 type User struct {
 	ID string `json:"id"`
