@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -50,6 +51,7 @@ func run(t *testing.T, name string, args ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -79,6 +81,13 @@ func TestRelayAppCompilesAgainstTheLiveSchema(t *testing.T) {
 	run(t, "node", "scripts/schema.mjs", srv.URL+"/graphql", key, "schema.graphql")
 	if err := os.RemoveAll(filepath.Join("src", "__generated__")); err != nil {
 		t.Fatal(err)
+	}
+	// Beside the app, a pagination fragment for every connection and a refetch
+	// fragment for every Node type of that schema.
+	cov := run(t, "node", "scripts/coverage.mjs", "schema.graphql", filepath.Join("src", "Coverage.ts"))
+	var conns, nodes int
+	if _, err := fmt.Sscanf(cov[strings.Index(cov, ": ")+2:], "%d connections, %d Node types", &conns, &nodes); err != nil || conns < 12 || nodes < 10 {
+		t.Fatalf("coverage: %q (%v): want every connection (12 today) and Node type (10)", cov, err)
 	}
 	t.Log(run(t, filepath.Join("node_modules", ".bin", "relay-compiler")))
 	run(t, filepath.Join("node_modules", ".bin", "tsc"), "--noEmit", "-p", ".")
