@@ -30,7 +30,7 @@ func TestGeneratedCodeIsFresh(t *testing.T) {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
-			return nil // a symlink to a directory (a worktree's shared .cache)
+			return nil // a symlink to a shared directory (.cache in a worktree)
 		}
 		if d.IsDir() {
 			return os.MkdirAll(filepath.Join(copyRoot, rel), 0o755)

@@ -96,10 +96,13 @@ type ComplexityRoot struct {
 	}
 
 	Entity struct {
-		FindBrandByID      func(childComplexity int, id string) int
-		FindCollectionByID func(childComplexity int, id string) int
-		FindUserByID       func(childComplexity int, id string) int
-		FindVenueByID      func(childComplexity int, id string) int
+		FindBrandByID        func(childComplexity int, id string) int
+		FindCheckInByID      func(childComplexity int, id string) int
+		FindCollectionByID   func(childComplexity int, id string) int
+		FindHumidorByID      func(childComplexity int, id string) int
+		FindSmokeSessionByID func(childComplexity int, id string) int
+		FindUserByID         func(childComplexity int, id string) int
+		FindVenueByID        func(childComplexity int, id string) int
 	}
 
 	Humidor struct {
@@ -133,8 +136,10 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	PublicSession struct {
@@ -159,10 +164,10 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Me                  func(childComplexity int) int
-		MyCheckIns          func(childComplexity int, first *int, after *string) int
-		MyCollections       func(childComplexity int, first int, after *string) int
-		MyHumidors          func(childComplexity int, first *int, after *string) int
-		MySmokeSessions     func(childComplexity int, first *int, after *string) int
+		MyCheckIns          func(childComplexity int, first *int, after *string, last *int, before *string) int
+		MyCollections       func(childComplexity int, first *int, after *string, last *int, before *string) int
+		MyHumidors          func(childComplexity int, first *int, after *string, last *int, before *string) int
+		MySmokeSessions     func(childComplexity int, first *int, after *string, last *int, before *string) int
 		OauthAuthenticate   func(childComplexity int, email string, password string) int
 		OauthCheckAuthorize func(childComplexity int, clientID string, redirectURI string, responseType string, scope string, codeChallenge string, codeChallengeMethod string) int
 		OauthIssueCode      func(childComplexity int, clientID string, userID string, redirectURI string, scope string, codeChallenge string) int
@@ -241,7 +246,10 @@ type CollectionItemResolver interface {
 }
 type EntityResolver interface {
 	FindBrandByID(ctx context.Context, id string) (*model.Brand, error)
+	FindCheckInByID(ctx context.Context, id string) (*users.CheckIn, error)
 	FindCollectionByID(ctx context.Context, id string) (*users.Collection, error)
+	FindHumidorByID(ctx context.Context, id string) (*users.Humidor, error)
+	FindSmokeSessionByID(ctx context.Context, id string) (*users.SmokeSession, error)
 	FindUserByID(ctx context.Context, id string) (*users.User, error)
 	FindVenueByID(ctx context.Context, id string) (*model.Venue, error)
 }
@@ -251,10 +259,10 @@ type HumidorItemResolver interface {
 type QueryResolver interface {
 	User(ctx context.Context, id string) (*users.User, error)
 	Me(ctx context.Context) (*users.User, error)
-	MyCollections(ctx context.Context, first int, after *string) (*model.CollectionConnection, error)
-	MyHumidors(ctx context.Context, first *int, after *string) (*model.HumidorConnection, error)
-	MySmokeSessions(ctx context.Context, first *int, after *string) (*model.SmokeSessionConnection, error)
-	MyCheckIns(ctx context.Context, first *int, after *string) (*model.CheckInConnection, error)
+	MyCollections(ctx context.Context, first *int, after *string, last *int, before *string) (*model.CollectionConnection, error)
+	MyHumidors(ctx context.Context, first *int, after *string, last *int, before *string) (*model.HumidorConnection, error)
+	MySmokeSessions(ctx context.Context, first *int, after *string, last *int, before *string) (*model.SmokeSessionConnection, error)
+	MyCheckIns(ctx context.Context, first *int, after *string, last *int, before *string) (*model.CheckInConnection, error)
 	OauthJwks(ctx context.Context) (users.RawJSON, error)
 	OauthAuthenticate(ctx context.Context, email string, password string) (*string, error)
 	OauthCheckAuthorize(ctx context.Context, clientID string, redirectURI string, responseType string, scope string, codeChallenge string, codeChallengeMethod string) (*model.OAuthAuthorizeCheck, error)
@@ -449,6 +457,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Entity.FindBrandByID(childComplexity, args["id"].(string)), true
+	case "Entity.findCheckInByID":
+		if e.ComplexityRoot.Entity.FindCheckInByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findCheckInByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindCheckInByID(childComplexity, args["id"].(string)), true
 	case "Entity.findCollectionByID":
 		if e.ComplexityRoot.Entity.FindCollectionByID == nil {
 			break
@@ -460,6 +479,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Entity.FindCollectionByID(childComplexity, args["id"].(string)), true
+	case "Entity.findHumidorByID":
+		if e.ComplexityRoot.Entity.FindHumidorByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findHumidorByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindHumidorByID(childComplexity, args["id"].(string)), true
+	case "Entity.findSmokeSessionByID":
+		if e.ComplexityRoot.Entity.FindSmokeSessionByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findSmokeSessionByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindSmokeSessionByID(childComplexity, args["id"].(string)), true
 	case "Entity.findUserByID":
 		if e.ComplexityRoot.Entity.FindUserByID == nil {
 			break
@@ -590,6 +631,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "PublicSession.cigar":
 		if e.ComplexityRoot.PublicSession.Cigar == nil {
@@ -693,7 +746,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MyCheckIns(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.MyCheckIns(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.myCollections":
 		if e.ComplexityRoot.Query.MyCollections == nil {
 			break
@@ -704,7 +757,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MyCollections(childComplexity, args["first"].(int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.MyCollections(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.myHumidors":
 		if e.ComplexityRoot.Query.MyHumidors == nil {
 			break
@@ -715,7 +768,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MyHumidors(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.MyHumidors(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.mySmokeSessions":
 		if e.ComplexityRoot.Query.MySmokeSessions == nil {
 			break
@@ -726,7 +779,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MySmokeSessions(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.MySmokeSessions(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.oauthAuthenticate":
 		if e.ComplexityRoot.Query.OauthAuthenticate == nil {
 			break
@@ -1113,15 +1166,19 @@ type Query {
   ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + `, and without the scope null with
   ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names it); the rest of the
   operation still resolves. An expired or invalid token refuses the whole
-  request (HTTP 401). Cost 1 + first × (2 + the node's object fields; a
+  request (HTTP 401). Cost 1 + (first or last) × (2 + the node's object fields; a
   collection's ` + "`" + `items` + "`" + ` count as 20).
   """
   myCollections(
-    "How many to return: 1 to 100; required here (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
-    first: Int!
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
     "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
     after: String
-  ): CollectionConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+  ): CollectionConnection @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
   """
   The connected user's humidors with the cigars in them, in a stable order (by
   ID), one page at a time. Needs the scope ` + "`" + `humidor:read` + "`" + `. With no access
@@ -1129,14 +1186,18 @@ type Query {
   ` + "`" + `UNAUTHENTICATED` + "`" + `, and without the scope null with ` + "`" + `INSUFFICIENT_SCOPE` + "`" + `
   (` + "`" + `extensions.scope` + "`" + ` names it); the rest of the operation still resolves. An
   expired or invalid token refuses the whole request (HTTP 401). Cost 1 +
-  first × (2 + the node's object fields; a humidor's ` + "`" + `items` + "`" + ` count as 20).
+  (first or last) × (2 + the node's object fields; a humidor's ` + "`" + `items` + "`" + ` count as 20).
   """
   myHumidors(
-    "How many to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
-    first: Int = 20
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
     "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
     after: String
-  ): HumidorConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+  ): HumidorConnection @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
   """
   The connected user's smoke sessions, public and private, in a stable order
   (by ID, not by date: sort by ` + "`" + `startedAt` + "`" + ` to show them by time), one page at
@@ -1144,15 +1205,19 @@ type Query {
   one) it is null with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + `,
   and without the scope null with ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + `
   names it); the rest of the operation still resolves. An expired or invalid
-  token refuses the whole request (HTTP 401). Cost 1 + first × (2 + the node's
+  token refuses the whole request (HTTP 401). Cost 1 + (first or last) × (2 + the node's
   object fields).
   """
   mySmokeSessions(
-    "How many to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
-    first: Int = 20
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
     "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
     after: String
-  ): SmokeSessionConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+  ): SmokeSessionConnection @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
   """
   The connected user's check-ins at venues, in a stable order (by ID, not by
   date: sort by ` + "`" + `checkedInAt` + "`" + ` to show them by time), one page at a time. Needs
@@ -1160,15 +1225,19 @@ type Query {
   null with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + `, and without
   the scope null with ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names it); the
   rest of the operation still resolves. An expired or invalid token refuses
-  the whole request (HTTP 401). Cost 1 + first × (2 + the node's object
+  the whole request (HTTP 401). Cost 1 + (first or last) × (2 + the node's object
   fields).
   """
   myCheckIns(
-    "How many to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `)."
-    first: Int = 20
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
     "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
     after: String
-  ): CheckInConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+  ): CheckInConnection @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
   "Internal: the public keys that verify access tokens (a JSON Web Key Set)."
   oauthJWKS: JWKS! @inaccessible
 
@@ -1259,8 +1328,8 @@ type CollectionItem {
   addedAt: String!
 }
 
-"A user's humidor (a box that keeps cigars): its name and what is in it. Only its owner reads it, through ` + "`" + `myHumidors` + "`" + ` with the scope ` + "`" + `humidor:read` + "`" + `."
-type Humidor {
+"A user's humidor (a box that keeps cigars): its name and what is in it. Only its owner reads it, with the scope ` + "`" + `humidor:read` + "`" + `: through ` + "`" + `myHumidors` + "`" + `, or ` + "`" + `node(id:)` + "`" + ` (null to anyone else)."
+type Humidor @key(fields: "id") {
   "The humidor's public ID (` + "`" + `hum_...` + "`" + `)."
   id: ID!
   "The name the user gave the humidor (e.g. ` + "`" + `Desk humidor` + "`" + `)."
@@ -1281,11 +1350,11 @@ type HumidorItem {
 
 """
 One cigar the connected user smoked (or is smoking), maybe at a venue, with
-their rating and note. Only its owner reads it, through ` + "`" + `mySmokeSessions` + "`" + `
-with the scope ` + "`" + `sessions:read` + "`" + `; public ones also appear in business feeds
+their rating and note. Only its owner reads it, with the scope ` + "`" + `sessions:read` + "`" + `:
+through ` + "`" + `mySmokeSessions` + "`" + `, or ` + "`" + `node(id:)` + "`" + ` (null to anyone else); public ones also appear in business feeds
 (` + "`" + `Venue.sessions` + "`" + `, ` + "`" + `Brand.sessions` + "`" + `) as ` + "`" + `PublicSession` + "`" + `.
 """
-type SmokeSession {
+type SmokeSession @key(fields: "id") {
   "The session's public ID (` + "`" + `ses_...` + "`" + `)."
   id: ID!
   "The cigar smoked; null when the user did not record which. Cost 1."
@@ -1310,8 +1379,8 @@ type SmokeSession {
   createdAt: String!
 }
 
-"A visit of the connected user to a venue. Only its owner reads it, through ` + "`" + `myCheckIns` + "`" + ` with the scope ` + "`" + `checkins:read` + "`" + `."
-type CheckIn {
+"A visit of the connected user to a venue. Only its owner reads it, with the scope ` + "`" + `checkins:read` + "`" + `: through ` + "`" + `myCheckIns` + "`" + `, or ` + "`" + `node(id:)` + "`" + ` (null to anyone else)."
+type CheckIn @key(fields: "id") {
   "The check-in's public ID (` + "`" + `chk_...` + "`" + `)."
   id: ID!
   "The venue visited; never null. Cost 1."
@@ -1481,7 +1550,9 @@ type CheckInEdge {
 }
 
 type PageInfo @shareable {
+  hasPreviousPage: Boolean!
   hasNextPage: Boolean!
+  startCursor: String
   endCursor: String
 }
 `, BuiltIn: false},
@@ -1539,12 +1610,15 @@ type PageInfo @shareable {
 `, BuiltIn: true},
 	{Name: "../federation/entity.graphql", Input: `
 # a union of all types that use the @key directive
-union _Entity = Brand | Cigar | Collection | User | Venue
+union _Entity = Brand | CheckIn | Cigar | Collection | Humidor | SmokeSession | User | Venue
 
 # fake type to build resolver interfaces for users to implement
 type Entity {
 	findBrandByID(id: ID!,): Brand!
+	findCheckInByID(id: ID!,): CheckIn!
 	findCollectionByID(id: ID!,): Collection!
+	findHumidorByID(id: ID!,): Humidor!
+	findSmokeSessionByID(id: ID!,): SmokeSession!
 	findUserByID(id: ID!,): User!
 	findVenueByID(id: ID!,): Venue!
 }
@@ -1725,8 +1799,12 @@ func (ec *executionContext) childFields_OAuthAuthorizeCheck(ctx context.Context,
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
 	case "hasNextPage":
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	case "endCursor":
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
@@ -2051,7 +2129,49 @@ func (ec *executionContext) field_Entity_findBrandByID_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Entity_findCheckInByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Entity_findCollectionByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findHumidorByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findSmokeSessionByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -2140,6 +2260,22 @@ func (ec *executionContext) field_Query_myCheckIns_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -2147,8 +2283,8 @@ func (ec *executionContext) field_Query_myCollections_args(ctx context.Context, 
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
-		func(ctx context.Context, v any) (int, error) {
-			return ec.unmarshalNInt2int(ctx, v)
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2162,6 +2298,22 @@ func (ec *executionContext) field_Query_myCollections_args(ctx context.Context, 
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -2184,6 +2336,22 @@ func (ec *executionContext) field_Query_myHumidors_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -2206,6 +2374,22 @@ func (ec *executionContext) field_Query_mySmokeSessions_args(ctx context.Context
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -3195,6 +3379,50 @@ func (ec *executionContext) fieldContext_Entity_findBrandByID(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Entity_findCheckInByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findCheckInByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindCheckInByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *users.CheckIn) graphql.Marshaler {
+			return ec.marshalNCheckIn2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚐCheckIn(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findCheckInByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckIn(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findCheckInByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Entity_findCollectionByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3233,6 +3461,94 @@ func (ec *executionContext) fieldContext_Entity_findCollectionByID(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Entity_findCollectionByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findHumidorByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findHumidorByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindHumidorByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *users.Humidor) graphql.Marshaler {
+			return ec.marshalNHumidor2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚐHumidor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findHumidorByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Humidor(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findHumidorByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findSmokeSessionByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findSmokeSessionByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindSmokeSessionByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *users.SmokeSession) graphql.Marshaler {
+			return ec.marshalNSmokeSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚐSmokeSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findSmokeSessionByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SmokeSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findSmokeSessionByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -3717,6 +4033,29 @@ func (ec *executionContext) fieldContext_OAuthAuthorizeCheck_errorDescription(_ 
 	return graphql.NewScalarFieldContext("OAuthAuthorizeCheck", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3738,6 +4077,29 @@ func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
@@ -4198,7 +4560,7 @@ func (ec *executionContext) _Query_myCollections(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().MyCollections(ctx, fc.Args["first"].(int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().MyCollections(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CollectionConnection) graphql.Marshaler {
@@ -4242,7 +4604,7 @@ func (ec *executionContext) _Query_myHumidors(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().MyHumidors(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().MyHumidors(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.HumidorConnection) graphql.Marshaler {
@@ -4286,7 +4648,7 @@ func (ec *executionContext) _Query_mySmokeSessions(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().MySmokeSessions(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().MySmokeSessions(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.SmokeSessionConnection) graphql.Marshaler {
@@ -4330,7 +4692,7 @@ func (ec *executionContext) _Query_myCheckIns(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().MyCheckIns(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().MyCheckIns(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckInConnection) graphql.Marshaler {
@@ -6605,6 +6967,20 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._User(ctx, sel, obj)
+	case users.SmokeSession:
+		return ec._SmokeSession(ctx, sel, &obj)
+	case *users.SmokeSession:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SmokeSession(ctx, sel, obj)
+	case users.Humidor:
+		return ec._Humidor(ctx, sel, &obj)
+	case *users.Humidor:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Humidor(ctx, sel, obj)
 	case users.Collection:
 		return ec._Collection(ctx, sel, &obj)
 	case *users.Collection:
@@ -6619,6 +6995,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._Cigar(ctx, sel, obj)
+	case users.CheckIn:
+		return ec._CheckIn(ctx, sel, &obj)
+	case *users.CheckIn:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CheckIn(ctx, sel, obj)
 	case model.Brand:
 		return ec._Brand(ctx, sel, &obj)
 	case *model.Brand:
@@ -6715,7 +7098,7 @@ func (ec *executionContext) _Brand(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
-var checkInImplementors = []string{"CheckIn"}
+var checkInImplementors = []string{"CheckIn", "_Entity"}
 
 func (ec *executionContext) _CheckIn(ctx context.Context, sel ast.SelectionSet, obj *users.CheckIn) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkInImplementors)
@@ -7187,6 +7570,28 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findCheckInByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findCheckInByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "findCollectionByID":
 			field := field
 
@@ -7197,6 +7602,50 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 					}
 				}()
 				res = ec._Entity_findCollectionByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findHumidorByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findHumidorByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findSmokeSessionByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findSmokeSessionByID(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -7274,7 +7723,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 	return out
 }
 
-var humidorImplementors = []string{"Humidor"}
+var humidorImplementors = []string{"Humidor", "_Entity"}
 
 func (ec *executionContext) _Humidor(ctx context.Context, sel ast.SelectionSet, obj *users.Humidor) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, humidorImplementors)
@@ -7559,9 +8008,19 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("PageInfo")
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "hasNextPage":
 			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "endCursor":
@@ -8132,7 +8591,7 @@ func (ec *executionContext) _SessionFeed(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var smokeSessionImplementors = []string{"SmokeSession"}
+var smokeSessionImplementors = []string{"SmokeSession", "_Entity"}
 
 func (ec *executionContext) _SmokeSession(ctx context.Context, sel ast.SelectionSet, obj *users.SmokeSession) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, smokeSessionImplementors)

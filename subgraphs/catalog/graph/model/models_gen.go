@@ -9,7 +9,8 @@ import (
 
 // An object that has a public ID and can be fetched again by it with
 // `node(id:)`: the Relay object identification interface. Brand, Cigar,
-// Product, Venue, Event, User and Collection implement it.
+// Product, Venue, Event, User, Collection, Humidor, SmokeSession and CheckIn
+// implement it.
 type Node interface {
 	IsEntity()
 	IsNode()
@@ -32,6 +33,17 @@ type BrandEdge struct {
 	// The brand; never null. Cost 1.
 	Node *catalog.Brand `json:"node"`
 }
+
+type CheckIn struct {
+	ID string `json:"id"`
+}
+
+func (CheckIn) IsNode() {}
+
+// The object's public ID: opaque, prefixed by its type (`cig_...`), the same in REST and GraphQL. Pass it to `node(id:)` to fetch the object again.
+func (this CheckIn) GetID() string { return this.ID }
+
+func (CheckIn) IsEntity() {}
 
 // One page of cigars (a Relay cursor connection): the cigars as edges, and whether more follow.
 type CigarConnection struct {
@@ -80,6 +92,17 @@ func (this Event) GetID() string { return this.ID }
 
 func (Event) IsEntity() {}
 
+type Humidor struct {
+	ID string `json:"id"`
+}
+
+func (Humidor) IsNode() {}
+
+// The object's public ID: opaque, prefixed by its type (`cig_...`), the same in REST and GraphQL. Pass it to `node(id:)` to fetch the object again.
+func (this Humidor) GetID() string { return this.ID }
+
+func (Humidor) IsEntity() {}
+
 // One page of products (a Relay cursor connection): the products as edges, and whether more follow.
 type ProductConnection struct {
 	// The page's products, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as `first` items for cost.
@@ -105,12 +128,24 @@ type ProductEdge struct {
 //
 // Limits, checked before anything runs (a rejection is an HTTP 400 naming the
 // limit in `extensions`): depth 8, aliases 20, root fields 10, page size 100 on
-// every `first` and `limit`, and cost 1000. Cost: a field whose type is an object
+// every `first`, `last` and `limit`, and cost 1000. Cost: a field whose type is an object
 // weighs 1, a scalar 0, and a list multiplies its own weight and its selection
-// by its size (a connection's `edges` by its `first`; other lists by the size
+// by its size (a connection's `edges` by its `first` or `last`, 20 without
+// either; other lists by the size
 // their description gives). Introspection is free.
 type Query struct {
 }
+
+type SmokeSession struct {
+	ID string `json:"id"`
+}
+
+func (SmokeSession) IsNode() {}
+
+// The object's public ID: opaque, prefixed by its type (`cig_...`), the same in REST and GraphQL. Pass it to `node(id:)` to fetch the object again.
+func (this SmokeSession) GetID() string { return this.ID }
+
+func (SmokeSession) IsEntity() {}
 
 type User struct {
 	ID string `json:"id"`

@@ -11,7 +11,7 @@ type Brand struct {
 	ID string `json:"id"`
 	// The events that feature the brand, at any venue, by start time, earliest
 	// first (past events included: filter on `startsAt` to show upcoming ones),
-	// one page at a time. Never null; empty when there are none. Cost 1 + first ×
+	// one page at a time. Never null; empty when there are none. Cost 1 + (first or last) ×
 	// (2 + the node's object fields).
 	Events *EventConnection `json:"events"`
 }
