@@ -97,10 +97,14 @@ func newTestRouter(tb testing.TB, lim limits.Config) *testRouter {
 	return &testRouter{rt: rt, key: demo.key}
 }
 
-// serve sends one POST /graphql through the router's ServeHTTP.
+// serve sends one POST /graphql through the router's ServeHTTP, asking for
+// application/graphql-response+json.
 func (tr *testRouter) serve(body []byte) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
+	// The specification's media type: a request that fails before execution
+	// answers 400 (in application/json it would answer 200 with errors).
+	r.Header.Set("Accept", router.MediaGraphQLResponse)
 	r.Header.Set(access.Header, tr.key)
 	w := httptest.NewRecorder()
 	tr.rt.ServeHTTP(w, r)
