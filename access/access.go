@@ -39,6 +39,9 @@ type Key struct {
 	Origins     []string   `json:"origins,omitempty"`
 	CreatedAt   time.Time  `json:"createdAt"`
 	RevokedAt   *time.Time `json:"revokedAt,omitempty"`
+	// TrustedDocumentsOnly keys run on /graphql only trusted documents
+	// (Document): any other operation text is refused.
+	TrustedDocumentsOnly bool `json:"trustedDocumentsOnly,omitempty"`
 }
 
 // AllowsOrigin reports whether a publishable key may be used from origin.
@@ -91,7 +94,8 @@ type KeyStore interface {
 	InsertKey(ctx context.Context, k StoredKey) error
 	KeyByID(ctx context.Context, id string) (StoredKey, error) // ErrKeyNotFound
 	ListKeys(ctx context.Context) ([]Key, error)
-	RevokeKey(ctx context.Context, id string, at time.Time) error // ErrKeyNotFound, ErrAlreadyGone
+	RevokeKey(ctx context.Context, id string, at time.Time) error          // ErrKeyNotFound, ErrAlreadyGone
+	SetTrustedDocumentsOnly(ctx context.Context, id string, on bool) error // ErrKeyNotFound
 	Ping(ctx context.Context) error
 }
 

@@ -192,7 +192,12 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	p.Idempotency = idempotency.New(accessStore.Idempotency())
 	usersClient := &subgraph.Client{HTTP: shimClient, URL: urls[schema.Users]}
 	tokens := access.NewTokens(o.PublicURL, restshim.FetchJWKS(usersClient))
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Logger: log, DemoKey: demoKey})
+	var apq kv.Store // automatic persisted queries: in Redis when there is one, else bounded in process
+	if o.RedisURL != "" {
+		apq = kvs
+	}
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Logger: log, DemoKey: demoKey,
+		PersistedQueries: apq, Documents: accessStore})
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/internal/jsonbody"
+	"github.com/vitolahq/vitola/internal/kv"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/router/limits"
 	"github.com/vitolahq/vitola/webui"
@@ -50,6 +51,11 @@ type Config struct {
 	Logger zerolog.Logger
 	// Timeout bounds one operation, its subgraph calls included (default 30 s).
 	Timeout time.Duration
+	// PersistedQueries keeps automatic persisted queries (APQ) when the
+	// platform has Redis, shared by replicas; nil: a bounded in-process cache.
+	PersistedQueries kv.Store
+	// Documents holds the trusted documents (nil: none).
+	Documents access.DocumentStore
 	// DemoKey is the demo developer key (--demo) GraphiQL fills in for a
 	// browser on this machine (webui.GraphiQLHandler); empty: none.
 	DemoKey string
@@ -67,6 +73,7 @@ type Router struct {
 	maxBody  int64
 	timeout  time.Duration
 	graphiql http.Handler
+	persist  *persistence
 }
 
 // New builds the engine; ctx bounds the engine's background work.
@@ -94,7 +101,8 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, log: cfg.Logger, maxBody: int64(an.Limits().MaxBodyBytes), timeout: timeout, graphiql: webui.GraphiQLHandler(cfg.DemoKey)}, nil
+	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, log: cfg.Logger, maxBody: int64(an.Limits().MaxBodyBytes), timeout: timeout, graphiql: webui.GraphiQLHandler(cfg.DemoKey),
+		persist: newPersistence(cfg.PersistedQueries, cfg.Documents)}, nil
 }
 
 // Error codes of the router's own errors (extensions.code).
@@ -128,7 +136,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rs.errors(http.StatusMethodNotAllowed, gqlErr(CodeMethodNotAllowed, "send GraphQL operations with POST and a JSON body, or queries with GET and URL parameters"))
 		return
 	}
-	id, ok := rt.caller(rs, r)
+	id, trustedOnly, ok := rt.caller(rs, r)
 	if !ok {
 		return
 	}
@@ -153,6 +161,10 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rs.errors(http.StatusBadRequest, gqlErr(CodeInvalidBody, err.Error()))
 		return
 	}
+	doc, ok := rt.persisted(r.Context(), rs, &req, trustedOnly)
+	if !ok {
+		return
+	}
 	if strings.TrimSpace(req.Query) == "" {
 		rs.errors(http.StatusBadRequest, gqlErr(CodeBadRequest, "query is required"))
 		return
@@ -172,7 +184,12 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	start := time.Now()
-	m, err := rt.analyzer.Check(req.Query, req.OperationName, vars)
+	var m limits.Measure
+	if doc != nil {
+		m, err = doc.verdict.Check(vars) // the document's limits, checked once
+	} else {
+		m, err = rt.analyzer.Check(req.Query, req.OperationName, vars)
+	}
 	if err != nil {
 		rt.refuse(rs, err)
 		return
@@ -275,14 +292,14 @@ func (rt *Router) refuse(rs responder, err error) {
 
 // caller authenticates the request: a developer key (and maybe a user's access
 // token), or the shim's internal token. It answers the refusal itself.
-func (rt *Router) caller(rs responder, r *http.Request) (trust.Identity, bool) {
+func (rt *Router) caller(rs responder, r *http.Request) (id trust.Identity, trustedOnly bool, ok bool) {
 	if tok := r.Header.Get(trust.Header); tok != "" && rt.internal != nil {
 		id, err := rt.internal.Verify(tok)
 		if err != nil || id.Caller != "shim" {
 			rs.errors(http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "invalid internal token"))
-			return trust.Identity{}, false
+			return trust.Identity{}, false, false
 		}
-		return id, true
+		return id, false, true
 	}
 	key, err := rt.keys.Authenticate(r.Context(), r.Header.Get(access.Header))
 	if err != nil {
@@ -293,29 +310,29 @@ func (rt *Router) caller(rs responder, r *http.Request) (trust.Identity, bool) {
 			code = CodeInternal
 		}
 		rs.errors(status, gqlErr(code, msg))
-		return trust.Identity{}, false
+		return trust.Identity{}, false, false
 	}
 	if key.Publishable {
 		rs.errors(http.StatusForbidden, gqlErr(CodeForbidden, "a publishable key reads only the public REST feeds; use a secret key from your server"))
-		return trust.Identity{}, false
+		return trust.Identity{}, false, false
 	}
-	id := key.Identity()
+	id = key.Identity()
 	// A connected user's access token adds the user and its scopes; without one
 	// the operation runs anonymously and connected-user fields answer null.
 	if authz := r.Header.Get("Authorization"); authz != "" {
 		if rt.tokens == nil {
 			rs.errors(http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "this server does not accept OAuth access tokens"))
-			return trust.Identity{}, false
+			return trust.Identity{}, false, false
 		}
 		claims, err := rt.tokens.Authenticate(r.Context(), authz)
 		if err != nil {
 			rs.w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 			rs.errors(http.StatusUnauthorized, gqlErr(CodeUnauthenticated, access.InvalidTokenMessage))
-			return trust.Identity{}, false
+			return trust.Identity{}, false, false
 		}
 		id = access.ForUser(id, claims)
 	}
-	return id, true
+	return id, key.TrustedDocumentsOnly, true
 }
 
 func gqlErr(code, msg string) *gqlerror.Error {

@@ -51,6 +51,7 @@ type row struct {
 	RevokedAt    *time.Time `db:"revoked_at"`
 	Publishable  bool       `db:"publishable"`
 	Origins      string     `db:"origins"`
+	TrustedOnly  bool       `db:"trusted_documents_only"`
 }
 
 func (r row) key() access.Key {
@@ -58,7 +59,7 @@ func (r row) key() access.Key {
 	if r.Entitlements != "" {
 		ents = strings.Split(r.Entitlements, " ")
 	}
-	k := access.Key{ID: r.ID, Name: r.Name, Entitlements: ents, CreatedAt: r.CreatedAt.UTC(), Publishable: r.Publishable}
+	k := access.Key{ID: r.ID, Name: r.Name, Entitlements: ents, CreatedAt: r.CreatedAt.UTC(), Publishable: r.Publishable, TrustedDocumentsOnly: r.TrustedOnly}
 	if r.Origins != "" {
 		k.Origins = strings.Split(r.Origins, " ")
 	}
@@ -77,7 +78,7 @@ func (s *Store) InsertKey(ctx context.Context, k access.StoredKey) error {
 
 func (s *Store) KeyByID(ctx context.Context, id string) (access.StoredKey, error) {
 	var r row
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT id, name, secret_hash, entitlements, created_at, revoked_at, publishable, origins FROM developer_keys WHERE id = ?`), id)
+	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT id, name, secret_hash, entitlements, created_at, revoked_at, publishable, origins, trusted_documents_only FROM developer_keys WHERE id = ?`), id)
 	if sqldb.IsNoRows(err) {
 		return access.StoredKey{}, access.ErrKeyNotFound
 	}
@@ -89,7 +90,7 @@ func (s *Store) KeyByID(ctx context.Context, id string) (access.StoredKey, error
 
 func (s *Store) ListKeys(ctx context.Context) ([]access.Key, error) {
 	var rows []row
-	if err := s.db.SelectContext(ctx, &rows, `SELECT id, name, secret_hash, entitlements, created_at, revoked_at, publishable, origins FROM developer_keys ORDER BY created_at, id`); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, `SELECT id, name, secret_hash, entitlements, created_at, revoked_at, publishable, origins, trusted_documents_only FROM developer_keys ORDER BY created_at, id`); err != nil {
 		return nil, err
 	}
 	out := make([]access.Key, len(rows))
@@ -111,4 +112,15 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", id, access.ErrAlreadyGone)
+}
+
+func (s *Store) SetTrustedDocumentsOnly(ctx context.Context, id string, on bool) error {
+	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE developer_keys SET trusted_documents_only = ? WHERE id = ?`), on, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return access.ErrKeyNotFound
+	}
+	return nil
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/internal/idempotency"
+	"github.com/vitolahq/vitola/internal/kv"
 	"github.com/vitolahq/vitola/internal/logging"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/platform"
@@ -221,7 +222,17 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 		tokens = access.NewTokens(s.componentPublicURL(log), restshim.FetchJWKS(&subgraph.Client{HTTP: client, URL: u}))
 	}
 	verifier, _ := trust.NewVerifier(key)
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: s.Limits, Logger: log})
+	// Automatic persisted queries are shared by the router's replicas through
+	// Redis; without it each keeps its own, bounded.
+	var apq kv.Store
+	if s.RedisURL != "" {
+		if apq, err = platform.OpenKV(ctx, s.RedisURL, s.RedisPrefix); err != nil {
+			return err
+		}
+		defer apq.Close()
+	}
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: s.Limits, Logger: log,
+		PersistedQueries: apq, Documents: accessStore})
 	if err != nil {
 		return err
 	}
