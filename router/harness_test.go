@@ -69,6 +69,13 @@ func openDemo() error {
 
 func newTestRouter(tb testing.TB, lim limits.Config) *testRouter {
 	tb.Helper()
+	return newTestRouterWith(tb, lim, nil)
+}
+
+// newTestRouterWith is newTestRouter with more of the router's configuration
+// set by with (persisted queries, trusted documents).
+func newTestRouterWith(tb testing.TB, lim limits.Config, with func(*router.Config)) *testRouter {
+	tb.Helper()
 	if err := openDemo(); err != nil {
 		tb.Fatalf("open the demo platform: %v", err)
 	}
@@ -90,7 +97,11 @@ func newTestRouter(tb testing.TB, lim limits.Config) *testRouter {
 		tb.Fatal(err)
 	}
 	client := &http.Client{Transport: &trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: issuer}}
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: demo.p.Keys, Limits: lim, Logger: zerolog.Nop()})
+	cfg := router.Config{Composed: composed, Client: client, Keys: demo.p.Keys, Limits: lim, Logger: zerolog.Nop()}
+	if with != nil {
+		with(&cfg)
+	}
+	rt, err := router.New(ctx, cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -162,6 +162,10 @@ func (s memoryAPQ) set(_ context.Context, hash, query string) error {
 type document struct {
 	query   string
 	trusted bool // a trusted document (else an automatic persisted query)
+	// known: a trusted document, or an APQ registered (its verdict passed), so
+	// its hash alone runs it; a refused text's verdict is kept only for the
+	// text sent again.
+	known   atomic.Bool
 	verdict *limits.Prepared
 }
 
@@ -203,6 +207,7 @@ func (rt *Router) verdict(hash, operationName, query string, trusted bool) *docu
 	}
 	rt.persist.prepared.Add(1)
 	d := &document{query: query, trusted: trusted, verdict: rt.analyzer.Prepare(query, operationName)}
+	d.known.Store(trusted)
 	rt.persist.verdicts.c.Remove(key) // an APQ entry of the same text gives way to the trusted one
 	rt.persist.verdicts.add(key, d)
 	return d
@@ -244,7 +249,7 @@ func (rt *Router) persisted(ctx context.Context, rs responder, req *gqlRequest, 
 // document, or (unless the key runs only trusted documents) an automatic
 // persisted query; a text sent with its hash registers it.
 func (rt *Router) byHash(ctx context.Context, rs responder, req *gqlRequest, hash string, trustedOnly, textSent bool) (*document, bool) {
-	if d, ok := rt.persist.verdicts.get(hash + "\x00" + req.OperationName); ok && (d.trusted || !trustedOnly) {
+	if d, ok := rt.persist.verdicts.get(hash + "\x00" + req.OperationName); ok && (d.trusted || !trustedOnly) && (d.known.Load() || textSent) {
 		rt.persist.reused.Add(1)
 		req.Query = d.query
 		return d, true
@@ -267,9 +272,11 @@ func (rt *Router) byHash(ctx context.Context, rs responder, req *gqlRequest, has
 	}
 	if textSent {
 		d := rt.verdict(hash, req.OperationName, req.Query, false)
-		if d.verdict.Err() == nil { // what the limits refuse is not worth keeping
+		if d.verdict.Err() == nil { // what the limits refuse is not registered
 			if err := rt.persist.apq.set(ctx, hash, req.Query); err != nil {
 				rt.log.Warn().Err(err).Msg("register an automatic persisted query")
+			} else {
+				d.known.Store(true)
 			}
 		}
 		return d, true
@@ -285,7 +292,9 @@ func (rt *Router) byHash(ctx context.Context, rs responder, req *gqlRequest, has
 		return nil, false
 	}
 	req.Query = q
-	return rt.verdict(hash, req.OperationName, q, false), true
+	d := rt.verdict(hash, req.OperationName, q, false)
+	d.known.Store(true)
+	return d, true
 }
 
 // byDocumentID finds a trusted document by its manifest ID, or by
