@@ -60,7 +60,7 @@ func ParseManifest(raw []byte) ([]access.Document, error) {
 			return nil, fmt.Errorf("unknown manifest format %s (want %q, or a map of IDs to texts)", f, ApolloManifestFormat)
 		}
 		if m.Version != 1 {
-			return nil, fmt.Errorf("Apollo persisted query manifest version %d: only version 1 is known", m.Version)
+			return nil, fmt.Errorf("version %d of the Apollo persisted query manifest: only version 1 is known", m.Version)
 		}
 		for i, op := range m.Operations {
 			if err := put(op.ID, op.Body, op.Name); err != nil {
