@@ -18,7 +18,13 @@ FUZZTIME     ?= 30s
 FUZZ_TARGETS := FuzzStrictJSON:./internal/jsonbody FuzzCursor:./subgraphs/catalog/search FuzzBarcode:./subgraphs/catalog \
                 FuzzCheck:./subgraphs/payments/card FuzzFingerprintDecode:./subgraphs/matching FuzzImageSniff:./subgraphs/matching/imagefetch FuzzPreParse:./router/limits
 
+# graphql-http's server audit, pinned with its lock file in tools/graphql-http;
+# platform's TestGraphQLOverHTTPAudit runs it against the live server.
+GRAPHQL_HTTP_DIR := $(TOOLS)/graphql-http
+GRAPHQL_HTTP     := $(GRAPHQL_HTTP_DIR)/node_modules/graphql-http/package.json
+
 export VITOLA_WGC := $(WGC)
+export VITOLA_GRAPHQL_HTTP := $(GRAPHQL_HTTP_DIR)
 export VITOLA_STRIPE_MOCK := $(STRIPE_MOCK)
 
 SDK_DEPS  := sdk/node_modules/.vitola-installed
@@ -124,7 +130,7 @@ compose: $(WGC)
 	cd schema && $(WGC) router compose -i graph.yaml -o router-config.json
 	node -e 'const f="schema/router-config.json",fs=require("fs");fs.writeFileSync(f,JSON.stringify(JSON.parse(fs.readFileSync(f)),null,2)+"\n")'
 
-tools: $(WGC) stripe-mock
+tools: $(WGC) $(GRAPHQL_HTTP) stripe-mock
 
 # go-install installs a pinned Go command from the module proxy into
 # $(TOOLS)/bin: $(call go-install,NAME,MODULE,VERSION). A stamp names the
@@ -151,6 +157,13 @@ $(WGC): tools/wgc/package.json tools/wgc/package-lock.json
 	cp tools/wgc/package.json tools/wgc/package-lock.json $(TOOLS)/
 	cd $(TOOLS) && npm ci --no-audit --no-fund --loglevel=error
 	touch $(WGC)
+
+$(GRAPHQL_HTTP): tools/graphql-http/package.json tools/graphql-http/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is required: apt-get install -y nodejs npm"; exit 1; }
+	mkdir -p $(GRAPHQL_HTTP_DIR)
+	cp tools/graphql-http/package.json tools/graphql-http/package-lock.json $(GRAPHQL_HTTP_DIR)/
+	cd $(GRAPHQL_HTTP_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(GRAPHQL_HTTP)
 
 clean:
 	rm -rf bin .cache sdk/node_modules sdk/dist examples/relay/node_modules

@@ -41,6 +41,9 @@ type Key struct {
 	RevokedAt   *time.Time `json:"revokedAt,omitempty"`
 	// Limits are the key's own quotas; a zero field means the default.
 	Limits Limits `json:"limits"`
+	// TrustedDocumentsOnly keys run on /graphql only trusted documents
+	// (Document): any other operation text is refused.
+	TrustedDocumentsOnly bool `json:"trustedDocumentsOnly,omitempty"`
 }
 
 // AllowsOrigin reports whether a publishable key may be used from origin.
@@ -94,8 +97,9 @@ type KeyStore interface {
 	InsertKey(ctx context.Context, k StoredKey) error
 	KeyByID(ctx context.Context, id string) (StoredKey, error) // ErrKeyNotFound
 	ListKeys(ctx context.Context) ([]Key, error)
-	RevokeKey(ctx context.Context, id string, at time.Time) error // ErrKeyNotFound, ErrAlreadyGone
-	SetKeyLimits(ctx context.Context, id string, l Limits) error  // ErrKeyNotFound
+	RevokeKey(ctx context.Context, id string, at time.Time) error          // ErrKeyNotFound, ErrAlreadyGone
+	SetKeyLimits(ctx context.Context, id string, l Limits) error           // ErrKeyNotFound
+	SetTrustedDocumentsOnly(ctx context.Context, id string, on bool) error // ErrKeyNotFound
 	Ping(ctx context.Context) error
 }
 

@@ -38,6 +38,7 @@ func TestGraphQLHardening(t *testing.T) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/graphql", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/graphql-response+json") // refusals answer 400
 		req.Header.Set("x-service-key", key)
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -198,7 +198,12 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	if o.Quotas != nil {
 		quotas = access.NewQuotas(kvs, *o.Quotas, log)
 	}
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Quotas: quotas, Logger: log, DemoKey: demoKey})
+	var apq kv.Store // automatic persisted queries: in Redis when there is one, else bounded in process
+	if o.RedisURL != "" {
+		apq = kvs
+	}
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Quotas: quotas, Logger: log, DemoKey: demoKey,
+		PersistedQueries: apq, Documents: accessStore})
 	if err != nil {
 		return nil, err
 	}

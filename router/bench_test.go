@@ -270,6 +270,7 @@ func newPost(url string, body []byte) *http.Request {
 		panic(err)
 	}
 	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", router.MediaGraphQLResponse) // refusals answer 400
 	return r
 }
 

@@ -24,7 +24,9 @@ func TestGraphQLBodyIsStrict(t *testing.T) {
 		{"a member twice, deeper", `{"query":"query($a: Int) { __typename }","variables":{"a":1,"a":2}}`, "application/json", 400, "INVALID_BODY"},
 		{"a name in another case", `{"Query":"{ __typename }"}`, "application/json", 400, "INVALID_BODY"},
 		{"another media type", `{"query":"{ __typename }"}`, "application/jsonx", 415, "UNSUPPORTED_MEDIA_TYPE"},
-		{"extensions are allowed", `{"query":"{ __typename }","extensions":{"persistedQuery":{"version":1}}}`, "application/json; charset=utf-8", 200, ""},
+		{"extensions are allowed", `{"query":"{ __typename }","extensions":{"tracing":{"version":1}}}`, "application/json; charset=utf-8", 200, ""},
+		// The APQ extension, when present, is read strictly.
+		{"a persistedQuery without its hash", `{"query":"{ __typename }","extensions":{"persistedQuery":{"version":1}}}`, "application/json", 400, "PERSISTED_QUERY_INVALID"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -69,6 +69,13 @@ func openDemo() error {
 
 func newTestRouter(tb testing.TB, lim limits.Config) *testRouter {
 	tb.Helper()
+	return newTestRouterWith(tb, lim, nil)
+}
+
+// newTestRouterWith is newTestRouter with more of the router's configuration
+// set by with (persisted queries, trusted documents).
+func newTestRouterWith(tb testing.TB, lim limits.Config, with func(*router.Config)) *testRouter {
+	tb.Helper()
 	if err := openDemo(); err != nil {
 		tb.Fatalf("open the demo platform: %v", err)
 	}
@@ -90,17 +97,25 @@ func newTestRouter(tb testing.TB, lim limits.Config) *testRouter {
 		tb.Fatal(err)
 	}
 	client := &http.Client{Transport: &trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: issuer}}
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: demo.p.Keys, Limits: lim, Logger: zerolog.Nop()})
+	cfg := router.Config{Composed: composed, Client: client, Keys: demo.p.Keys, Limits: lim, Logger: zerolog.Nop()}
+	if with != nil {
+		with(&cfg)
+	}
+	rt, err := router.New(ctx, cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return &testRouter{rt: rt, key: demo.key}
 }
 
-// serve sends one POST /graphql through the router's ServeHTTP.
+// serve sends one POST /graphql through the router's ServeHTTP, asking for
+// application/graphql-response+json.
 func (tr *testRouter) serve(body []byte) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
+	// The specification's media type: a request that fails before execution
+	// answers 400 (in application/json it would answer 200 with errors).
+	r.Header.Set("Accept", router.MediaGraphQLResponse)
 	r.Header.Set(access.Header, tr.key)
 	w := httptest.NewRecorder()
 	tr.rt.ServeHTTP(w, r)

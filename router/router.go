@@ -9,18 +9,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/engine/resolve"
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/graphqlerrors"
 
 	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/internal/jsonbody"
+	"github.com/vitolahq/vitola/internal/kv"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/router/limits"
 	"github.com/vitolahq/vitola/webui"
@@ -51,12 +53,18 @@ type Config struct {
 	Timeout time.Duration
 	// Quotas spends developer keys' request and cost quotas (nil: none).
 	Quotas *access.Quotas
+	// PersistedQueries keeps automatic persisted queries (APQ) when the
+	// platform has Redis, shared by replicas; nil: a bounded in-process cache.
+	PersistedQueries kv.Store
+	// Documents holds the trusted documents (nil: none).
+	Documents access.DocumentStore
 	// DemoKey is the demo developer key (--demo) GraphiQL fills in for a
 	// browser on this machine (webui.GraphiQLHandler); empty: none.
 	DemoKey string
 }
 
-// Router serves POST /graphql (and GraphiQL on a browser's GET).
+// Router serves /graphql: operations by POST, queries by GET too, and
+// GraphiQL on a browser's GET.
 type Router struct {
 	exec     *executor
 	analyzer *limits.Analyzer
@@ -68,6 +76,7 @@ type Router struct {
 	maxBody  int64
 	timeout  time.Duration
 	graphiql http.Handler
+	persist  *persistence
 }
 
 // New builds the engine; ctx bounds the engine's background work.
@@ -95,7 +104,8 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, quotas: cfg.Quotas, log: cfg.Logger, maxBody: int64(an.Limits().MaxBodyBytes), timeout: timeout, graphiql: webui.GraphiQLHandler(cfg.DemoKey)}, nil
+	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, quotas: cfg.Quotas, log: cfg.Logger, maxBody: int64(an.Limits().MaxBodyBytes), timeout: timeout, graphiql: webui.GraphiQLHandler(cfg.DemoKey),
+		persist: newPersistence(cfg.PersistedQueries, cfg.Documents)}, nil
 }
 
 // Error codes of the router's own errors (extensions.code).
@@ -109,84 +119,86 @@ const (
 	CodeTimeout          = "TIMEOUT"
 	CodeUnsupportedMedia = "UNSUPPORTED_MEDIA_TYPE"
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
-	contentTypeJSON      = "application/json; charset=utf-8"
 )
 
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && (strings.HasPrefix(r.URL.Path, "/graphql/assets/") || wantsPage(r)) {
 		// A browser gets GraphiQL (anonymous: it only sends what the user pastes).
-		if strings.HasPrefix(r.URL.Path, "/graphql/assets/") || strings.Contains(r.Header.Get("Accept"), "text/html") {
-			rt.graphiql.ServeHTTP(w, r)
-			return
-		}
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		writeErrors(w, http.StatusMethodNotAllowed, gqlErr(CodeMethodNotAllowed, "send GraphQL operations with POST and a JSON body"))
+		rt.graphiql.ServeHTTP(w, r)
 		return
 	}
-	id, key, ok := rt.caller(w, r)
+	media, ok := negotiate(r.Header.Values("Accept"))
+	if !ok {
+		rs := responder{w: w, media: MediaJSON}
+		rs.errors(http.StatusNotAcceptable, gqlErr(CodeNotAcceptable, "Accept must allow application/graphql-response+json or application/json"))
+		return
+	}
+	rs := responder{w: w, media: media}
+	if r.Method != http.MethodPost && r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET, POST")
+		rs.errors(http.StatusMethodNotAllowed, gqlErr(CodeMethodNotAllowed, "send GraphQL operations with POST and a JSON body, or queries with GET and URL parameters"))
+		return
+	}
+	id, key, ok := rt.caller(rs, r)
+	trustedOnly := key.TrustedDocumentsOnly
 	if !ok {
 		return
 	}
-	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || !jsonbody.IsJSON(ct[0]) {
-		writeErrors(w, http.StatusUnsupportedMediaType, gqlErr(CodeUnsupportedMedia, "Content-Type must be application/json"))
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, rt.maxBody))
-	if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
-		e := gqlErr(CodeBadRequest, fmt.Sprintf("the request body is larger than the maximum of %d bytes: send a shorter operation or fewer variables", rt.maxBody))
-		e.Extensions["limit"], e.Extensions["maximum"] = "body bytes", rt.maxBody
-		writeErrors(w, http.StatusRequestEntityTooLarge, e)
-		return
-	} else if err != nil {
-		writeErrors(w, http.StatusBadRequest, gqlErr(CodeBadRequest, "could not read the request body"))
+	body, ok := rt.readRequest(rs, r)
+	if !ok {
 		return
 	}
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		writeErrors(w, http.StatusBadRequest, gqlErr(CodeBatching, "batched operations are disabled: send one operation per request"))
+		rs.errors(http.StatusBadRequest, gqlErr(CodeBatching, "batched operations are disabled: send one operation per request"))
 		return
 	}
 	// Bound the JSON's tokens and nesting before anything decodes it.
 	if err := rt.analyzer.CheckRequestJSON(body); err != nil {
-		rt.refuse(w, err)
+		rt.refuse(rs, err)
 		return
 	}
 	// One JSON value, no member twice, names as spelt: what the analyzer and
 	// the engine read is what every other reader of the body reads.
-	// Members the router does not use (extensions) are allowed.
-	var req struct {
-		Query         string          `json:"query"`
-		OperationName string          `json:"operationName"`
-		Variables     json.RawMessage `json:"variables"`
+	req, err := decodeRequest(body)
+	if err != nil {
+		rs.errors(http.StatusBadRequest, gqlErr(CodeInvalidBody, err.Error()))
+		return
 	}
-	if err := (jsonbody.Rules{AllowUnknownFields: true}).Decode(body, &req); err != nil {
-		writeErrors(w, http.StatusBadRequest, gqlErr(CodeInvalidBody, "the body must be one JSON object with query, operationName and variables: "+err.Error()))
+	doc, ok := rt.persisted(r.Context(), rs, &req, trustedOnly)
+	if !ok {
 		return
 	}
 	if strings.TrimSpace(req.Query) == "" {
-		writeErrors(w, http.StatusBadRequest, gqlErr(CodeBadRequest, "query is required"))
+		rs.errors(http.StatusBadRequest, gqlErr(CodeBadRequest, "query is required"))
 		return
 	}
 	var vars map[string]any
 	if len(req.Variables) > 0 && string(req.Variables) != "null" {
 		if err := json.Unmarshal(req.Variables, &vars); err != nil {
-			writeErrors(w, http.StatusBadRequest, gqlErr(CodeBadRequest, "variables must be a JSON object"))
+			rs.errors(http.StatusBadRequest, gqlErr(CodeBadRequest, "variables must be a JSON object"))
 			return
 		}
 	}
 	if vars == nil {
 		req.Variables = json.RawMessage("{}") // the engine validates variables only when they are an object
 	}
-
-	start := time.Now()
-	m, err := rt.analyzer.Check(req.Query, req.OperationName, vars)
-	if err != nil {
-		rt.refuse(w, err)
+	if r.Method == http.MethodGet && !rt.queryOverGET(rs, req) {
 		return
 	}
-	if !rt.spend(w, rt.quotas.Cost(r.Context(), key, m.Cost)) {
+
+	start := time.Now()
+	var m limits.Measure
+	if doc != nil {
+		m, err = doc.verdict.Check(vars) // the document's limits, checked once
+	} else {
+		m, err = rt.analyzer.Check(req.Query, req.OperationName, vars)
+	}
+	if err != nil {
+		rt.refuse(rs, err)
+		return
+	}
+	if !rt.spend(rs, rt.quotas.Cost(r.Context(), key, m.Cost)) {
 		return
 	}
 
@@ -200,37 +212,97 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var reqErr *RequestError
 		switch {
 		case errors.As(err, &reqErr):
-			writeErrors(w, http.StatusBadRequest, engineErrors(reqErr.Err)...)
+			rs.failed(engineErrors(reqErr.Err)...)
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
-			writeErrors(w, http.StatusGatewayTimeout, gqlErr(CodeTimeout, fmt.Sprintf("the operation took longer than %s: ask for less", rt.timeout)))
+			rs.errors(http.StatusGatewayTimeout, gqlErr(CodeTimeout, fmt.Sprintf("the operation took longer than %s: ask for less", rt.timeout)))
 		default:
 			rt.log.Error().Err(err).Str("operation", req.OperationName).Msg("execute operation")
-			writeErrors(w, http.StatusInternalServerError, gqlErr(CodeInternal, "the operation failed: try again later"))
+			rs.errors(http.StatusInternalServerError, gqlErr(CodeInternal, "the operation failed: try again later"))
 		}
 		return
 	}
 	rt.log.Debug().Str("operation", req.OperationName).Int("depth", m.Depth).Int("cost", m.Cost).
 		Dur("took", time.Since(start)).Msg("graphql")
-	w.Header().Set("Content-Type", contentTypeJSON)
-	w.Write(buf.Bytes())
+	rs.data(buf.Bytes())
+}
+
+// readRequest reads a request's parameters as a JSON body: a POST's body
+// (Content-Type application/json, at most the body limit), or a GET's URL
+// parameters made into the same JSON, under the same limit. It answers the
+// refusal itself.
+func (rt *Router) readRequest(rs responder, r *http.Request) ([]byte, bool) {
+	if r.Method == http.MethodGet {
+		if int64(len(r.URL.RawQuery)) > rt.maxBody {
+			e := gqlErr(CodeBadRequest, fmt.Sprintf("the URL's parameters are longer than the maximum of %d bytes: send a shorter operation or fewer variables, or POST it", rt.maxBody))
+			e.Extensions["limit"], e.Extensions["maximum"] = "body bytes", rt.maxBody
+			rs.errors(http.StatusRequestURITooLong, e)
+			return nil, false
+		}
+		body, err := bodyFromURL(r.URL.RawQuery)
+		if err != nil {
+			rs.errors(http.StatusBadRequest, gqlErr(CodeInvalidBody, err.Error()))
+			return nil, false
+		}
+		return body, true
+	}
+	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || !jsonbody.IsJSON(ct[0]) {
+		rs.errors(http.StatusUnsupportedMediaType, gqlErr(CodeUnsupportedMedia, "Content-Type must be application/json"))
+		return nil, false
+	}
+	body, err := readBody(rs.w, r, rt.maxBody)
+	if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
+		e := gqlErr(CodeBadRequest, fmt.Sprintf("the request body is larger than the maximum of %d bytes: send a shorter operation or fewer variables", rt.maxBody))
+		e.Extensions["limit"], e.Extensions["maximum"] = "body bytes", rt.maxBody
+		rs.errors(http.StatusRequestEntityTooLarge, e)
+		return nil, false
+	} else if err != nil {
+		rs.errors(http.StatusBadRequest, gqlErr(CodeBadRequest, "could not read the request body"))
+		return nil, false
+	}
+	return body, true
+}
+
+// queryOverGET refuses over GET anything but a query (405, Allow: POST): GET
+// must be safe, and a cache or a link could repeat it. A document that does
+// not parse, or names no operation of its, goes on to fail as over POST.
+func (rt *Router) queryOverGET(rs responder, req gqlRequest) bool {
+	if rt.analyzer.CheckText(req.Query) != nil {
+		return true // Check refuses it with the same verdict
+	}
+	doc, err := parser.ParseQuery(&ast.Source{Input: req.Query})
+	if err != nil {
+		return true
+	}
+	var op *ast.OperationDefinition
+	if req.OperationName == "" && len(doc.Operations) == 1 {
+		op = doc.Operations[0]
+	} else if req.OperationName != "" {
+		op = doc.Operations.ForName(req.OperationName)
+	}
+	if op == nil || op.Operation == ast.Query {
+		return true
+	}
+	rs.w.Header().Set("Allow", "POST")
+	rs.errors(http.StatusMethodNotAllowed, gqlErr(CodeMethodNotAllowed, fmt.Sprintf("a %s cannot be sent with GET: send it with POST", op.Operation)))
+	return false
 }
 
 // refuse answers an analyzer's error: a *limits.Rejection is the client's.
-func (rt *Router) refuse(w http.ResponseWriter, err error) {
+func (rt *Router) refuse(rs responder, err error) {
 	var rej *limits.Rejection
 	if errors.As(err, &rej) {
-		writeErrors(w, http.StatusBadRequest, rej.Errors...)
+		rs.failed(rej.Errors...)
 		return
 	}
-	writeErrors(w, http.StatusInternalServerError, gqlErr(CodeInternal, "could not analyse the operation"))
+	rs.errors(http.StatusInternalServerError, gqlErr(CodeInternal, "could not analyse the operation"))
 }
 
 // spend adds a quota's verdict to the response's RateLimit headers and
 // answers a refusal itself (429 RATE_LIMITED).
-func (rt *Router) spend(w http.ResponseWriter, v access.Verdict) bool {
-	v.SetHeaders(w.Header())
+func (rt *Router) spend(rs responder, v access.Verdict) bool {
+	v.SetHeaders(rs.w.Header())
 	if v.Refused {
-		writeErrors(w, http.StatusTooManyRequests, gqlErr(access.GraphQLCode, v.Message()))
+		rs.errors(http.StatusTooManyRequests, gqlErr(access.GraphQLCode, v.Message()))
 		return false
 	}
 	return true
@@ -239,11 +311,11 @@ func (rt *Router) spend(w http.ResponseWriter, v access.Verdict) bool {
 // caller authenticates the request: a developer key (and maybe a user's access
 // token), or the shim's internal token (no key: the shim spent the quota). It
 // spends the key's request quota, and answers a refusal itself.
-func (rt *Router) caller(w http.ResponseWriter, r *http.Request) (trust.Identity, access.Key, bool) {
+func (rt *Router) caller(rs responder, r *http.Request) (id trust.Identity, key access.Key, ok bool) {
 	if tok := r.Header.Get(trust.Header); tok != "" && rt.internal != nil {
 		id, err := rt.internal.Verify(tok)
 		if err != nil || id.Caller != "shim" {
-			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "invalid internal token"))
+			rs.errors(http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "invalid internal token"))
 			return trust.Identity{}, access.Key{}, false
 		}
 		return id, access.Key{}, true
@@ -256,28 +328,28 @@ func (rt *Router) caller(w http.ResponseWriter, r *http.Request) (trust.Identity
 			rt.log.Error().Err(err).Msg("authenticate developer key")
 			code = CodeInternal
 		}
-		writeErrors(w, status, gqlErr(code, msg))
+		rs.errors(status, gqlErr(code, msg))
 		return trust.Identity{}, access.Key{}, false
 	}
 	if key.Publishable {
-		writeErrors(w, http.StatusForbidden, gqlErr(CodeForbidden, "a publishable key reads only the public REST feeds; use a secret key from your server"))
+		rs.errors(http.StatusForbidden, gqlErr(CodeForbidden, "a publishable key reads only the public REST feeds; use a secret key from your server"))
 		return trust.Identity{}, access.Key{}, false
 	}
-	if !rt.spend(w, rt.quotas.Requests(r.Context(), key)) {
+	if !rt.spend(rs, rt.quotas.Requests(r.Context(), key)) {
 		return trust.Identity{}, access.Key{}, false
 	}
-	id := key.Identity()
+	id = key.Identity()
 	// A connected user's access token adds the user and its scopes; without one
 	// the operation runs anonymously and connected-user fields answer null.
 	if authz := r.Header.Get("Authorization"); authz != "" {
 		if rt.tokens == nil {
-			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "this server does not accept OAuth access tokens"))
+			rs.errors(http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "this server does not accept OAuth access tokens"))
 			return trust.Identity{}, access.Key{}, false
 		}
 		claims, err := rt.tokens.Authenticate(r.Context(), authz)
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, access.InvalidTokenMessage))
+			rs.w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			rs.errors(http.StatusUnauthorized, gqlErr(CodeUnauthenticated, access.InvalidTokenMessage))
 			return trust.Identity{}, access.Key{}, false
 		}
 		id = access.ForUser(id, claims)
@@ -287,12 +359,6 @@ func (rt *Router) caller(w http.ResponseWriter, r *http.Request) (trust.Identity
 
 func gqlErr(code, msg string) *gqlerror.Error {
 	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": code}}
-}
-
-func writeErrors(w http.ResponseWriter, status int, errs ...*gqlerror.Error) {
-	w.Header().Set("Content-Type", contentTypeJSON)
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"errors": errs})
 }
 
 // engineErrors turns an engine's request error into GraphQL errors with a code.

@@ -53,6 +53,7 @@ type row struct {
 	Origins      string     `db:"origins"`
 	RPS          *int64     `db:"rps_limit"`
 	CostPerMin   *int64     `db:"cost_per_minute_limit"`
+	TrustedOnly  bool       `db:"trusted_documents_only"`
 }
 
 func (r row) key() access.Key {
@@ -60,7 +61,7 @@ func (r row) key() access.Key {
 	if r.Entitlements != "" {
 		ents = strings.Split(r.Entitlements, " ")
 	}
-	k := access.Key{ID: r.ID, Name: r.Name, Entitlements: ents, CreatedAt: r.CreatedAt.UTC(), Publishable: r.Publishable}
+	k := access.Key{ID: r.ID, Name: r.Name, Entitlements: ents, CreatedAt: r.CreatedAt.UTC(), Publishable: r.Publishable, TrustedDocumentsOnly: r.TrustedOnly}
 	if r.Origins != "" {
 		k.Origins = strings.Split(r.Origins, " ")
 	}
@@ -85,7 +86,7 @@ func (s *Store) InsertKey(ctx context.Context, k access.StoredKey) error {
 
 func (s *Store) KeyByID(ctx context.Context, id string) (access.StoredKey, error) {
 	var r row
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT id, name, secret_hash, entitlements, created_at, revoked_at, publishable, origins, rps_limit, cost_per_minute_limit FROM developer_keys WHERE id = ?`), id)
+	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT id, name, secret_hash, entitlements, created_at, revoked_at, publishable, origins, rps_limit, cost_per_minute_limit, trusted_documents_only FROM developer_keys WHERE id = ?`), id)
 	if sqldb.IsNoRows(err) {
 		return access.StoredKey{}, access.ErrKeyNotFound
 	}
@@ -97,7 +98,7 @@ func (s *Store) KeyByID(ctx context.Context, id string) (access.StoredKey, error
 
 func (s *Store) ListKeys(ctx context.Context) ([]access.Key, error) {
 	var rows []row
-	if err := s.db.SelectContext(ctx, &rows, `SELECT id, name, secret_hash, entitlements, created_at, revoked_at, publishable, origins, rps_limit, cost_per_minute_limit FROM developer_keys ORDER BY created_at, id`); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, `SELECT id, name, secret_hash, entitlements, created_at, revoked_at, publishable, origins, rps_limit, cost_per_minute_limit, trusted_documents_only FROM developer_keys ORDER BY created_at, id`); err != nil {
 		return nil, err
 	}
 	out := make([]access.Key, len(rows))
@@ -128,6 +129,17 @@ func (s *Store) SetKeyLimits(ctx context.Context, id string, l access.Limits) er
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
+		return access.ErrKeyNotFound
+	}
+	return nil
+}
+
+func (s *Store) SetTrustedDocumentsOnly(ctx context.Context, id string, on bool) error {
+	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE developer_keys SET trusted_documents_only = ? WHERE id = ?`), on, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
 		return access.ErrKeyNotFound
 	}
 	return nil

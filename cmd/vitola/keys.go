@@ -23,7 +23,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func runKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("keys: want a subcommand: create, list, revoke or limits set")
+		return errors.New("keys: want a subcommand: create, list, revoke, set or limits set")
 	}
 	sub, args := args[0], args[1:]
 	if sub == "limits" {
@@ -35,15 +35,18 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	var name string
 	var ents, origins stringList
 	var publishable bool
+	var trustedOnly optionalBool
 	switch sub {
 	case "create":
 		fs.StringVar(&name, "name", "", "what the key is for (required)")
 		fs.Var(&ents, "entitlement", "an entitlement to grant, repeatable: api.ai")
 		fs.BoolVar(&publishable, "publishable", false, "a publishable key for websites: public routes only, from its --origin list only")
 		fs.Var(&origins, "origin", "with --publishable: a website origin (https://host[:port]) the key works from, repeatable")
+	case "set":
+		fs.Var(&trustedOnly, "trusted-documents-only", "true: the key runs on /graphql only trusted documents (vitola graphql documents add); false: any operation")
 	case "list", "revoke":
 	default:
-		return fmt.Errorf("keys: unknown subcommand %q (want create, list, revoke or limits set)", sub)
+		return fmt.Errorf("keys: unknown subcommand %q (want create, list, revoke, set or limits set)", sub)
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -60,6 +63,10 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		return errors.New("keys create: --origin goes with --publishable")
 	case sub == "revoke" && fs.NArg() != 1:
 		return errors.New("keys revoke: give exactly one key ID (key_…) or the key itself, after the flags")
+	case sub == "set" && fs.NArg() != 1:
+		return errors.New("keys set: give exactly one key ID (key_…) or the key itself, after the flags")
+	case sub == "set" && !trustedOnly.set:
+		return errors.New("keys set: give a setting to change: --trusted-documents-only=true|false")
 	case sub == "list" && fs.NArg() > 0:
 		return fmt.Errorf("keys list: unexpected argument %q", fs.Arg(0))
 	}
@@ -91,7 +98,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 			return fmt.Errorf("keys list: %w", err)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tKIND\tENTITLEMENTS\tLIMITS\tCREATED\tSTATUS")
+		fmt.Fprintln(tw, "ID\tNAME\tKIND\tENTITLEMENTS\tLIMITS\tTRUSTED DOCUMENTS ONLY\tCREATED\tSTATUS")
 		revoked := 0
 		for _, k := range list {
 			status := "active"
@@ -103,10 +110,16 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 			if k.Publishable {
 				kind = "publishable " + strings.Join(k.Origins, ",")
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, kind, listOrNone(k.Entitlements), describeLimits(k.Limits), k.CreatedAt.Format(time.RFC3339), status)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\t%s\t%s\n", k.ID, k.Name, kind, listOrNone(k.Entitlements), describeLimits(k.Limits), k.TrustedDocumentsOnly, k.CreatedAt.Format(time.RFC3339), status)
 		}
 		tw.Flush()
 		fmt.Fprintf(stdout, "%d keys, %d active\n", len(list), len(list)-revoked)
+	case "set":
+		k, err := keys.SetTrustedDocumentsOnly(ctx, fs.Arg(0), trustedOnly.value)
+		if err != nil {
+			return fmt.Errorf("keys set: %w", err)
+		}
+		fmt.Fprintf(stdout, "%s trusted-documents-only=%t\n", k.ID, k.TrustedDocumentsOnly)
 	case "revoke":
 		if err := keys.RevokeKey(ctx, fs.Arg(0)); err != nil {
 			return fmt.Errorf("keys revoke: %w", err)
@@ -205,4 +218,17 @@ func describeLimits(l access.Limits) string {
 		return strconv.FormatInt(n, 10)
 	}
 	return "rps=" + show(l.RPS) + " cost-per-minute=" + show(l.CostPerMinute)
+}
+// optionalBool is a boolean flag that knows whether it was given.
+type optionalBool struct{ set, value bool }
+
+func (b *optionalBool) String() string   { return strconv.FormatBool(b.value) }
+func (b *optionalBool) IsBoolFlag() bool { return true }
+func (b *optionalBool) Set(v string) error {
+	x, err := strconv.ParseBool(v)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	b.set, b.value = true, x
+	return nil
 }

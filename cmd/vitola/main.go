@@ -1,7 +1,8 @@
 // Command vitola runs the Vitola platform and its admin commands.
 //
 //	vitola serve [flags]              the platform (or one --component of it)
-//	vitola keys create|list|revoke    developer keys
+//	vitola keys create|list|revoke|set developer keys
+//	vitola graphql documents add      register trusted documents from a client's manifest
 //	vitola migrate                    bring every store to the newest schema
 //	vitola import KIND FILE           load catalog, venues, events or sessions from JSON Lines
 //	vitola credits add|balance        a developer key's credits
@@ -43,7 +44,10 @@ Commands:
   serve     run the platform: every component in one process (default), or one
             --component (` + strings.Join(components, ", ") + `)
   keys      developer keys: keys create --name NAME [--entitlement api.ai],
-            keys list, keys revoke ID
+            keys list, keys revoke ID,
+            keys set ID --trusted-documents-only=true|false
+  graphql   graphql documents add MANIFEST.json: register trusted documents
+            (Relay, GraphQL Code Generator or Apollo manifest; - for stdin)
   migrate   create or upgrade every store's schema, then exit
   import    import catalog|venues|events|sessions FILE: load JSON Lines
             (- for stdin; formats in README); all or nothing
@@ -72,6 +76,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runServe(ctx, rest, getenv, stdout, stderr)
 	case "keys":
 		return runKeys(ctx, rest, getenv, stdout, stderr)
+	case "graphql":
+		return runGraphQL(ctx, rest, getenv, stdin, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "import":

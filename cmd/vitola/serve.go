@@ -20,6 +20,7 @@ import (
 
 	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/internal/idempotency"
+	"github.com/vitolahq/vitola/internal/kv"
 	"github.com/vitolahq/vitola/internal/logging"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/platform"
@@ -239,7 +240,14 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 	}
 	defer kvs.Close()
 	quotas := access.NewQuotas(kvs, s.Quotas, log)
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: s.Limits, Quotas: quotas, Logger: log})
+	// Automatic persisted queries are shared by the router's replicas through
+	// Redis; without it each keeps its own, bounded.
+	var apq kv.Store
+	if s.RedisURL != "" {
+		apq = kvs
+	}
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: s.Limits, Quotas: quotas, Logger: log,
+		PersistedQueries: apq, Documents: accessStore})
 	if err != nil {
 		return err
 	}

@@ -270,6 +270,12 @@ func (a *Analyzer) Check(query, operationName string, variables map[string]any) 
 		an = a.analyze(query, operationName)
 		a.remember(key, query, an)
 	}
+	return a.verdict(an, variables)
+}
+
+// verdict completes an analysis with the operation's variables: the cost,
+// when it depends on them.
+func (a *Analyzer) verdict(an *analysis, variables map[string]any) (Measure, error) {
 	if an.rejection != nil {
 		return an.measure, an.rejection
 	}
