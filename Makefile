@@ -39,6 +39,8 @@ test: tools sdk sdk-package browser ocr lint
 	cd sdk && npm run --silent typecheck && npm test --silent
 	$(GO) build -o $(TOOLS)/bin/gotest ./tools/gotest
 	GO=$(GO) $(TOOLS)/bin/gotest -count=1 -timeout 15m ./...
+	# the router's tests again with inbound deduplication and single-flight off
+	VITOLA_TEST_DEDUP=off $(GO) test -count=1 ./router/
 	@$(MAKE) --no-print-directory fuzz
 
 # lint: go vet and the pinned staticcheck find nothing outside generated code

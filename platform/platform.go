@@ -50,7 +50,9 @@ type Options struct {
 	// DemoKeyOut receives the demo developer key the first time it is made.
 	DemoKeyOut io.Writer
 	Limits     limits.Config
-	Logger     zerolog.Logger
+	// RouterTuning: the router's deduplication and operation cache settings.
+	RouterTuning router.Tuning
+	Logger       zerolog.Logger
 	// FetchAllow are address ranges the image fetcher may reach although not
 	// public (private deployments, tests).
 	FetchAllow []netip.Prefix
@@ -192,7 +194,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	p.Idempotency = idempotency.New(accessStore.Idempotency())
 	usersClient := &subgraph.Client{HTTP: shimClient, URL: urls[schema.Users]}
 	tokens := access.NewTokens(o.PublicURL, restshim.FetchJWKS(usersClient))
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Logger: log, DemoKey: demoKey})
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Tuning: o.RouterTuning, Logger: log, DemoKey: demoKey})
 	if err != nil {
 		return nil, err
 	}

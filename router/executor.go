@@ -1,6 +1,7 @@
 package router
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -41,6 +42,10 @@ type executor struct {
 	resolver *resolve.Resolver
 	plans    *lru.Cache[uint64, plan.Plan]
 	kits     sync.Pool // *kit
+	// dedup shares one execution among identical queries in flight (nil: off).
+	dedup *dedup
+	// noSingleFlight turns off the engine's merging of identical subgraph fetches.
+	noSingleFlight bool
 }
 
 // kit is one request's reusable working set.
@@ -53,7 +58,7 @@ type kit struct {
 	variablesCheck *variablesvalidation.VariablesValidator
 }
 
-func newExecutor(ctx context.Context, client *http.Client, c *Composed, opts resolve.ResolverOptions) (*executor, error) {
+func newExecutor(ctx context.Context, client *http.Client, c *Composed, opts resolve.ResolverOptions, tuning Tuning) (*executor, error) {
 	factory := engine.NewFederationEngineConfigFactory(ctx, engine.WithFederationHttpClient(client))
 	ec, err := factory.BuildEngineConfiguration(c.Config)
 	if err != nil {
@@ -83,8 +88,18 @@ func newExecutor(ctx context.Context, client *http.Client, c *Composed, opts res
 	}
 	cfg.DataSources = append(cfg.DataSources, intro.BuildDataSourceConfigurations()...)
 	cfg.Fields = append(cfg.Fields, intro.BuildFieldConfigurations()...)
-	plans, _ := lru.New[uint64, plan.Plan](1024)
-	x := &executor{schema: schema, client: clientSchema.Document(), config: cfg, resolver: resolve.New(ctx, opts), plans: plans}
+	size := tuning.OperationCacheSize
+	if size <= 0 {
+		size = DefaultOperationCacheSize
+	}
+	plans, err := lru.New[uint64, plan.Plan](size)
+	if err != nil {
+		return nil, fmt.Errorf("operation cache: %w", err)
+	}
+	x := &executor{schema: schema, client: clientSchema.Document(), config: cfg, resolver: resolve.New(ctx, opts), plans: plans, noSingleFlight: tuning.NoSingleFlight}
+	if !tuning.NoInboundDedup {
+		x.dedup = newDedup()
+	}
 	prevalidation := astnormalization.WithPrevalidationRules(
 		astvalidation.DeferStreamOnValidOperations(),
 		astvalidation.DeferStreamHaveUniqueLabels(),
@@ -124,7 +139,10 @@ func (e *RequestError) Error() string { return e.Err.Error() }
 func (e *RequestError) Unwrap() error { return e.Err }
 
 // Execute runs one operation and writes its response. Request errors come back
-// as a *RequestError and nothing is written.
+// as a *RequestError and nothing is written. Identical queries in flight at
+// once share one execution (see dedup) unless that is turned off; header is
+// what subgraph header templates may read, and part of what makes two queries
+// identical.
 func (x *executor) Execute(ctx context.Context, query, operationName string, variables []byte, header http.Header, w io.Writer) error {
 	k := x.kits.Get().(*kit)
 	defer x.kits.Put(k)
@@ -133,23 +151,45 @@ func (x *executor) Execute(ctx context.Context, query, operationName string, var
 	if err != nil {
 		return &RequestError{Err: err}
 	}
-	p, err := x.plan(k, k.doc, query, operationName, variables)
+	p, opHash, err := x.plan(k, k.doc, query, operationName, variables)
 	if err != nil {
 		return err
 	}
+	pl, ok := p.(*plan.SynchronousResponsePlan)
+	if !ok {
+		return fmt.Errorf("operations of this kind are not supported (%T)", p)
+	}
+	if x.dedup == nil || !pl.Response.SingleFlightAllowed() {
+		return x.resolve(ctx, pl, vars, remap, header, w)
+	}
+	// vars lives in the pooled document, which the next request reuses while
+	// a shared execution may still run.
+	vars = bytes.Clone(vars)
+	body, err := x.dedup.do(ctx, dedupKey(ctx, opHash, operationName, vars, header), func(ctx context.Context) ([]byte, error) {
+		var buf bytes.Buffer
+		if err := x.resolve(ctx, pl, vars, remap, header, &buf); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(body)
+	return err
+}
+
+// resolve executes a planned query and writes its response.
+func (x *executor) resolve(ctx context.Context, pl *plan.SynchronousResponsePlan, vars []byte, remap map[string]string, header http.Header, w io.Writer) error {
 	rctx := resolve.NewContext(ctx)
 	if len(vars) != 0 {
 		rctx.Variables = astjson.MustParseBytes(vars)
 	}
 	rctx.Request = resolve.Request{Header: header}
 	rctx.RemapVariables = remap
-	switch pl := p.(type) {
-	case *plan.SynchronousResponsePlan:
-		_, err := x.resolver.ResolveGraphQLResponse(rctx, pl.Response, nil, w)
-		return err
-	default:
-		return fmt.Errorf("operations of this kind are not supported (%T)", p)
-	}
+	rctx.ExecutionOptions.DisableSubgraphRequestDeduplication = x.noSingleFlight
+	_, err := x.resolver.ResolveGraphQLResponse(rctx, pl.Response, nil, w)
+	return err
 }
 
 // prepare parses, normalizes and validates an operation into doc, and returns
@@ -194,36 +234,36 @@ func (x *executor) prepare(k *kit, doc *ast.Document, query, operationName strin
 // plan returns the cached plan of a normalized operation, planning it once. A
 // plan keeps pointers into the document it was made from, so it is made from a
 // document of its own, never from a pooled one that the next request reuses.
-func (x *executor) plan(k *kit, doc *ast.Document, query, operationName string, variables []byte) (plan.Plan, error) {
+func (x *executor) plan(k *kit, doc *ast.Document, query, operationName string, variables []byte) (plan.Plan, uint64, error) {
 	h := pool.Hash64.Get()
 	h.Reset()
 	defer pool.Hash64.Put(h)
 	if err := astprinter.Print(doc, h); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	key := h.Sum64()
 	if p, ok := x.plans.Get(key); ok {
-		return p, nil
+		return p, key, nil
 	}
 	own := ast.NewSmallDocument()
 	if _, _, err := x.prepare(k, own, query, operationName, variables); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	planner, err := plan.NewPlanner(x.config)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var report operationreport.Report
 	p := planner.Plan(own, x.schema, operationName, &report)
 	if report.HasErrors() {
-		return nil, report
+		return nil, 0, report
 	}
 	postprocess.NewProcessor().Process(p)
 	if sp, ok := p.(*plan.SynchronousResponsePlan); ok && sp.Response != nil {
 		unaliasIntrospection(sp.Response.Data)
 	}
 	x.plans.Add(key, p)
-	return p, nil
+	return p, key, nil
 }
 
 // unaliasIntrospection makes every field under __schema and __type read its

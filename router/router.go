@@ -52,6 +52,8 @@ type Config struct {
 	// DemoKey is the demo developer key (--demo) GraphiQL fills in for a
 	// browser on this machine (webui.GraphiQLHandler); empty: none.
 	DemoKey string
+	// Tuning: deduplication, single-flight and the operation cache (zero: defaults).
+	Tuning Tuning
 }
 
 // Router serves POST /graphql (and GraphiQL on a browser's GET).
@@ -80,7 +82,7 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 		OmitSubgraphErrorLocations:   true,
 		AllowedErrorExtensionFields:  []string{"code"},
 		AllowedSubgraphErrorFields:   []string{"message", "path", "extensions"},
-	})
+	}, cfg.Tuning)
 	if err != nil {
 		return nil, fmt.Errorf("create engine: %w", err)
 	}

@@ -60,6 +60,11 @@ type serveSettings struct {
 	LogLevel       string
 	LogFormat      string
 	Limits         limits.Config
+	// Router performance settings (deduplication, operation cache).
+	Tuning                     router.Tuning
+	inboundDedup, singleFlight bool
+	// PprofAddr serves net/http/pprof on its own listener; empty: off.
+	PprofAddr string
 	// Payments settings.
 	PaymentsPublicURL string
 	PaymentsKEKs      string
@@ -88,6 +93,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	s.Tuning.NoInboundDedup, s.Tuning.NoSingleFlight = !s.inboundDedup, !s.singleFlight
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
@@ -141,6 +147,10 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&s.Limits.MaxQueryBytes, "max-query-bytes", envInt(getenv, "VITOLA_MAX_QUERY_BYTES", lim.MaxQueryBytes), "GraphQL: longest operation text in bytes, refused before parsing (env VITOLA_MAX_QUERY_BYTES)")
 	fs.IntVar(&s.Limits.MaxTokens, "max-tokens", envInt(getenv, "VITOLA_MAX_TOKENS", lim.MaxTokens), "GraphQL: most tokens in an operation, and in a request's JSON, refused before parsing (env VITOLA_MAX_TOKENS)")
 	fs.IntVar(&s.Limits.MaxNesting, "max-nesting", envInt(getenv, "VITOLA_MAX_NESTING", lim.MaxNesting), "GraphQL: deepest nesting of brackets ({ [ ( together) in an operation, and of arrays and objects in a request's JSON, refused before parsing (env VITOLA_MAX_NESTING)")
+	fs.BoolVar(&s.inboundDedup, "inbound-dedup", envBoolOr(getenv, "VITOLA_INBOUND_DEDUP", true), "router: identical queries in flight at once (same operation, variables and caller) share one execution (env VITOLA_INBOUND_DEDUP)")
+	fs.BoolVar(&s.singleFlight, "single-flight", envBoolOr(getenv, "VITOLA_SINGLE_FLIGHT", true), "router: identical subgraph fetches in flight at once are made once (env VITOLA_SINGLE_FLIGHT)")
+	fs.IntVar(&s.Tuning.OperationCacheSize, "operation-cache-size", envInt(getenv, "VITOLA_OPERATION_CACHE_SIZE", router.DefaultOperationCacheSize), "router: how many prepared (normalized, validated, analysed, planned) operations are kept (env VITOLA_OPERATION_CACHE_SIZE)")
+	fs.StringVar(&s.PprofAddr, "pprof-addr", envOr(getenv, "VITOLA_PPROF_ADDR", ""), "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060; empty: off (env VITOLA_PPROF_ADDR)")
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -151,6 +161,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	log, err := logging.New(stderr, s.LogLevel, s.LogFormat)
 	if err != nil {
 		return fmt.Errorf("--log-level: %w", err)
+	}
+	if err := startPprof(ctx, s.PprofAddr, log); err != nil {
+		return err
 	}
 	switch s.Component {
 	case "":
@@ -179,7 +192,7 @@ func serveAll(ctx context.Context, s *serveSettings, log zerolog.Logger, stdout 
 	logPublicURLs(log, publicURL, payments.PublicURL)
 	p, err := platform.Open(ctx, platform.Options{
 		Store: s.store.config(), RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix, InternalKey: key,
-		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Logger: log, PublicURL: publicURL, FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20,
+		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, RouterTuning: s.Tuning, Logger: log, PublicURL: publicURL, FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20,
 		VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: payments,
 	})
 	if err != nil {
@@ -221,7 +234,7 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 		tokens = access.NewTokens(s.componentPublicURL(log), restshim.FetchJWKS(&subgraph.Client{HTTP: client, URL: u}))
 	}
 	verifier, _ := trust.NewVerifier(key)
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: s.Limits, Logger: log})
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: s.Limits, Tuning: s.Tuning, Logger: log})
 	if err != nil {
 		return err
 	}
