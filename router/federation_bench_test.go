@@ -3,10 +3,10 @@
 package router_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"bufio"
 	"io"
 	"net/http"
 	"net/http/httptest"
