@@ -41,7 +41,9 @@ type executor struct {
 	config   plan.Configuration
 	resolver *resolve.Resolver
 	plans    *lru.Cache[uint64, plan.Plan]
-	kits     sync.Pool // *kit
+	// ops holds prepared operations by their request (see operation).
+	ops  *lru.Cache[uint64, *prepared]
+	kits sync.Pool // *kit
 	// dedup shares one execution among identical queries in flight (nil: off).
 	dedup *dedup
 	// noSingleFlight turns off the engine's merging of identical subgraph fetches.
@@ -96,7 +98,11 @@ func newExecutor(ctx context.Context, client *http.Client, c *Composed, opts res
 	if err != nil {
 		return nil, fmt.Errorf("operation cache: %w", err)
 	}
-	x := &executor{schema: schema, client: clientSchema.Document(), config: cfg, resolver: resolve.New(ctx, opts), plans: plans, noSingleFlight: tuning.NoSingleFlight}
+	ops, err := lru.New[uint64, *prepared](size)
+	if err != nil {
+		return nil, fmt.Errorf("operation cache: %w", err)
+	}
+	x := &executor{schema: schema, client: clientSchema.Document(), config: cfg, resolver: resolve.New(ctx, opts), plans: plans, ops: ops, noSingleFlight: tuning.NoSingleFlight}
 	if !tuning.NoInboundDedup {
 		x.dedup = newDedup()
 	}
@@ -144,27 +150,14 @@ func (e *RequestError) Unwrap() error { return e.Err }
 // what subgraph header templates may read, and part of what makes two queries
 // identical.
 func (x *executor) Execute(ctx context.Context, query, operationName string, variables []byte, header http.Header, w io.Writer) error {
-	k := x.kits.Get().(*kit)
-	defer x.kits.Put(k)
-	k.doc.Reset()
-	vars, remap, err := x.prepare(k, k.doc, query, operationName, variables)
-	if err != nil {
-		return &RequestError{Err: err}
-	}
-	p, opHash, err := x.plan(k, k.doc, query, operationName, variables)
+	op, err := x.operation(query, operationName, variables)
 	if err != nil {
 		return err
 	}
-	pl, ok := p.(*plan.SynchronousResponsePlan)
-	if !ok {
-		return fmt.Errorf("operations of this kind are not supported (%T)", p)
-	}
+	pl, vars, remap, opHash := op.plan, op.vars, op.remap, op.opHash
 	if x.dedup == nil || !pl.Response.SingleFlightAllowed() {
 		return x.resolve(ctx, pl, vars, remap, header, w)
 	}
-	// vars lives in the pooled document, which the next request reuses while
-	// a shared execution may still run.
-	vars = bytes.Clone(vars)
 	body, err := x.dedup.do(ctx, dedupKey(ctx, opHash, operationName, vars, header), func(ctx context.Context) ([]byte, error) {
 		var buf bytes.Buffer
 		if err := x.resolve(ctx, pl, vars, remap, header, &buf); err != nil {
@@ -190,6 +183,67 @@ func (x *executor) resolve(ctx context.Context, pl *plan.SynchronousResponsePlan
 	rctx.ExecutionOptions.DisableSubgraphRequestDeduplication = x.noSingleFlight
 	_, err := x.resolver.ResolveGraphQLResponse(rctx, pl.Response, nil, w)
 	return err
+}
+
+// prepared is an operation ready to resolve: parsed, normalized, validated
+// (its variables too) and planned. It is shared by every request that sends
+// the same query, operation name and variables, and never changed.
+type prepared struct {
+	query, operationName string
+	variables            []byte // as the request sent them
+
+	plan   *plan.SynchronousResponsePlan
+	opHash uint64 // the normalized operation's
+	vars   []byte // normalized, inline arguments extracted
+	remap  map[string]string
+}
+
+// maxCachedRequest bounds the query and variables of a cached operation in
+// bytes: the cache's memory is its size times this at most.
+const maxCachedRequest = 16 << 10
+
+// operation prepares a request's operation, or takes it from the cache of
+// requests seen before: the same query, operation name and variables always
+// prepare into the same operation, so only the first pays for parsing,
+// normalization, validation and planning. Request errors come back as a
+// *RequestError.
+func (x *executor) operation(query, operationName string, variables []byte) (*prepared, error) {
+	h := pool.Hash64.Get()
+	h.Reset()
+	h.WriteString(query)
+	h.Write([]byte{0})
+	h.WriteString(operationName)
+	h.Write([]byte{0})
+	h.Write(variables)
+	key := h.Sum64()
+	pool.Hash64.Put(h)
+	// The whole request is compared, not only its hash: a colliding request
+	// must never run another's plan (nor escape its own limits).
+	if op, ok := x.ops.Get(key); ok && op.query == query && op.operationName == operationName && bytes.Equal(op.variables, variables) {
+		return op, nil
+	}
+	k := x.kits.Get().(*kit)
+	defer x.kits.Put(k)
+	k.doc.Reset()
+	vars, remap, err := x.prepare(k, k.doc, query, operationName, variables)
+	if err != nil {
+		return nil, &RequestError{Err: err}
+	}
+	p, opHash, err := x.plan(k, k.doc, query, operationName, variables)
+	if err != nil {
+		return nil, err
+	}
+	pl, ok := p.(*plan.SynchronousResponsePlan)
+	if !ok {
+		return nil, fmt.Errorf("operations of this kind are not supported (%T)", p)
+	}
+	// vars lives in the pooled document, which the next request reuses.
+	op := &prepared{query: query, operationName: operationName, variables: bytes.Clone(variables),
+		plan: pl, opHash: opHash, vars: bytes.Clone(vars), remap: remap}
+	if len(query)+len(variables) <= maxCachedRequest {
+		x.ops.Add(key, op)
+	}
+	return op, nil
 }
 
 // prepare parses, normalizes and validates an operation into doc, and returns
