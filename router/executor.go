@@ -156,11 +156,11 @@ func (x *executor) Execute(ctx context.Context, query, operationName string, var
 	}
 	pl, vars, remap, opHash := op.plan, op.vars, op.remap, op.opHash
 	if x.dedup == nil || !pl.Response.SingleFlightAllowed() {
-		return x.resolve(ctx, pl, vars, remap, header, w)
+		return x.resolve(ctx, pl, opHash, vars, remap, header, w)
 	}
 	body, err := x.dedup.do(ctx, dedupKey(ctx, opHash, operationName, vars, header), func(ctx context.Context) ([]byte, error) {
 		var buf bytes.Buffer
-		if err := x.resolve(ctx, pl, vars, remap, header, &buf); err != nil {
+		if err := x.resolve(ctx, pl, opHash, vars, remap, header, &buf); err != nil {
 			return nil, err
 		}
 		return buf.Bytes(), nil
@@ -172,16 +172,20 @@ func (x *executor) Execute(ctx context.Context, query, operationName string, var
 	return err
 }
 
-// resolve executes a planned query and writes its response.
-func (x *executor) resolve(ctx context.Context, pl *plan.SynchronousResponsePlan, vars []byte, remap map[string]string, header http.Header, w io.Writer) error {
+// resolve executes a planned query and writes its response, on the engine's
+// arena path: what one execution allocates comes from pooled arenas, sized by
+// what the same operation (opHash) took before, instead of the heap. The
+// engine's own inbound deduplication stays off: dedup does it (see there why).
+func (x *executor) resolve(ctx context.Context, pl *plan.SynchronousResponsePlan, opHash uint64, vars []byte, remap map[string]string, header http.Header, w io.Writer) error {
 	rctx := resolve.NewContext(ctx)
 	if len(vars) != 0 {
 		rctx.Variables = astjson.MustParseBytes(vars)
 	}
-	rctx.Request = resolve.Request{Header: header}
+	rctx.Request = resolve.Request{ID: opHash, Header: header}
 	rctx.RemapVariables = remap
 	rctx.ExecutionOptions.DisableSubgraphRequestDeduplication = x.noSingleFlight
-	_, err := x.resolver.ResolveGraphQLResponse(rctx, pl.Response, nil, w)
+	rctx.ExecutionOptions.DisableInboundRequestDeduplication = true
+	_, err := x.resolver.ArenaResolveGraphQLResponse(rctx, pl.Response, w)
 	return err
 }
 
