@@ -66,15 +66,16 @@ func TestRouterBenchmark(t *testing.T) {
 			t.Skip("builds and runs tools/fedsubgraphs: only with VITOLA_BENCH=1 (make bench-router)")
 		}
 		config, urls := startFedSubgraphs(t)
-		newRouter := func(tuning router.Tuning) string {
+		newRouter := func(tuning router.Tuning, h2c bool) string {
 			composed, err := router.LoadComposed(config, urls)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return serveBenchRouter(t, router.Config{Composed: composed, Client: &http.Client{Transport: newBenchTransport()}, Keys: oneKey{}, Tuning: tuning})
+			return serveBenchRouter(t, router.Config{Composed: composed, Client: &http.Client{Transport: router.SubgraphTransport(h2c)}, Keys: oneKey{}, Tuning: tuning})
 		}
-		defaults, dedupOff, bothOff := newRouter(router.Tuning{}), newRouter(router.Tuning{NoInboundDedup: true}),
-			newRouter(router.Tuning{NoInboundDedup: true, NoSingleFlight: true})
+		defaults, dedupOff := newRouter(router.Tuning{}, false), newRouter(router.Tuning{NoInboundDedup: true}, false)
+		bothOff := newRouter(router.Tuning{NoInboundDedup: true, NoSingleFlight: true}, false)
+		bothOffH2C := newRouter(router.Tuning{NoInboundDedup: true, NoSingleFlight: true}, true)
 		join := gqlBody(`{ topProducts { upc name price reviews { body } } }`)
 		only := gqlBody(`{ topProducts { upc name price } }`)
 		key := http.Header{access.Header: {federationTestKey}}
@@ -85,6 +86,7 @@ func TestRouterBenchmark(t *testing.T) {
 			{name: "join, both off", url: bothOff, body: join, header: key},
 			{name: "products only, defaults", url: defaults, body: only, header: key},
 			{name: "products only, both off", url: bothOff, body: only, header: key},
+			{name: "join, both off, h2c", url: bothOffH2C, body: join, header: key},
 		})
 	})
 
@@ -96,7 +98,7 @@ func TestRouterBenchmark(t *testing.T) {
 				t.Fatal(err)
 			}
 			composed.SeparateCallers(schema.Subgraphs...)
-			client := &http.Client{Transport: &trust.Transport{Base: newBenchTransport(), Issuer: e.issuer, Hosts: platform.SignedHosts(e.subgraphURLs)}}
+			client := &http.Client{Transport: &trust.Transport{Base: router.SubgraphTransport(false), Issuer: e.issuer, Hosts: platform.SignedHosts(e.subgraphURLs)}}
 			return serveBenchRouter(t, router.Config{Composed: composed, Client: client, Keys: e.keys, Tuning: tuning})
 		}
 		defaults, bothOff := newRouter(router.Tuning{}), newRouter(router.Tuning{NoInboundDedup: true, NoSingleFlight: true})

@@ -65,6 +65,8 @@ type serveSettings struct {
 	inboundDedup, singleFlight bool
 	// PprofAddr serves net/http/pprof on its own listener; empty: off.
 	PprofAddr string
+	// SubgraphH2C: the router calls subgraphs over HTTP/2 without TLS.
+	SubgraphH2C bool
 	// Payments settings.
 	PaymentsPublicURL string
 	PaymentsKEKs      string
@@ -150,6 +152,7 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.BoolVar(&s.inboundDedup, "inbound-dedup", envBoolOr(getenv, "VITOLA_INBOUND_DEDUP", true), "router: identical queries in flight at once (same operation, variables and caller) share one execution (env VITOLA_INBOUND_DEDUP)")
 	fs.BoolVar(&s.singleFlight, "single-flight", envBoolOr(getenv, "VITOLA_SINGLE_FLIGHT", true), "router: identical subgraph fetches in flight at once are made once (env VITOLA_SINGLE_FLIGHT)")
 	fs.IntVar(&s.Tuning.OperationCacheSize, "operation-cache-size", envInt(getenv, "VITOLA_OPERATION_CACHE_SIZE", router.DefaultOperationCacheSize), "router: how many prepared (normalized, validated, analysed, planned) operations are kept (env VITOLA_OPERATION_CACHE_SIZE)")
+	fs.BoolVar(&s.SubgraphH2C, "subgraph-h2c", envBool(getenv, "VITOLA_SUBGRAPH_H2C"), "router: call subgraphs over HTTP/2 without TLS (h2c, prior knowledge); every subgraph must accept it, as Vitola's do (env VITOLA_SUBGRAPH_H2C)")
 	fs.StringVar(&s.PprofAddr, "pprof-addr", envOr(getenv, "VITOLA_PPROF_ADDR", ""), "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060; empty: off (env VITOLA_PPROF_ADDR)")
 }
 
@@ -228,7 +231,7 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 		return err
 	}
 	defer accessStore.Close()
-	client := &http.Client{Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer, Hosts: platform.SignedHosts(composed.Subgraphs)}}
+	client := &http.Client{Transport: &trust.Transport{Base: router.SubgraphTransport(s.SubgraphH2C), Issuer: issuer, Hosts: platform.SignedHosts(composed.Subgraphs)}}
 	var tokens *access.Tokens // access tokens need Vitola's users subgraph
 	if u, ok := s.SubgraphURLs[schema.Users]; ok && s.RouterConfig == "" {
 		tokens = access.NewTokens(s.componentPublicURL(log), restshim.FetchJWKS(&subgraph.Client{HTTP: client, URL: u}))
@@ -340,7 +343,7 @@ func serveSubgraph(ctx context.Context, s *serveSettings, log zerolog.Logger) er
 		return err
 	}
 	defer sg.Store.Close()
-	return listenAndServe(ctx, log, &listener{name: s.Component, addr: s.Addr, handler: subgraph.Handler(s.Component, sg.GraphQL, verifier, sg.Store, sg.Routes...)})
+	return listenAndServe(ctx, log, &listener{name: s.Component, addr: s.Addr, h2c: true, handler: subgraph.Handler(s.Component, sg.GraphQL, verifier, sg.Store, sg.Routes...)})
 }
 
 func newHTTPTransport() *http.Transport {
@@ -390,6 +393,8 @@ type listener struct {
 	addr    string // as configured
 	handler http.Handler
 	ln      net.Listener
+	// h2c: accept HTTP/2 without TLS too (subgraphs, for --subgraph-h2c).
+	h2c bool
 }
 
 // bound is the address actually listened on (port 0 becomes the port given).
@@ -435,6 +440,9 @@ func serve(ctx context.Context, log zerolog.Logger, ls ...*listener) error {
 	errc := make(chan error, len(ls))
 	for _, l := range ls {
 		srv := platform.HTTPServer(l.handler)
+		if l.h2c {
+			router.AcceptH2C(srv)
+		}
 		servers = append(servers, srv)
 		log.Info().Str("component", l.name).Str("addr", "http://"+l.bound()).Msg("listening")
 		go func() {

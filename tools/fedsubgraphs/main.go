@@ -45,7 +45,11 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		srv := &http.Server{Handler: s.h}
+		// HTTP/1.1 and HTTP/2 without TLS, for a router calling with h2c.
+		var protocols http.Protocols
+		protocols.SetHTTP1(true)
+		protocols.SetUnencryptedHTTP2(true)
+		srv := &http.Server{Handler: s.h, Protocols: &protocols}
 		go func() { log.Fatal(srv.Serve(ln)) }()
 		if line != "" {
 			line += " "
