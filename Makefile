@@ -32,7 +32,7 @@ SDK_DEPS  := sdk/node_modules/.vitola-installed
 RELAY_DEPS := examples/relay/node_modules/.vitola-installed
 SDK_PACK  := .cache/sdk-pack
 
-.PHONY: run test build generate compose tools check-tools clean sdk sdk-package relay-example widget browser evidence ocr stripe-mock staticcheck lint fuzz
+.PHONY: run test bench-router build generate compose tools check-tools clean sdk sdk-package relay-example widget browser evidence ocr stripe-mock staticcheck lint fuzz
 
 run: build
 	@$(MAKE) --no-print-directory ocr || echo "tesseract could not be installed: fingerprints will carry no OCR text (the platform runs without it)"
@@ -47,7 +47,18 @@ test: tools sdk sdk-package relay-example browser ocr lint
 	cd sdk && npm run --silent typecheck && npm test --silent
 	$(GO) build -o $(TOOLS)/bin/gotest ./tools/gotest
 	GO=$(GO) $(TOOLS)/bin/gotest -count=1 -timeout 15m ./...
+	# the router's tests again with inbound deduplication and single-flight off
+	VITOLA_TEST_DEDUP=off $(GO) test -count=1 ./router/
 	@$(MAKE) --no-print-directory fuzz
+
+# bench-router: the router in front of graphql-go-tools' federation test
+# subgraphs (tools/fedsubgraphs) and of Vitola's own, against calling a subgraph
+# directly, deduplication on and off, medians of rounds as ratios (see
+# router/federation_bench_test.go). BENCH_ROUNDS and BENCH_SECONDS tune it.
+BENCH_ROUNDS ?= 3
+BENCH_SECONDS ?= 2
+bench-router:
+	VITOLA_BENCH=1 VITOLA_BENCH_ROUNDS=$(BENCH_ROUNDS) VITOLA_BENCH_SECONDS=$(BENCH_SECONDS) $(GO) test ./router -run '^TestRouterBenchmark$$' -count=1 -v -timeout 30m
 
 # lint: go vet and the pinned staticcheck find nothing outside generated code
 # (files marked "Code generated ... DO NOT EDIT.").

@@ -50,7 +50,9 @@ type Options struct {
 	// DemoKeyOut receives the demo developer key the first time it is made.
 	DemoKeyOut io.Writer
 	Limits     limits.Config
-	Logger     zerolog.Logger
+	// RouterTuning: the router's deduplication and operation cache settings.
+	RouterTuning router.Tuning
+	Logger       zerolog.Logger
 	// FetchAllow are address ranges the image fetcher may reach although not
 	// public (private deployments, tests).
 	FetchAllow []netip.Prefix
@@ -202,7 +204,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	if o.RedisURL != "" {
 		apq = kvs
 	}
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Quotas: quotas, Logger: log, DemoKey: demoKey,
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Quotas: quotas, Tuning: o.RouterTuning, Logger: log, DemoKey: demoKey,
 		PersistedQueries: apq, Documents: accessStore})
 	if err != nil {
 		return nil, err

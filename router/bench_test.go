@@ -53,6 +53,11 @@ type benchEnv struct {
 	internalToken            string
 	client                   *http.Client
 	queries                  []benchQuery
+	// What another router over the same subgraphs needs (the federation
+	// benchmark builds one per tuning).
+	subgraphURLs map[string]string
+	issuer       *trust.Issuer
+	keys         router.KeyChecker
 
 	// failure is the first error of a run: testing.Benchmark drops b.Error's
 	// message and returns an empty result.
@@ -120,7 +125,7 @@ func newBenchEnv(tb testing.TB) *benchEnv {
 		tb.Fatal(err)
 	}
 
-	e := &benchEnv{serviceKey: plain, internalToken: tok, client: newBenchClient()}
+	e := &benchEnv{serviceKey: plain, internalToken: tok, client: newBenchClient(), issuer: issuer, keys: p.Keys}
 	e.api = httptest.NewServer(p.API)
 	tb.Cleanup(e.api.Close)
 	// Every subgraph gets its own server, for the scale-out router.
@@ -133,6 +138,7 @@ func newBenchEnv(tb testing.TB) *benchEnv {
 			e.catalog = srv
 		}
 	}
+	e.subgraphURLs = subgraphURLs
 	composed, err := router.LoadComposed(schema.RouterConfig, subgraphURLs)
 	if err != nil {
 		tb.Fatal(err)

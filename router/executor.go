@@ -1,6 +1,7 @@
 package router
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -40,7 +41,13 @@ type executor struct {
 	config   plan.Configuration
 	resolver *resolve.Resolver
 	plans    *lru.Cache[uint64, plan.Plan]
-	kits     sync.Pool // *kit
+	// ops holds prepared operations by their request (see operation).
+	ops  *lru.Cache[uint64, *prepared]
+	kits sync.Pool // *kit
+	// dedup shares one execution among identical queries in flight (nil: off).
+	dedup *dedup
+	// noSingleFlight turns off the engine's merging of identical subgraph fetches.
+	noSingleFlight bool
 }
 
 // kit is one request's reusable working set.
@@ -53,7 +60,7 @@ type kit struct {
 	variablesCheck *variablesvalidation.VariablesValidator
 }
 
-func newExecutor(ctx context.Context, client *http.Client, c *Composed, opts resolve.ResolverOptions) (*executor, error) {
+func newExecutor(ctx context.Context, client *http.Client, c *Composed, opts resolve.ResolverOptions, tuning Tuning) (*executor, error) {
 	factory := engine.NewFederationEngineConfigFactory(ctx, engine.WithFederationHttpClient(client))
 	ec, err := factory.BuildEngineConfiguration(c.Config)
 	if err != nil {
@@ -83,8 +90,22 @@ func newExecutor(ctx context.Context, client *http.Client, c *Composed, opts res
 	}
 	cfg.DataSources = append(cfg.DataSources, intro.BuildDataSourceConfigurations()...)
 	cfg.Fields = append(cfg.Fields, intro.BuildFieldConfigurations()...)
-	plans, _ := lru.New[uint64, plan.Plan](1024)
-	x := &executor{schema: schema, client: clientSchema.Document(), config: cfg, resolver: resolve.New(ctx, opts), plans: plans}
+	size := tuning.OperationCacheSize
+	if size <= 0 {
+		size = DefaultOperationCacheSize
+	}
+	plans, err := lru.New[uint64, plan.Plan](size)
+	if err != nil {
+		return nil, fmt.Errorf("operation cache: %w", err)
+	}
+	ops, err := lru.New[uint64, *prepared](size)
+	if err != nil {
+		return nil, fmt.Errorf("operation cache: %w", err)
+	}
+	x := &executor{schema: schema, client: clientSchema.Document(), config: cfg, resolver: resolve.New(ctx, opts), plans: plans, ops: ops, noSingleFlight: tuning.NoSingleFlight}
+	if !tuning.NoInboundDedup {
+		x.dedup = newDedup()
+	}
 	prevalidation := astnormalization.WithPrevalidationRules(
 		astvalidation.DeferStreamOnValidOperations(),
 		astvalidation.DeferStreamHaveUniqueLabels(),
@@ -124,32 +145,109 @@ func (e *RequestError) Error() string { return e.Err.Error() }
 func (e *RequestError) Unwrap() error { return e.Err }
 
 // Execute runs one operation and writes its response. Request errors come back
-// as a *RequestError and nothing is written.
+// as a *RequestError and nothing is written. Identical queries in flight at
+// once share one execution (see dedup) unless that is turned off; header is
+// what subgraph header templates may read, and part of what makes two queries
+// identical.
 func (x *executor) Execute(ctx context.Context, query, operationName string, variables []byte, header http.Header, w io.Writer) error {
+	op, err := x.operation(query, operationName, variables)
+	if err != nil {
+		return err
+	}
+	pl, vars, remap, opHash := op.plan, op.vars, op.remap, op.opHash
+	if x.dedup == nil || !pl.Response.SingleFlightAllowed() {
+		return x.resolve(ctx, pl, opHash, vars, remap, header, w)
+	}
+	body, err := x.dedup.do(ctx, dedupKey(ctx, opHash, operationName, vars, header), func(ctx context.Context) ([]byte, error) {
+		var buf bytes.Buffer
+		if err := x.resolve(ctx, pl, opHash, vars, remap, header, &buf); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(body)
+	return err
+}
+
+// resolve executes a planned query and writes its response, on the engine's
+// arena path: what one execution allocates comes from pooled arenas, sized by
+// what the same operation (opHash) took before, instead of the heap. The
+// engine's own inbound deduplication stays off: dedup does it (see there why).
+func (x *executor) resolve(ctx context.Context, pl *plan.SynchronousResponsePlan, opHash uint64, vars []byte, remap map[string]string, header http.Header, w io.Writer) error {
+	rctx := resolve.NewContext(ctx)
+	if len(vars) != 0 {
+		rctx.Variables = astjson.MustParseBytes(vars)
+	}
+	rctx.Request = resolve.Request{ID: opHash, Header: header}
+	rctx.RemapVariables = remap
+	rctx.ExecutionOptions.DisableSubgraphRequestDeduplication = x.noSingleFlight
+	rctx.ExecutionOptions.DisableInboundRequestDeduplication = true
+	_, err := x.resolver.ArenaResolveGraphQLResponse(rctx, pl.Response, w)
+	return err
+}
+
+// prepared is an operation ready to resolve: parsed, normalized, validated
+// (its variables too) and planned. It is shared by every request that sends
+// the same query, operation name and variables, and never changed.
+type prepared struct {
+	query, operationName string
+	variables            []byte // as the request sent them
+
+	plan   *plan.SynchronousResponsePlan
+	opHash uint64 // the normalized operation's
+	vars   []byte // normalized, inline arguments extracted
+	remap  map[string]string
+}
+
+// maxCachedRequest bounds the query and variables of a cached operation in
+// bytes: the cache's memory is its size times this at most.
+const maxCachedRequest = 16 << 10
+
+// operation prepares a request's operation, or takes it from the cache of
+// requests seen before: the same query, operation name and variables always
+// prepare into the same operation, so only the first pays for parsing,
+// normalization, validation and planning. Request errors come back as a
+// *RequestError.
+func (x *executor) operation(query, operationName string, variables []byte) (*prepared, error) {
+	h := pool.Hash64.Get()
+	h.Reset()
+	h.WriteString(query)
+	h.Write([]byte{0})
+	h.WriteString(operationName)
+	h.Write([]byte{0})
+	h.Write(variables)
+	key := h.Sum64()
+	pool.Hash64.Put(h)
+	// The whole request is compared, not only its hash: a colliding request
+	// must never run another's plan (nor escape its own limits).
+	if op, ok := x.ops.Get(key); ok && op.query == query && op.operationName == operationName && bytes.Equal(op.variables, variables) {
+		return op, nil
+	}
 	k := x.kits.Get().(*kit)
 	defer x.kits.Put(k)
 	k.doc.Reset()
 	vars, remap, err := x.prepare(k, k.doc, query, operationName, variables)
 	if err != nil {
-		return &RequestError{Err: err}
+		return nil, &RequestError{Err: err}
 	}
-	p, err := x.plan(k, k.doc, query, operationName, variables)
+	p, opHash, err := x.plan(k, k.doc, query, operationName, variables)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	rctx := resolve.NewContext(ctx)
-	if len(vars) != 0 {
-		rctx.Variables = astjson.MustParseBytes(vars)
+	pl, ok := p.(*plan.SynchronousResponsePlan)
+	if !ok {
+		return nil, fmt.Errorf("operations of this kind are not supported (%T)", p)
 	}
-	rctx.Request = resolve.Request{Header: header}
-	rctx.RemapVariables = remap
-	switch pl := p.(type) {
-	case *plan.SynchronousResponsePlan:
-		_, err := x.resolver.ResolveGraphQLResponse(rctx, pl.Response, nil, w)
-		return err
-	default:
-		return fmt.Errorf("operations of this kind are not supported (%T)", p)
+	// vars lives in the pooled document, which the next request reuses.
+	op := &prepared{query: query, operationName: operationName, variables: bytes.Clone(variables),
+		plan: pl, opHash: opHash, vars: bytes.Clone(vars), remap: remap}
+	if len(query)+len(variables) <= maxCachedRequest {
+		x.ops.Add(key, op)
 	}
+	return op, nil
 }
 
 // prepare parses, normalizes and validates an operation into doc, and returns
@@ -194,36 +292,36 @@ func (x *executor) prepare(k *kit, doc *ast.Document, query, operationName strin
 // plan returns the cached plan of a normalized operation, planning it once. A
 // plan keeps pointers into the document it was made from, so it is made from a
 // document of its own, never from a pooled one that the next request reuses.
-func (x *executor) plan(k *kit, doc *ast.Document, query, operationName string, variables []byte) (plan.Plan, error) {
+func (x *executor) plan(k *kit, doc *ast.Document, query, operationName string, variables []byte) (plan.Plan, uint64, error) {
 	h := pool.Hash64.Get()
 	h.Reset()
 	defer pool.Hash64.Put(h)
 	if err := astprinter.Print(doc, h); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	key := h.Sum64()
 	if p, ok := x.plans.Get(key); ok {
-		return p, nil
+		return p, key, nil
 	}
 	own := ast.NewSmallDocument()
 	if _, _, err := x.prepare(k, own, query, operationName, variables); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	planner, err := plan.NewPlanner(x.config)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var report operationreport.Report
 	p := planner.Plan(own, x.schema, operationName, &report)
 	if report.HasErrors() {
-		return nil, report
+		return nil, 0, report
 	}
 	postprocess.NewProcessor().Process(p)
 	if sp, ok := p.(*plan.SynchronousResponsePlan); ok && sp.Response != nil {
 		unaliasIntrospection(sp.Response.Data)
 	}
 	x.plans.Add(key, p)
-	return p, nil
+	return p, key, nil
 }
 
 // unaliasIntrospection makes every field under __schema and __type read its

@@ -81,7 +81,7 @@ func newFederationRouter(tb testing.TB, pattern string, subgraphs map[string]*fa
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
 	client := &http.Client{Transport: &inproc.Transport{Handlers: hosts}}
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: oneKey{}, Limits: lim, Logger: zerolog.Nop()})
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: oneKey{}, Limits: lim, Tuning: testTuning, Logger: zerolog.Nop()})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -42,6 +42,16 @@ var demo struct {
 
 var internalKey = bytes.Repeat([]byte("k"), 32)
 
+// testTuning is the tuning of every test router: the defaults (inbound
+// deduplication and single-flight on), or both off with
+// VITOLA_TEST_DEDUP=off. `make test` runs this package both ways.
+var testTuning = func() router.Tuning {
+	if os.Getenv("VITOLA_TEST_DEDUP") == "off" {
+		return router.Tuning{NoInboundDedup: true, NoSingleFlight: true}
+	}
+	return router.Tuning{}
+}()
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if demo.p != nil {
@@ -97,7 +107,7 @@ func newTestRouterWith(tb testing.TB, lim limits.Config, with func(*router.Confi
 		tb.Fatal(err)
 	}
 	client := &http.Client{Transport: &trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: issuer}}
-	cfg := router.Config{Composed: composed, Client: client, Keys: demo.p.Keys, Limits: lim, Logger: zerolog.Nop()}
+	cfg := router.Config{Composed: composed, Client: client, Keys: demo.p.Keys, Limits: lim, Tuning: testTuning, Logger: zerolog.Nop()}
 	if with != nil {
 		with(&cfg)
 	}

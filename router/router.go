@@ -61,6 +61,8 @@ type Config struct {
 	// DemoKey is the demo developer key (--demo) GraphiQL fills in for a
 	// browser on this machine (webui.GraphiQLHandler); empty: none.
 	DemoKey string
+	// Tuning: deduplication, single-flight and the operation cache (zero: defaults).
+	Tuning Tuning
 }
 
 // Router serves /graphql: operations by POST, queries by GET too, and
@@ -92,7 +94,7 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 		OmitSubgraphErrorLocations:   true,
 		AllowedErrorExtensionFields:  []string{"code"},
 		AllowedSubgraphErrorFields:   []string{"message", "path", "extensions"},
-	})
+	}, cfg.Tuning)
 	if err != nil {
 		return nil, fmt.Errorf("create engine: %w", err)
 	}

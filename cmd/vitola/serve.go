@@ -64,6 +64,13 @@ type serveSettings struct {
 	// Quotas per developer key (quotaMode parsed from QuotaMode).
 	Quotas    access.QuotaConfig
 	QuotaMode string
+	// Router performance settings (deduplication, operation cache).
+	Tuning                     router.Tuning
+	inboundDedup, singleFlight bool
+	// PprofAddr serves net/http/pprof on its own listener; empty: off.
+	PprofAddr string
+	// SubgraphH2C: the router calls subgraphs over HTTP/2 without TLS.
+	SubgraphH2C bool
 	// Payments settings.
 	PaymentsPublicURL string
 	PaymentsKEKs      string
@@ -92,6 +99,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	s.Tuning.NoInboundDedup, s.Tuning.NoSingleFlight = !s.inboundDedup, !s.singleFlight
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
@@ -154,6 +162,11 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&s.Limits.MaxQueryBytes, "max-query-bytes", envInt(getenv, "VITOLA_MAX_QUERY_BYTES", lim.MaxQueryBytes), "GraphQL: longest operation text in bytes, refused before parsing (env VITOLA_MAX_QUERY_BYTES)")
 	fs.IntVar(&s.Limits.MaxTokens, "max-tokens", envInt(getenv, "VITOLA_MAX_TOKENS", lim.MaxTokens), "GraphQL: most tokens in an operation, and in a request's JSON, refused before parsing (env VITOLA_MAX_TOKENS)")
 	fs.IntVar(&s.Limits.MaxNesting, "max-nesting", envInt(getenv, "VITOLA_MAX_NESTING", lim.MaxNesting), "GraphQL: deepest nesting of brackets ({ [ ( together) in an operation, and of arrays and objects in a request's JSON, refused before parsing (env VITOLA_MAX_NESTING)")
+	fs.BoolVar(&s.inboundDedup, "inbound-dedup", envBoolOr(getenv, "VITOLA_INBOUND_DEDUP", true), "router: identical queries in flight at once (same operation, variables and caller) share one execution (env VITOLA_INBOUND_DEDUP)")
+	fs.BoolVar(&s.singleFlight, "single-flight", envBoolOr(getenv, "VITOLA_SINGLE_FLIGHT", true), "router: identical subgraph fetches in flight at once are made once (env VITOLA_SINGLE_FLIGHT)")
+	fs.IntVar(&s.Tuning.OperationCacheSize, "operation-cache-size", envInt(getenv, "VITOLA_OPERATION_CACHE_SIZE", router.DefaultOperationCacheSize), "router: how many prepared (normalized, validated, analysed, planned) operations are kept (env VITOLA_OPERATION_CACHE_SIZE)")
+	fs.BoolVar(&s.SubgraphH2C, "subgraph-h2c", envBool(getenv, "VITOLA_SUBGRAPH_H2C"), "router: call subgraphs over HTTP/2 without TLS (h2c, prior knowledge); every subgraph must accept it, as Vitola's do (env VITOLA_SUBGRAPH_H2C)")
+	fs.StringVar(&s.PprofAddr, "pprof-addr", envOr(getenv, "VITOLA_PPROF_ADDR", ""), "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060; empty: off (env VITOLA_PPROF_ADDR)")
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -164,6 +177,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	log, err := logging.New(stderr, s.LogLevel, s.LogFormat)
 	if err != nil {
 		return fmt.Errorf("--log-level: %w", err)
+	}
+	if err := startPprof(ctx, s.PprofAddr, log); err != nil {
+		return err
 	}
 	switch s.Component {
 	case "":
@@ -192,7 +208,7 @@ func serveAll(ctx context.Context, s *serveSettings, log zerolog.Logger, stdout 
 	logPublicURLs(log, publicURL, payments.PublicURL)
 	p, err := platform.Open(ctx, platform.Options{
 		Store: s.store.config(), RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix, InternalKey: key,
-		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Quotas: &s.Quotas, Logger: log, PublicURL: publicURL, FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20,
+		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Quotas: &s.Quotas, RouterTuning: s.Tuning, Logger: log, PublicURL: publicURL, FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20,
 		VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: payments,
 	})
 	if err != nil {
@@ -228,7 +244,7 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 		return err
 	}
 	defer accessStore.Close()
-	client := &http.Client{Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer, Hosts: platform.SignedHosts(composed.Subgraphs)}}
+	client := &http.Client{Transport: &trust.Transport{Base: router.SubgraphTransport(s.SubgraphH2C), Issuer: issuer, Hosts: platform.SignedHosts(composed.Subgraphs)}}
 	var tokens *access.Tokens // access tokens need Vitola's users subgraph
 	if u, ok := s.SubgraphURLs[schema.Users]; ok && s.RouterConfig == "" {
 		tokens = access.NewTokens(s.componentPublicURL(log), restshim.FetchJWKS(&subgraph.Client{HTTP: client, URL: u}))
@@ -246,7 +262,7 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 	if s.RedisURL != "" {
 		apq = kvs
 	}
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: s.Limits, Quotas: quotas, Logger: log,
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: s.Limits, Quotas: quotas, Tuning: s.Tuning, Logger: log,
 		PersistedQueries: apq, Documents: accessStore})
 	if err != nil {
 		return err
@@ -353,7 +369,7 @@ func serveSubgraph(ctx context.Context, s *serveSettings, log zerolog.Logger) er
 		return err
 	}
 	defer sg.Store.Close()
-	return listenAndServe(ctx, log, &listener{name: s.Component, addr: s.Addr, handler: subgraph.Handler(s.Component, sg.GraphQL, verifier, sg.Store, sg.Routes...)})
+	return listenAndServe(ctx, log, &listener{name: s.Component, addr: s.Addr, h2c: true, handler: subgraph.Handler(s.Component, sg.GraphQL, verifier, sg.Store, sg.Routes...)})
 }
 
 func newHTTPTransport() *http.Transport {
@@ -403,6 +419,8 @@ type listener struct {
 	addr    string // as configured
 	handler http.Handler
 	ln      net.Listener
+	// h2c: accept HTTP/2 without TLS too (subgraphs, for --subgraph-h2c).
+	h2c bool
 }
 
 // bound is the address actually listened on (port 0 becomes the port given).
@@ -448,6 +466,9 @@ func serve(ctx context.Context, log zerolog.Logger, ls ...*listener) error {
 	errc := make(chan error, len(ls))
 	for _, l := range ls {
 		srv := platform.HTTPServer(l.handler)
+		if l.h2c {
+			router.AcceptH2C(srv)
+		}
 		servers = append(servers, srv)
 		log.Info().Str("component", l.name).Str("addr", "http://"+l.bound()).Msg("listening")
 		go func() {

@@ -34,6 +34,14 @@ func envBool(getenv func(string) string, name string) bool {
 	return b
 }
 
+// envBoolOr is envBool for a setting on by default.
+func envBoolOr(getenv func(string) string, name string, def bool) bool {
+	if b, err := strconv.ParseBool(getenv(name)); err == nil {
+		return b
+	}
+	return def
+}
+
 func envInt(getenv func(string) string, name string, def int) int {
 	if n, err := strconv.Atoi(getenv(name)); err == nil {
 		return n
