@@ -6,7 +6,9 @@
 // vitola) and its leaf words (wrapper, binder and filler types, regions, shades).
 // A query word matches a word of the index exactly, as a prefix when it is the
 // query's last word, or with typos: one from 5 characters, two from 9 (a swap of
-// two neighbouring letters is one typo); numbers match exactly.
+// two neighbouring letters is one typo); numbers match exactly, and a Roman
+// numeral is the same word as its Arabic spelling ("Siglo VI" = "Siglo 6").
+// A cigar's own aliases ("PSD4") are words of its name.
 //
 // Scores are integers that depend only on the query and the cigar, never on the
 // rest of the corpus, so a keyset cursor (score, id) stays valid while cigars are
@@ -49,6 +51,9 @@ type doc struct {
 	nameWords  []int32
 	brandWords []int32
 	aliasWords [][]int32
+	// cigarAliases are the word IDs of each of the cigar's own aliases ("PSD4",
+	// "Epi No. 2"), which name brand, line and vitola at once.
+	cigarAliases [][]int32
 }
 
 // posting is a document holding a word, with the fields it holds it in.
@@ -78,9 +83,14 @@ type Index struct {
 	documents []atomic.Pointer[catalog.Document]
 }
 
-// Words splits folded text into words: runs of letters and digits.
+// Words splits folded text into words: runs of letters and digits, with Roman
+// numerals written in Arabic ("Siglo VI" → "siglo", "6").
 func Words(s string) []string {
-	return strings.FieldsFunc(catalog.Fold(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	ws := rawWords(s)
+	for i, w := range ws {
+		ws[i] = numeral(w)
+	}
+	return ws
 }
 
 // Build indexes cigars with their brands.
@@ -120,6 +130,11 @@ func Build(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index {
 			d.aliasWords = append(d.aliasWords, add(fieldBrand, a))
 		}
 		d.nameWords = add(fieldName, c.Name)
+		for _, a := range c.Aliases {
+			if ws := add(fieldName, a); len(ws) > 0 {
+				d.cigarAliases = append(d.cigarAliases, ws)
+			}
+		}
 		for _, comps := range [][]catalog.Component{c.Wrapper, c.Binder, c.Filler} {
 			for _, comp := range comps {
 				add(fieldLeaf, comp.Type+" "+comp.Region)
@@ -362,7 +377,7 @@ const (
 // Search returns the cigars matching every word of text, best first; brandID,
 // when set, keeps only that brand's cigars.
 func (ix *Index) Search(text, brandID string) []Hit {
-	hits := ix.run(text, brandID, allWords)
+	hits := ix.run(ix.searchWords(text), brandID, allWords)
 	sortHits(hits)
 	return hits
 }
@@ -371,7 +386,7 @@ func (ix *Index) Search(text, brandID string) []Hit {
 // from the top), and whether more follow. It selects the page without sorting
 // every match.
 func (ix *Index) SearchPage(text, brandID string, after *Position, n int) ([]Hit, bool) {
-	hits := ix.run(text, brandID, allWords)
+	hits := ix.run(ix.searchWords(text), brandID, allWords)
 	if after != nil {
 		kept := hits[:0]
 		for _, h := range hits {
@@ -464,16 +479,26 @@ func bestWeight(fields uint8) int32 {
 	return w
 }
 
-func (ix *Index) run(text, brandID string, m mode) []Hit {
-	words := ix.joinSplitWords(Words(text))
+// searchWords are the words of a search query, all required.
+func (ix *Index) searchWords(text string) []qword {
+	raw := ix.joinSplitWords(rawWords(text))
+	out := make([]qword, len(raw))
+	for i, w := range raw {
+		out[i] = qword{text: numeral(w)}
+	}
+	return out
+}
+
+func (ix *Index) run(words []qword, brandID string, m mode) []Hit {
 	if len(words) == 0 || len(ix.docs) == 0 {
 		return nil
 	}
+	required := 0 // words before each word that are not optional, then all
 	sc := ix.scratch.Get().(*scratch)
 	defer func() { sc.reset(); ix.scratch.Put(sc) }()
 
 	for i, w := range words {
-		for _, tm := range ix.matches(w, i == len(words)-1) {
+		for _, tm := range ix.matches(w.text, i == len(words)-1) {
 			if !sc.termSeen[tm.word] {
 				sc.termSeen[tm.word] = true
 				sc.terms = append(sc.terms, tm.word)
@@ -490,9 +515,18 @@ func (ix *Index) run(text, brandID string, m mode) []Hit {
 			}
 		}
 		for _, d := range sc.wordDocs {
+			if w.optional {
+				// Points where it matches, nothing where it does not.
+				if sc.matched[d] == 0 && sc.points[d] == 0 {
+					sc.touched = append(sc.touched, d)
+				}
+				sc.points[d] += sc.wordBest[d]
+				sc.wordBest[d] = 0
+				continue
+			}
 			// Search keeps only cigars that matched every word so far.
-			if m == anyWord || int(sc.matched[d]) == i {
-				if sc.matched[d] == 0 {
+			if m == anyWord || int(sc.matched[d]) == required {
+				if sc.matched[d] == 0 && sc.points[d] == 0 {
 					sc.touched = append(sc.touched, d)
 				}
 				sc.points[d] += sc.wordBest[d]
@@ -501,19 +535,24 @@ func (ix *Index) run(text, brandID string, m mode) []Hit {
 			sc.wordBest[d] = 0
 		}
 		sc.wordDocs = sc.wordDocs[:0]
+		if !w.optional {
+			required++
+		}
 	}
 
 	hits := make([]Hit, 0, len(sc.touched))
 	for _, di := range sc.touched {
 		d := &ix.docs[di]
-		if (m == allWords && int(sc.matched[di]) != len(words)) || (brandID != "" && d.brand.ID != brandID) {
+		if (m == allWords && int(sc.matched[di]) != required) || (brandID != "" && d.brand.ID != brandID) {
 			continue
 		}
-		points := int(sc.points[di]) + missingWordPoints*(len(words)-int(sc.matched[di]))
+		points := int(sc.points[di]) + missingWordPoints*(required-int(sc.matched[di]))
 		distinct := 0
+		// A cigar alias the text names in full stands for the whole name.
+		named := ix.cigarAliasNamed(d, sc)
 		for _, nw := range d.nameWords {
 			switch {
-			case sc.termSeen[nw]:
+			case sc.termSeen[nw] || named:
 			case ix.generic[nw]:
 				points += unmatchedGeneric
 			default:
@@ -528,11 +567,11 @@ func (ix *Index) run(text, brandID string, m mode) []Hit {
 				break
 			}
 		}
-		if brandAll {
+		if brandAll || named {
 			points += brandBonus
 		}
-		hits = append(hits, Hit{Cigar: d.cigar, Brand: d.brand, Score: points, matchedAll: int(sc.matched[di]) == len(words),
-			unmatchedDistinct: distinct, brandNamed: brandAll || aliasNamed(d, sc)})
+		hits = append(hits, Hit{Cigar: d.cigar, Brand: d.brand, Score: points, matchedAll: int(sc.matched[di]) == required,
+			unmatchedDistinct: distinct, brandNamed: brandAll || named || aliasNamed(d, sc)})
 	}
 	return hits
 }
@@ -555,12 +594,34 @@ func aliasNamed(d *doc, sc *scratch) bool {
 	return false
 }
 
+// cigarAliasNamed reports whether the query matched every distinctive word of
+// one of the cigar's own aliases ("PSD4", "Epi No. 2").
+func (ix *Index) cigarAliasNamed(d *doc, sc *scratch) bool {
+	for _, ws := range d.cigarAliases {
+		all, distinct := true, false
+		for _, w := range ws {
+			if ix.generic[w] {
+				continue
+			}
+			distinct = true
+			if !sc.termSeen[w] {
+				all = false
+				break
+			}
+		}
+		if all && distinct {
+			return true
+		}
+	}
+	return false
+}
+
 // genericWords are words of cigar names people leave out without meaning another
 // cigar: "Montecristo No 2" means the Classic No. 2.
 var genericWords = map[string]bool{
 	"classic": true, "series": true, "serie": true, "original": true, "collection": true,
 	"edition": true, "edicion": true, "line": true, "linea": true, "no": true,
-	"de": true, "del": true, "la": true, "el": true, "y": true, "the": true,
+	"de": true, "del": true, "la": true, "el": true, "y": true, "the": true, "of": true,
 }
 
 // maxWords bounds the work a long query can cause.
