@@ -42,6 +42,7 @@ type Cigar struct {
 	Filler  []Component `json:"filler"`
 	// Aliases are other names people give the cigar as a whole, brand and
 	// line included ("PSD4" for Partagás Serie D No. 4): data for resolve.
+	// Upserting a cigar with nil Aliases keeps those stored.
 	Aliases []string `json:"-"`
 }
 

@@ -10,7 +10,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 )
@@ -79,7 +78,7 @@ func (f *Facts) Catalog() ([]*catalog.Brand, []*catalog.Cigar) {
 	var cigars []*catalog.Cigar
 	for _, l := range f.Lines {
 		for _, v := range l.Vitolas {
-			aliases := slices.Clone(v.Aliases)
+			aliases := append([]string{}, v.Aliases...) // never nil: a seed replaces them
 			for _, a := range l.Aliases {
 				aliases = append(aliases, a+" "+v.Name)
 			}

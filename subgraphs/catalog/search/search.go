@@ -6,7 +6,7 @@
 // vitola) and its leaf words (wrapper, binder and filler types, regions, shades).
 // A query word matches a word of the index exactly, as a prefix when it is the
 // query's last word, or with typos: one from 5 characters, two from 9 (a swap of
-// two neighbouring letters is one typo); numbers match exactly, and a Roman
+// two neighbouring letters is one typo); words with digits match exactly, and a Roman
 // numeral is the same word as its Arabic spelling ("Siglo VI" = "Siglo 6").
 // A cigar's own aliases ("PSD4") are words of its name.
 //
@@ -214,7 +214,7 @@ func (ix *Index) Brand(nameOrAlias string) (*catalog.Brand, bool) {
 func allowedTypos(word string) int {
 	n := len([]rune(word))
 	switch {
-	case isNumber(word):
+	case hasDigit(word): // numbers and codes ("psd4", "t52") match exactly
 		return 0
 	case n >= 9:
 		return 2
@@ -223,6 +223,8 @@ func allowedTypos(word string) int {
 	}
 	return 0
 }
+
+func hasDigit(w string) bool { return strings.ContainsFunc(w, unicode.IsDigit) }
 
 func isNumber(w string) bool {
 	for _, r := range w {
@@ -278,7 +280,7 @@ func (ix *Index) findMatches(q string, last bool) []termMatch {
 	for l := len(q) - budget; l <= len(q)+budget; l++ {
 		for _, id := range ix.byLen[l] {
 			w := ix.words[id]
-			if w == q || isNumber(w) {
+			if w == q || hasDigit(w) {
 				continue
 			}
 			if d := distance(q, w, budget); d <= budget {
