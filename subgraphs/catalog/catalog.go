@@ -41,6 +41,10 @@ type Cigar struct {
 	Wrapper []Component `json:"wrapper"`
 	Binder  []Component `json:"binder"`
 	Filler  []Component `json:"filler"`
+	// Aliases are other names people give the cigar as a whole, brand and
+	// line included ("PSD4" for Partagás Serie D No. 4): data for resolve.
+	// Upserting a cigar with nil Aliases keeps those stored.
+	Aliases []string `json:"-"`
 }
 
 // Product is a sellable unit (a box, a pack, a single) with a barcode.

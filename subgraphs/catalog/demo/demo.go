@@ -34,8 +34,11 @@ type Brand struct {
 
 // Line is a product line with its blend and sizes.
 type Line struct {
-	Brand   string              `json:"brand"`
-	Name    string              `json:"name"`
+	Brand string `json:"brand"`
+	Name  string `json:"name"`
+	// Aliases are other names of the line, said with a vitola's name: "Epi"
+	// makes Hoyo de Monterrey Epicure No. 2 also "Epi No. 2".
+	Aliases []string            `json:"aliases,omitempty"`
 	Origin  string              `json:"origin"`
 	Wrapper []catalog.Component `json:"wrapper"`
 	Binder  []catalog.Component `json:"binder"`
@@ -49,6 +52,8 @@ type Vitola struct {
 	LengthIn float64 `json:"length_in"`
 	Ring     int     `json:"ring"`
 	Shape    string  `json:"shape"`
+	// Aliases name the cigar as a whole, brand and line included ("PSD4").
+	Aliases []string `json:"aliases,omitempty"`
 }
 
 // LoadFacts parses the embedded facts table.
@@ -73,10 +78,14 @@ func (f *Facts) Catalog() ([]*catalog.Brand, []*catalog.Cigar) {
 	var cigars []*catalog.Cigar
 	for _, l := range f.Lines {
 		for _, v := range l.Vitolas {
+			aliases := append([]string{}, v.Aliases...) // never nil: a seed replaces them
+			for _, a := range l.Aliases {
+				aliases = append(aliases, a+" "+v.Name)
+			}
 			cigars = append(cigars, &catalog.Cigar{
 				ID: catalog.CigarID(l.Brand, l.Name+" "+v.Name), BrandID: BrandID(l.Brand),
 				Name: l.Name + " " + v.Name, Origin: l.Origin,
-				Wrapper: l.Wrapper, Binder: l.Binder, Filler: l.Filler,
+				Wrapper: l.Wrapper, Binder: l.Binder, Filler: l.Filler, Aliases: aliases,
 			})
 		}
 	}

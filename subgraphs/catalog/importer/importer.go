@@ -1,7 +1,7 @@
 // Package importer loads a catalog from JSON Lines, one cigar per line:
 //
 //	{"brand": "Padrón", "brandCountry": "Nicaragua", "name": "1964 Anniversary Series Exclusivo",
-//	 "origin": "Nicaragua", "wrapper": [component], "binder": [...], "filler": [...],
+//	 "aliases": ["1964 Exclusivo"], "origin": "Nicaragua", "wrapper": [component], "binder": [...], "filler": [...],
 //	 "products": [{"gtin": "...", "name": "...", "kind": "box", "quantity": 20, "published": true}]}
 //
 // Every line is checked before anything is written; the whole file then lands in
@@ -9,6 +9,8 @@
 // by brand and name, products by GTIN: importing the same file again changes
 // nothing. brandCountry is optional: a new brand without it takes the origin
 // its cigars in the file agree on, else its country stays unknown (null).
+// brandAliases and aliases, when present, replace the brand's or the cigar's
+// aliases; when absent, those stored stay.
 package importer
 
 import (
@@ -30,8 +32,11 @@ type Record struct {
 	Brand        string   `json:"brand"`
 	BrandCountry string   `json:"brandCountry,omitempty"`
 	BrandAliases []string `json:"brandAliases,omitempty"`
-	// Name is the cigar's name, line and vitola (required).
-	Name string `json:"name"`
+	// Name is the cigar's name, line and vitola (required). Aliases are other
+	// names of the whole cigar, brand and line included ("PSD4"): resolve reads
+	// them as its name.
+	Name    string   `json:"name"`
+	Aliases []string `json:"aliases,omitempty"`
 	// Origin is the canonical country name where it is made (required).
 	Origin   string              `json:"origin"`
 	Wrapper  []catalog.Component `json:"wrapper"`
@@ -61,6 +66,9 @@ type Product struct {
 type LineError = jsonlines.LineError
 
 var kinds = map[string]bool{"box": true, "pack": true, "single": true}
+
+// maxAliases bounds the aliases of a brand or a cigar.
+const maxAliases = 20
 
 // Parse reads and checks every line. It stops at the first bad line. Blank lines
 // are skipped.
@@ -99,6 +107,21 @@ func (r *Record) check() error {
 			return err
 		}
 		*f.value = v
+	}
+	for _, f := range []struct {
+		name    string
+		aliases []string
+	}{{"brandAliases", r.BrandAliases}, {"aliases", r.Aliases}} {
+		if len(f.aliases) > maxAliases {
+			return fmt.Errorf("%s: more than %d", f.name, maxAliases)
+		}
+		for i, a := range f.aliases {
+			v, err := jsonlines.Text(fmt.Sprintf("%s[%d]", f.name, i), a, 100)
+			if err != nil {
+				return err
+			}
+			f.aliases[i] = v
+		}
 	}
 	for _, part := range []struct {
 		name  string
@@ -162,7 +185,7 @@ func Apply(ctx context.Context, store catalog.Store, recs []Record, progress fun
 			}
 			c := &catalog.Cigar{
 				ID: catalog.CigarID(b.Name, rec.Name), BrandID: b.ID, Name: rec.Name, Origin: rec.Origin,
-				Wrapper: rec.Wrapper, Binder: rec.Binder, Filler: rec.Filler,
+				Wrapper: rec.Wrapper, Binder: rec.Binder, Filler: rec.Filler, Aliases: rec.Aliases,
 			}
 			created, err := w.UpsertCigar(ctx, c)
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/catalog/importer"
+	"github.com/vitolahq/vitola/subgraphs/catalog/search"
 	"github.com/vitolahq/vitola/subgraphs/catalog/sqlstore"
 )
 
@@ -32,6 +33,8 @@ func TestParseReportsTheBadLine(t *testing.T) {
 		{"bad kind", line("B", "N", `, "products": [{"gtin": "4006381333931", "name": "Box", "kind": "crate"}]`), "line 1: products[0].kind"},
 		{"component without label", `{"brand": "B", "name": "N", "origin": "O", "wrapper": [{"region": "X", "type": "Y"}]}`, "line 1: wrapper[0] needs region, type and label"},
 		{"duplicate cigar", good + "\n" + good, "line 2: Casa Prueba Robusto is already on line 1"},
+		{"empty alias", line("B", "N", `, "aliases": ["BN", " "]`), "line 1: aliases[1] is required"},
+		{"long brand alias", line("B", "N", `, "brandAliases": ["`+strings.Repeat("b", 101)+`"]`), "line 1: brandAliases[0] is longer than 100 characters"},
 		{"implausible year", `{"brand": "B", "name": "N", "origin": "O", "filler": [{"region": "X", "type": "Y", "label": "Z", "year": 1066}]}`, "line 1: filler[0].year"},
 	}
 	for _, tt := range tests {
@@ -157,6 +160,54 @@ func TestApplyWithoutBrandCountry(t *testing.T) {
 		}
 		if b, _ := st.Brand(ctx, catalog.BrandID("Dos Patrias")); b == nil || b.Country != nil {
 			t.Fatalf("Dos Patrias after a re-import: %+v", b)
+		}
+	})
+}
+
+// TestImportedAliasesResolve imports cigars with the aliases field and a brand
+// with brandAliases, builds the search index from the store as a replica does,
+// and resolves the aliases; a re-import without the field keeps them.
+func TestImportedAliasesResolve(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		st := sqlstore.New(db)
+		file := line("Casa Prueba", "Reserva Especial No. 4", `, "brandAliases": ["CP"], "aliases": ["CPRE4", "Reserva 4"]`) + "\n" +
+			line("Casa Prueba", "Reserva Especial No. 5", `, "aliases": ["CPRE5"]`) + "\n"
+		resolve := func(query string) string {
+			t.Helper()
+			brands, err := st.AllBrands(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cigars, err := st.AllCigars(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hits, resolved := search.Build(brands, cigars).Resolve(query, "", 5)
+			if !resolved {
+				return "<unresolved>"
+			}
+			return hits[0].Brand.Name + " " + hits[0].Cigar.Name
+		}
+		for i, f := range []string{file, strings.ReplaceAll(strings.ReplaceAll(file, `, "brandAliases": ["CP"], "aliases": ["CPRE4", "Reserva 4"]`, ""), `, "aliases": ["CPRE5"]`, "")} {
+			recs, err := importer.Parse(strings.NewReader(f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := importer.Apply(ctx, st, recs, nil); err != nil {
+				t.Fatal(err)
+			}
+			for query, want := range map[string]string{
+				"CPRE4":                 "Casa Prueba Reserva Especial No. 4",
+				"cpre 5":                "Casa Prueba Reserva Especial No. 5",
+				"Reserva 4 cigar":       "Casa Prueba Reserva Especial No. 4",
+				"CP Reserva Especial V": "Casa Prueba Reserva Especial No. 5",
+				"CP Reserva Especial":   "<unresolved>",
+			} {
+				if got := resolve(query); got != want {
+					t.Errorf("import %d: %q resolved to %s, want %s", i+1, query, got, want)
+				}
+			}
 		}
 	})
 }

@@ -3,9 +3,15 @@ package search_test
 import (
 	"bufio"
 	"encoding/json"
+	"maps"
 	"os"
+	"slices"
 	"testing"
 )
+
+// resolvedFloor is the share of the test set that must be resolved to the
+// right cigar (issue 25 asks ≥ 90%).
+const resolvedFloor = 90
 
 type resolveCase struct {
 	Query      string `json:"query"`
@@ -36,9 +42,11 @@ func readCases(t *testing.T, path string) []resolveCase {
 }
 
 // TestResolveQuality measures resolve on imperfect queries (typos, missing
-// accents, aliases, word order, missing words, vitola names, case) and on
-// ambiguous ones, and holds the floors: top-1 ≥ 95%, wrongly resolved ≤ 1%, and
-// no ambiguous query resolved.
+// accents, aliases, word order, missing words, vitola names, case, numerals
+// written either way, brand initials, community acronyms, extra words, sizes)
+// and on ambiguous ones, logs the figures by kind, and holds the floors: no
+// query resolved to the wrong cigar, no ambiguous query resolved, top-1 ≥ 95%
+// and resolved-and-correct ≥ 90%.
 func TestResolveQuality(t *testing.T) {
 	ix := demoIndex(t)
 	cases := readCases(t, "testdata/resolve_queries.jsonl")
@@ -72,15 +80,23 @@ func TestResolveQuality(t *testing.T) {
 				tl.wrong++
 			}
 		}
-		if len(hits) == 0 || hits[0].Brand.Name != c.Brand || hits[0].Cigar.Name != c.Cigar {
-			t.Logf("miss (%s): %q → %v", c.Kind, c.Query, names(hits, 2))
+		switch {
+		case len(hits) == 0 || hits[0].Brand.Name != c.Brand || hits[0].Cigar.Name != c.Cigar:
+			if resolved {
+				t.Errorf("wrongly resolved (%s): %q → %v", c.Kind, c.Query, names(hits, 1))
+			} else {
+				t.Logf("miss (%s): %q → %v", c.Kind, c.Query, names(hits, 2))
+			}
+		case !resolved:
+			t.Logf("not resolved (%s): %q → %v", c.Kind, c.Query, names(hits, 2))
 		}
 	}
 	pct := func(a, b int) float64 { return 100 * float64(a) / float64(b) }
-	for kind, k := range byKind {
+	for _, kind := range slices.Sorted(maps.Keys(byKind)) {
+		k := byKind[kind]
 		t.Logf("%-8s %3d queries: top-1 %5.1f%%  top-5 %5.1f%%  resolved right %5.1f%%  resolved wrong %d", kind, k.n, pct(k.top1, k.n), pct(k.top5, k.n), pct(k.resolved, k.n), k.wrong)
 	}
-	t.Logf("ALL      %3d queries: top-1 %5.1f%%  top-5 %5.1f%%  resolved right %5.1f%%  resolved wrong %.1f%%", all.n, pct(all.top1, all.n), pct(all.top5, all.n), pct(all.resolved, all.n), pct(all.wrong, all.n))
+	t.Logf("ALL      %3d queries: top-1 %5.1f%%  top-5 %5.1f%%  resolved right %5.1f%%  resolved wrong %d", all.n, pct(all.top1, all.n), pct(all.top5, all.n), pct(all.resolved, all.n), all.wrong)
 
 	ambiguous := readCases(t, "testdata/resolve_ambiguous.jsonl")
 	resolvedAmbiguous := 0
@@ -94,7 +110,7 @@ func TestResolveQuality(t *testing.T) {
 	if pct(all.top1, all.n) < 95 {
 		t.Errorf("top-1 %.1f%% is under the 95%% floor", pct(all.top1, all.n))
 	}
-	if pct(all.wrong, all.n) > 1 {
-		t.Errorf("wrongly resolved %.1f%% is over the 1%% ceiling", pct(all.wrong, all.n))
+	if pct(all.resolved, all.n) < resolvedFloor {
+		t.Errorf("resolved-and-correct %.1f%% is under the %v%% floor", pct(all.resolved, all.n), resolvedFloor)
 	}
 }

@@ -15,18 +15,24 @@ import (
 // allowed) keeps only that brand's cigars when it names one, and otherwise joins
 // the text.
 //
+// The text is read the way people write: a numeral is one word however it is
+// written ("No. 2", "No 2", "#2", "No. II", "Number 2"); listing words
+// ("cigar", "box of 25", "5 pack", "the") and sizes ("50x5", "5 x 50", "52
+// ring", "Robusto 50") are optional words, worth points where they match a
+// cigar's name and costing nothing where they do not.
+//
 // The first candidate is resolved only when all of these hold:
-//   - its brand is known: named in the text (or by an alias) or by the hint;
-//   - it matches every word of the text (typos allowed; words such as "cigar"
-//     are ignored);
+//   - its brand is known: named in the text (or by an alias), by the hint, or
+//     by one of the cigar's own aliases the text names in full ("PSD4");
+//   - it matches every word of the text that is not optional (typos allowed);
 //   - no other cigar fits as well: either it is the only cigar matching every
 //     word, or the text mentions every distinctive word of its name (generic
 //     words like "Classic" or "Series" may be left out) and of no other cigar
-//     matching every word, so "Montecristo No 2" is the Classic No. 2 while
+//     matching every word (a cigar alias named in full mentions them all),
+//     so "Montecristo No 2" is the Classic No. 2 while
 //     "Padrón Robusto" stays unresolved when Padrón has several robustos;
 //   - it scores strictly higher than the second.
 func (ix *Index) Resolve(text, brandHint string, limit int) (hits []Hit, resolved bool) {
-	text = ix.dropFiller(text)
 	brandID := ""
 	if brandHint != "" {
 		if b, ok := ix.fuzzyBrand(brandHint); ok {
@@ -35,7 +41,7 @@ func (ix *Index) Resolve(text, brandHint string, limit int) (hits []Hit, resolve
 			text = brandHint + " " + text
 		}
 	}
-	all := ix.run(text, brandID, anyWord)
+	all := ix.run(ix.resolveWords(text), brandID, anyWord)
 	top := best(all, max(limit, 2))
 	if len(top) == 0 {
 		return nil, false
@@ -64,22 +70,6 @@ func clearlyFirst(first Hit, all []Hit) bool {
 		}
 	}
 	return true
-}
-
-// fillerWords are words of listings and OCR that say nothing about which cigar.
-var fillerWords = map[string]bool{"cigar": true, "cigars": true, "puro": true, "puros": true, "box": true, "single": true, "pack": true}
-
-// dropFiller removes filler words, unless the catalog uses them in a name ("Box
-// Pressed", "Puro Sol").
-func (ix *Index) dropFiller(text string) string {
-	words := Words(text)
-	kept := words[:0]
-	for _, w := range words {
-		if _, known := ix.wordID[w]; known || !fillerWords[w] {
-			kept = append(kept, w)
-		}
-	}
-	return strings.Join(kept, " ")
 }
 
 // fuzzyBrand finds the brand a hint names: exactly (name or alias), or with the

@@ -6,7 +6,9 @@
 // vitola) and its leaf words (wrapper, binder and filler types, regions, shades).
 // A query word matches a word of the index exactly, as a prefix when it is the
 // query's last word, or with typos: one from 5 characters, two from 9 (a swap of
-// two neighbouring letters is one typo); numbers match exactly.
+// two neighbouring letters is one typo); words with digits match exactly, and a Roman
+// numeral is the same word as its Arabic spelling ("Siglo VI" = "Siglo 6").
+// A cigar's own aliases ("PSD4") are words of its name.
 //
 // Scores are integers that depend only on the query and the cigar, never on the
 // rest of the corpus, so a keyset cursor (score, id) stays valid while cigars are
@@ -49,6 +51,9 @@ type doc struct {
 	nameWords  []int32
 	brandWords []int32
 	aliasWords [][]int32
+	// cigarAliases are the word IDs of each of the cigar's own aliases ("PSD4",
+	// "Epi No. 2"), which name brand, line and vitola at once.
+	cigarAliases [][]int32
 }
 
 // posting is a document holding a word, with the fields it holds it in.
@@ -78,9 +83,14 @@ type Index struct {
 	documents []atomic.Pointer[catalog.Document]
 }
 
-// Words splits folded text into words: runs of letters and digits.
+// Words splits folded text into words: runs of letters and digits, with Roman
+// numerals written in Arabic ("Siglo VI" → "siglo", "6").
 func Words(s string) []string {
-	return strings.FieldsFunc(catalog.Fold(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	ws := rawWords(s)
+	for i, w := range ws {
+		ws[i] = numeral(w)
+	}
+	return ws
 }
 
 // Build indexes cigars with their brands.
@@ -120,6 +130,11 @@ func Build(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index {
 			d.aliasWords = append(d.aliasWords, add(fieldBrand, a))
 		}
 		d.nameWords = add(fieldName, c.Name)
+		for _, a := range c.Aliases {
+			if ws := add(fieldName, a); len(ws) > 0 {
+				d.cigarAliases = append(d.cigarAliases, ws)
+			}
+		}
 		for _, comps := range [][]catalog.Component{c.Wrapper, c.Binder, c.Filler} {
 			for _, comp := range comps {
 				add(fieldLeaf, comp.Type+" "+comp.Region)
@@ -199,7 +214,7 @@ func (ix *Index) Brand(nameOrAlias string) (*catalog.Brand, bool) {
 func allowedTypos(word string) int {
 	n := len([]rune(word))
 	switch {
-	case isNumber(word):
+	case hasDigit(word): // numbers and codes ("psd4", "t52") match exactly
 		return 0
 	case n >= 9:
 		return 2
@@ -208,6 +223,8 @@ func allowedTypos(word string) int {
 	}
 	return 0
 }
+
+func hasDigit(w string) bool { return strings.ContainsFunc(w, unicode.IsDigit) }
 
 func isNumber(w string) bool {
 	for _, r := range w {
@@ -263,7 +280,7 @@ func (ix *Index) findMatches(q string, last bool) []termMatch {
 	for l := len(q) - budget; l <= len(q)+budget; l++ {
 		for _, id := range ix.byLen[l] {
 			w := ix.words[id]
-			if w == q || isNumber(w) {
+			if w == q || hasDigit(w) {
 				continue
 			}
 			if d := distance(q, w, budget); d <= budget {
@@ -362,7 +379,7 @@ const (
 // Search returns the cigars matching every word of text, best first; brandID,
 // when set, keeps only that brand's cigars.
 func (ix *Index) Search(text, brandID string) []Hit {
-	hits := ix.run(text, brandID, allWords)
+	hits := ix.run(ix.searchWords(text), brandID, allWords)
 	sortHits(hits)
 	return hits
 }
@@ -389,7 +406,7 @@ type Window struct {
 // SearchWindow returns up to N+1 hits of the window in reading order: best
 // first, or worst first when Backward (the extra hit says more are left).
 func (ix *Index) SearchWindow(text, brandID string, w Window) []Hit {
-	hits := ix.run(text, brandID, allWords)
+	hits := ix.run(ix.searchWords(text), brandID, allWords)
 	if w.After != nil || w.Before != nil {
 		kept := hits[:0]
 		for _, h := range hits {
@@ -491,16 +508,26 @@ func bestWeight(fields uint8) int32 {
 	return w
 }
 
-func (ix *Index) run(text, brandID string, m mode) []Hit {
-	words := ix.joinSplitWords(Words(text))
+// searchWords are the words of a search query, all required.
+func (ix *Index) searchWords(text string) []qword {
+	raw := ix.joinSplitWords(rawWords(text))
+	out := make([]qword, len(raw))
+	for i, w := range raw {
+		out[i] = qword{text: numeral(w)}
+	}
+	return out
+}
+
+func (ix *Index) run(words []qword, brandID string, m mode) []Hit {
 	if len(words) == 0 || len(ix.docs) == 0 {
 		return nil
 	}
+	required := 0 // words before each word that are not optional, then all
 	sc := ix.scratch.Get().(*scratch)
 	defer func() { sc.reset(); ix.scratch.Put(sc) }()
 
 	for i, w := range words {
-		for _, tm := range ix.matches(w, i == len(words)-1) {
+		for _, tm := range ix.matches(w.text, i == len(words)-1) {
 			if !sc.termSeen[tm.word] {
 				sc.termSeen[tm.word] = true
 				sc.terms = append(sc.terms, tm.word)
@@ -517,9 +544,18 @@ func (ix *Index) run(text, brandID string, m mode) []Hit {
 			}
 		}
 		for _, d := range sc.wordDocs {
+			if w.optional {
+				// Points where it matches, nothing where it does not.
+				if sc.matched[d] == 0 && sc.points[d] == 0 {
+					sc.touched = append(sc.touched, d)
+				}
+				sc.points[d] += sc.wordBest[d]
+				sc.wordBest[d] = 0
+				continue
+			}
 			// Search keeps only cigars that matched every word so far.
-			if m == anyWord || int(sc.matched[d]) == i {
-				if sc.matched[d] == 0 {
+			if m == anyWord || int(sc.matched[d]) == required {
+				if sc.matched[d] == 0 && sc.points[d] == 0 {
 					sc.touched = append(sc.touched, d)
 				}
 				sc.points[d] += sc.wordBest[d]
@@ -528,19 +564,24 @@ func (ix *Index) run(text, brandID string, m mode) []Hit {
 			sc.wordBest[d] = 0
 		}
 		sc.wordDocs = sc.wordDocs[:0]
+		if !w.optional {
+			required++
+		}
 	}
 
 	hits := make([]Hit, 0, len(sc.touched))
 	for _, di := range sc.touched {
 		d := &ix.docs[di]
-		if (m == allWords && int(sc.matched[di]) != len(words)) || (brandID != "" && d.brand.ID != brandID) {
+		if (m == allWords && int(sc.matched[di]) != required) || (brandID != "" && d.brand.ID != brandID) {
 			continue
 		}
-		points := int(sc.points[di]) + missingWordPoints*(len(words)-int(sc.matched[di]))
+		points := int(sc.points[di]) + missingWordPoints*(required-int(sc.matched[di]))
 		distinct := 0
+		// A cigar alias the text names in full stands for the whole name.
+		named := ix.cigarAliasNamed(d, sc)
 		for _, nw := range d.nameWords {
 			switch {
-			case sc.termSeen[nw]:
+			case sc.termSeen[nw] || named:
 			case ix.generic[nw]:
 				points += unmatchedGeneric
 			default:
@@ -555,11 +596,11 @@ func (ix *Index) run(text, brandID string, m mode) []Hit {
 				break
 			}
 		}
-		if brandAll {
+		if brandAll || named {
 			points += brandBonus
 		}
-		hits = append(hits, Hit{Cigar: d.cigar, Brand: d.brand, Score: points, matchedAll: int(sc.matched[di]) == len(words),
-			unmatchedDistinct: distinct, brandNamed: brandAll || aliasNamed(d, sc)})
+		hits = append(hits, Hit{Cigar: d.cigar, Brand: d.brand, Score: points, matchedAll: int(sc.matched[di]) == required,
+			unmatchedDistinct: distinct, brandNamed: brandAll || named || aliasNamed(d, sc)})
 	}
 	return hits
 }
@@ -582,12 +623,34 @@ func aliasNamed(d *doc, sc *scratch) bool {
 	return false
 }
 
+// cigarAliasNamed reports whether the query matched every distinctive word of
+// one of the cigar's own aliases ("PSD4", "Epi No. 2").
+func (ix *Index) cigarAliasNamed(d *doc, sc *scratch) bool {
+	for _, ws := range d.cigarAliases {
+		all, distinct := true, false
+		for _, w := range ws {
+			if ix.generic[w] {
+				continue
+			}
+			distinct = true
+			if !sc.termSeen[w] {
+				all = false
+				break
+			}
+		}
+		if all && distinct {
+			return true
+		}
+	}
+	return false
+}
+
 // genericWords are words of cigar names people leave out without meaning another
 // cigar: "Montecristo No 2" means the Classic No. 2.
 var genericWords = map[string]bool{
 	"classic": true, "series": true, "serie": true, "original": true, "collection": true,
 	"edition": true, "edicion": true, "line": true, "linea": true, "no": true,
-	"de": true, "del": true, "la": true, "el": true, "y": true, "the": true,
+	"de": true, "del": true, "la": true, "el": true, "y": true, "the": true, "of": true,
 }
 
 // maxWords bounds the work a long query can cause.

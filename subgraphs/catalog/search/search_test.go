@@ -57,11 +57,55 @@ func TestSearchTopResult(t *testing.T) {
 		{"hemingway short sto", "Arturo Fuente Hemingway Short Story"},        // prefix of the last word
 		{"partagas serie d 4", "Partagás Serie D No. 4"},                      // accent + generic "no"
 		{"liga privada no 9 robusto", "Drew Estate Liga Privada No. 9 Robusto"},
+		{"cohiba siglo 6", "Cohiba Línea 1492 Siglo VI"},                           // Arabic for the catalog's Roman
+		{"montecristo no ii", "Montecristo Classic No. 2"},                         // Roman for the catalog's Arabic
+		{"oliva serie 5 torpedo", "Oliva Serie V Torpedo"},                         // a Roman V in a line name
+		{"opus x perfecxion 10", "Arturo Fuente Fuente Fuente OpusX Perfecxion X"}, // "opus x" still joins
+		{"psd4", "Partagás Serie D No. 4"},                                         // a cigar alias
 	}
 	for _, tt := range tests {
 		hits := ix.Search(tt.query, "")
 		if got := names(hits, 1); len(got) == 0 || got[0] != tt.want {
 			t.Errorf("Search(%q) top = %v, want %q", tt.query, names(hits, 3), tt.want)
+		}
+	}
+}
+
+// TestResolveReadsTheWayPeopleWrite: numerals, listing words and sizes
+// resolve to the same cigar as its plain name, and a size or a count alone
+// never stands for a name.
+func TestResolveReadsTheWayPeopleWrite(t *testing.T) {
+	ix := demoIndex(t)
+	tests := []struct {
+		query, want string // want "" = not resolved
+	}{
+		{"Montecristo No. 2", "Montecristo Classic No. 2"},
+		{"Montecristo No 2", "Montecristo Classic No. 2"},
+		{"Montecristo No2", "Montecristo Classic No. 2"},
+		{"Montecristo #2", "Montecristo Classic No. 2"},
+		{"Montecristo # II", "Montecristo Classic No. 2"},
+		{"Montecristo No. II", "Montecristo Classic No. 2"},
+		{"Montecristo Number 2", "Montecristo Classic No. 2"},
+		{"Montecristo Nº 2", "Montecristo Classic No. 2"},
+		{"a box of 10 Montecristo No. 2 cigars", "Montecristo Classic No. 2"},
+		{"Montecristo No. 2 52x6.1", "Montecristo Classic No. 2"},
+		{"Montecristo No. 2 6 1/8\" x 52", "Montecristo Classic No. 2"},
+		{"H Upmann Magnum 50 ring", "H. Upmann Classic Magnum 50"},                 // the ring is in the name
+		{"H Upmann Magnum 6.3 x 50", "H. Upmann Classic Magnum 50"},                // likewise
+		{"H Upmann Magnum 52 ring", ""},                                            // no Magnum 52
+		{"E.P. Carrillo INCH Natural No. 60", "E.P. Carrillo INCH Natural No. 60"}, // 60 INCH is a name, not a length
+		{"Montecristo No. 6", ""},                                                  // a number after "No." is never optional
+		{"50x5", ""},
+		{"box of 25", ""},
+	}
+	for _, tt := range tests {
+		hits, resolved := ix.Resolve(tt.query, "", 5)
+		got := ""
+		if resolved {
+			got = names(hits, 1)[0]
+		}
+		if got != tt.want {
+			t.Errorf("Resolve(%q) = %q (candidates %v), want %q", tt.query, got, names(hits, 2), tt.want)
 		}
 	}
 }

@@ -106,9 +106,10 @@ type cigarRow struct {
 	Wrapper string `db:"wrapper"`
 	Binder  string `db:"binder"`
 	Filler  string `db:"filler"`
+	Aliases string `db:"aliases"`
 }
 
-const cigarCols = `id, number, brand_id, name, origin, wrapper, binder, filler`
+const cigarCols = `id, number, brand_id, name, origin, wrapper, binder, filler, aliases`
 
 func (r cigarRow) cigar() (*catalog.Cigar, error) {
 	c := &catalog.Cigar{ID: r.ID, Number: r.Number, BrandID: r.BrandID, Name: r.Name, Origin: r.Origin}
@@ -122,6 +123,9 @@ func (r cigarRow) cigar() (*catalog.Cigar, error) {
 		if *f.dst == nil {
 			*f.dst = []catalog.Component{} // always present, empty when none
 		}
+	}
+	if err := json.Unmarshal([]byte(r.Aliases), &c.Aliases); err != nil {
+		return nil, fmt.Errorf("cigar %s aliases: %w", r.ID, err)
 	}
 	return c, nil
 }
@@ -277,11 +281,14 @@ func (w *writer) UpsertCigar(ctx context.Context, c *catalog.Cigar) (bool, error
 		b, _ := json.Marshal(nonNil(cs))
 		return string(b)
 	}
-	_, err = w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO cigars (id, number, brand_id, name, origin, wrapper, binder, filler)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	aliases, _ := json.Marshal(nonNil(c.Aliases))
+	_, err = w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO cigars (id, number, brand_id, name, origin, wrapper, binder, filler, aliases)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET brand_id = excluded.brand_id, name = excluded.name,
-		origin = excluded.origin, wrapper = excluded.wrapper, binder = excluded.binder, filler = excluded.filler`),
-		c.ID, c.Number, c.BrandID, c.Name, c.Origin, enc(c.Wrapper), enc(c.Binder), enc(c.Filler))
+		origin = excluded.origin, wrapper = excluded.wrapper, binder = excluded.binder, filler = excluded.filler,
+		aliases = CASE WHEN ? THEN excluded.aliases ELSE cigars.aliases END`),
+		c.ID, c.Number, c.BrandID, c.Name, c.Origin, enc(c.Wrapper), enc(c.Binder), enc(c.Filler), string(aliases),
+		c.Aliases != nil) // nil keeps the stored aliases
 	if err != nil {
 		return false, fmt.Errorf("upsert cigar %q: %w", c.Name, err)
 	}
