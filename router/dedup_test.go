@@ -150,6 +150,7 @@ func (d *dedupRouter) send(t *testing.T, c caller, body []byte) <-chan *httptest
 	t.Helper()
 	r := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", router.MediaGraphQLResponse) // a refusal then answers 400
 	if c.user != nil {
 		id := *c.user
 		id.Caller = "shim"
