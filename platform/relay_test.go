@@ -622,6 +622,13 @@ func (f *fixture) testPublicSessionNode(t *testing.T, answer func(token, id stri
 		if null != `200 {"node":null} null` {
 			t.Fatalf("unknown ID: %s", null)
 		}
+		// The body as sent, byte for byte, where an unknown ID's answer is due.
+		const rawQ = `query($id: ID!) { node(id: $id) { __typename id ... on PublicSession { note user { id } } } }`
+		raw := func(token, id string) string {
+			r := f.gqlAs(t, token, rawQ, map[string]any{"id": id})
+			return fmt.Sprint(r.Status, " ", r.Raw)
+		}
+		rawNull := raw("", unknown)
 		for _, it := range items[:3] {
 			id := at(it, "id").(string)
 			want := `200 {"node":` + toJSON(it) + `} null`
@@ -642,13 +649,43 @@ func (f *fixture) testPublicSessionNode(t *testing.T, answer func(token, id stri
 			}
 			id, _ := ids.Retype(ses, ids.PublicSession)
 			for name, token := range map[string]string{"anonymous": "", "Ana with every scope": anaAll} {
-				if got := answer(token, id); got != null {
-					t.Errorf("%s: private %s as %s: %s, want the unknown ID's answer %s", name, ses, id, got, null)
+				if got := raw(token, id); got != rawNull {
+					t.Errorf("%s: private %s as %s: %s, want the unknown ID's answer %s", name, ses, id, got, rawNull)
 				}
 			}
 		}
 		if tried["session"] == 0 || tried["profile"] == 0 {
 			t.Fatalf("the demo lacks a private session or a private profile's session: %v", tried)
+		}
+
+		// Exactly while it is in a feed: made private, it answers as an unknown
+		// ID does; public again, it is back.
+		id := at(items[1], "id").(string)
+		ses, _ := ids.Retype(id, ids.SmokeSession)
+		ctx := context.Background()
+		us, err := userssql.Open(ctx, f.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer us.Close()
+		s, err := us.SmokeSession(ctx, ses)
+		if err != nil {
+			t.Fatal(err)
+		}
+		setVisibility := func(v string) {
+			s.Visibility = v
+			if err := us.SaveSmokeSession(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		setVisibility("private")
+		defer setVisibility("public")
+		if got := raw("", id); got != rawNull {
+			t.Errorf("made private, %s answers %s, want the unknown ID's answer %s", id, got, rawNull)
+		}
+		setVisibility("public")
+		if got, want := answer("", id), `200 {"node":`+toJSON(items[1])+`} null`; got != want {
+			t.Errorf("public again, %s answers %s, want %s", id, got, want)
 		}
 	})
 	return at(items[0], "id").(string)
