@@ -118,7 +118,5 @@ func (r *Resolver) publicSessionByID(ctx context.Context, id string) (*model.Pub
 	if err != nil {
 		return nil, err
 	}
-	pub := *u
-	pub.Email, pub.PasswordHash = "", ""
-	return publicSession(&users.FeedSession{SmokeSession: *s, User: pub}), nil
+	return publicSession(&users.FeedSession{SmokeSession: *s, User: *publicProfile(u)}), nil
 }
