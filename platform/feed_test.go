@@ -19,8 +19,9 @@ import (
 var rfc3339ms = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 
 // privateSessions lists the demo's private sessions and the sessions of
-// private profiles: none may ever appear in a feed.
-func (f *fixture) privateSessions(t *testing.T) map[string]bool {
+// private profiles, each with why it is private ("session" or "profile"): none
+// may ever appear in a feed.
+func (f *fixture) privateSessions(t *testing.T) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	st, err := userssql.Open(ctx, f.cfg)
@@ -28,7 +29,7 @@ func (f *fixture) privateSessions(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	out := map[string]bool{}
+	out := map[string]string{}
 	for _, u := range usersdemo.Users {
 		id := usersdemo.UserID(u.Email)
 		sessions, err := st.SmokeSessions(ctx, id, pagination.Request{Size: 1000})
@@ -36,8 +37,11 @@ func (f *fixture) privateSessions(t *testing.T) map[string]bool {
 			t.Fatal(err)
 		}
 		for _, s := range sessions {
-			if s.Visibility != "public" || u.Private {
-				out[s.ID] = true
+			switch {
+			case u.Private:
+				out[s.ID] = "profile"
+			case s.Visibility != "public":
+				out[s.ID] = "session"
 			}
 		}
 	}
@@ -59,7 +63,7 @@ func (f *fixture) testBusinessFeed(t *testing.T) {
 	featured := 0
 	for _, it := range items {
 		id := at(it, "id").(string)
-		if private[id] {
+		if private[id] != "" {
 			t.Fatalf("private session %s in a public feed", id)
 		}
 		if at(it, "user", "displayName") == nil || at(it, "cigar", "name") == nil || at(it, "cigar", "brandName") == nil || at(it, "venue", "name") != "The Ember Room" {
@@ -124,7 +128,7 @@ func (f *fixture) testBusinessFeed(t *testing.T) {
 		t.Fatalf("brand feed: %d %v", status, body["meta"])
 	}
 	for _, it := range body["data"].([]any) {
-		if at(it, "cigar", "brandName") != "Padrón" || private[at(it, "id").(string)] {
+		if at(it, "cigar", "brandName") != "Padrón" || private[at(it, "id").(string)] != "" {
 			t.Fatalf("brand feed item %v", it)
 		}
 	}

@@ -238,7 +238,7 @@ func CookieKey(internalKey []byte) []byte {
 // EntityProber lets the catalog's node(id:) ask the users and venues subgraphs
 // (at urls, by subgraph name) whether an ID of theirs exists.
 func EntityProber(t http.RoundTripper, urls map[string]string) *subgraph.EntityProber {
-	owners := map[string]string{"User": schema.Users, "Collection": schema.Users, "Humidor": schema.Users, "SmokeSession": schema.Users, "CheckIn": schema.Users, "Venue": schema.Venues, "Event": schema.Venues}
+	owners := map[string]string{"User": schema.Users, "Collection": schema.Users, "Humidor": schema.Users, "SmokeSession": schema.Users, "CheckIn": schema.Users, "PublicSession": schema.Users, "Venue": schema.Venues, "Event": schema.Venues}
 	p := &subgraph.EntityProber{Client: &http.Client{Timeout: 10 * time.Second, Transport: t}, URLs: map[string]string{}}
 	for typename, owner := range owners {
 		if u, ok := urls[owner]; ok {

@@ -79,6 +79,7 @@ func open(t *testing.T, cfg sqldb.Config) *fixture {
 
 type gqlResponse struct {
 	Status int
+	Raw    string           `json:"-"` // the body as sent (gqlAs), for byte-for-byte comparisons
 	Data   map[string]any   `json:"data"`
 	Errors []map[string]any `json:"errors"`
 }

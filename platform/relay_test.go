@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -473,9 +474,7 @@ func (f *fixture) testStableUnderWrites(t *testing.T) {
 // same answer as for an ID that does not exist; an ID never resolves as
 // another type.
 func (f *fixture) testRelayNode(t *testing.T) {
-	// Every object type of the public schema with an id field implements Node,
-	// but the public views of sessions and their users (feed items sharing the
-	// ID of a SmokeSession or a User; see the README).
+	// Every object type of the public schema with an id field implements Node.
 	var schema struct {
 		Schema struct {
 			Types []struct {
@@ -489,9 +488,8 @@ func (f *fixture) testRelayNode(t *testing.T) {
 	if err := remarshal(f.mustData(t, `{ __schema { types { name kind fields { name } interfaces { name } } } }`, nil), &schema); err != nil {
 		t.Fatal(err)
 	}
-	views := map[string]bool{"PublicSession": true, "PublicUserSummary": true}
 	for _, ty := range schema.Schema.Types {
-		if ty.Kind != "OBJECT" || strings.HasPrefix(ty.Name, "__") || views[ty.Name] {
+		if ty.Kind != "OBJECT" || strings.HasPrefix(ty.Name, "__") {
 			continue
 		}
 		hasID := slices.ContainsFunc(ty.Fields, func(f struct{ Name string }) bool { return f.Name == "id" })
@@ -517,7 +515,7 @@ func (f *fixture) testRelayNode(t *testing.T) {
 		}
 		anaIDs[typ] = id
 	}
-	const q = `query($id: ID!) { node(id: $id) { __typename id ... on Humidor { name } ... on SmokeSession { visibility } ... on CheckIn { checkedInAt } ... on Collection { name } ... on Brand { name } } }`
+	const q = `query($id: ID!) { node(id: $id) { __typename id ... on Humidor { name } ... on SmokeSession { visibility } ... on CheckIn { checkedInAt } ... on Collection { name } ... on Brand { name } ... on PublicSession { createdAt note featured user { __typename id displayName imageUrl } } } }`
 	answer := func(token, id string) string {
 		r := f.gqlAs(t, token, q, map[string]any{"id": id})
 		return fmt.Sprint(r.Status, " ", toJSON(r.Data), " ", toJSON(r.Errors))
@@ -545,12 +543,17 @@ func (f *fixture) testRelayNode(t *testing.T) {
 			}
 		})
 	}
+	publicID := f.testPublicSessionNode(t, answer, anaAll, benAll)
 	t.Run("an ID never resolves as another type", func(t *testing.T) {
-		all := map[string]string{"Brand": relayParents["Brand"], "Venue": relayParents["Venue"], "User": relayAna}
+		all := map[string]string{"Brand": relayParents["Brand"], "Venue": relayParents["Venue"], "User": relayAna, "PublicSession": publicID}
 		for k, v := range anaIDs {
 			all[k] = v
 		}
-		prefixes := []string{ids.Brand, ids.Cigar, ids.Product, ids.Venue, ids.Event, ids.User, ids.Collection, ids.Humidor, ids.SmokeSession, ids.CheckIn}
+		prefixes := []string{ids.Brand, ids.Cigar, ids.Product, ids.Venue, ids.Event, ids.User, ids.Collection, ids.Humidor, ids.SmokeSession, ids.CheckIn, ids.PublicSession}
+		// A public session's ID has its smoke session's body (pse_X is the
+		// public view of ses_X): under the other prefix it is the other view,
+		// resolved as that type or null, never as the type of the original.
+		views := map[string]string{ids.SmokeSession: "SmokeSession", ids.PublicSession: "PublicSession"}
 		for typ, id := range all {
 			r := f.gqlAs(t, anaAll, q, map[string]any{"id": id})
 			if at(r.Data, "node", "__typename") != typ {
@@ -562,6 +565,13 @@ func (f *fixture) testRelayNode(t *testing.T) {
 					continue
 				}
 				swapped := other + strings.TrimPrefix(id, p)
+				if views[p] != "" && views[other] != "" {
+					r := f.gqlAs(t, anaAll, q, map[string]any{"id": swapped})
+					if n := at(r.Data, "node"); len(r.Errors) > 0 || (n != nil && (at(n, "__typename") != views[other] || at(n, "id") != swapped)) {
+						t.Errorf("%s's body under prefix %s: %v %v", typ, other, r.Data, r.Errors)
+					}
+					continue
+				}
 				if got := answer(anaAll, swapped); got != `200 {"node":null} null` {
 					t.Errorf("%s's body under prefix %s: %s", typ, other, got)
 				}
@@ -573,6 +583,112 @@ func (f *fixture) testRelayNode(t *testing.T) {
 			t.Errorf("typed lookups of another type's ID: %v %v", r.Data, r.Errors)
 		}
 	})
+}
+
+// testPublicSessionNode: a business feed's sessions have IDs of their own
+// (pse_), never a SmokeSession's, and node(id:) returns each to any caller with
+// the feed's data while it is in a feed; a private session, or any session of a
+// private profile, answers exactly as an unknown ID. The REST feed still shows
+// the sessions' ses_ IDs and avatarUrl. It returns a public session's ID.
+func (f *fixture) testPublicSessionNode(t *testing.T, answer func(token, id string) string, anaAll, benAll string) string {
+	t.Helper()
+	venue := relayParents["Venue"]
+	feed := f.mustData(t, `query($v: ID!) { venue(id: $v) { sessions(limit: 100) { count items { __typename id createdAt note featured user { __typename id displayName imageUrl } } } } }`,
+		map[string]any{"v": venue})
+	items, _ := at(feed, "venue", "sessions", "items").([]any)
+	if len(items) < 10 {
+		t.Fatalf("venue feed: %v", feed)
+	}
+	_, rest := f.rest(t, "/venues/"+venue+"/sessions?limit=100")
+	restItems, _ := rest["data"].([]any)
+	if len(restItems) != len(items) {
+		t.Fatalf("REST feed has %d sessions, GraphQL %d", len(restItems), len(items))
+	}
+	for i, it := range items {
+		id, _ := at(it, "id").(string)
+		ses, _ := ids.Retype(id, ids.SmokeSession)
+		if !ids.Valid(id, ids.PublicSession) || !ids.Valid(at(it, "user", "id").(string), ids.User) || at(it, "user", "__typename") != "User" {
+			t.Fatalf("feed item %v: want a pse_ ID and a User", it)
+		}
+		// REST keeps its contract: the session's ses_ ID, the avatar as avatarUrl.
+		if r := restItems[i]; at(r, "id") != ses || at(r, "user", "id") != at(it, "user", "id") || at(r, "user", "avatarUrl") != at(it, "user", "imageUrl") {
+			t.Fatalf("REST item %v for GraphQL item %v", r, it)
+		}
+	}
+
+	t.Run("PublicSession", func(t *testing.T) {
+		const unknown = ids.PublicSession + "_0000000000000000"
+		null := answer("", unknown)
+		if null != `200 {"node":null} null` {
+			t.Fatalf("unknown ID: %s", null)
+		}
+		// The body as sent, byte for byte, where an unknown ID's answer is due.
+		const rawQ = `query($id: ID!) { node(id: $id) { __typename id ... on PublicSession { note user { id } } } }`
+		raw := func(token, id string) string {
+			r := f.gqlAs(t, token, rawQ, map[string]any{"id": id})
+			return fmt.Sprint(r.Status, " ", r.Raw)
+		}
+		rawNull := raw("", unknown)
+		for _, it := range items[:3] {
+			id := at(it, "id").(string)
+			want := `200 {"node":` + toJSON(it) + `} null`
+			for name, token := range map[string]string{"anonymous": "", "Ana": anaAll, "Ben": benAll} {
+				if got := answer(token, id); got != want {
+					t.Errorf("%s: node(%s) = %s, want the feed's item %s", name, id, got, want)
+				}
+			}
+		}
+		// Private sessions, and sessions of a private profile, are in no feed:
+		// their pse_ IDs answer as an unknown ID does, to anyone, owner included.
+		// A few of each kind, in a stable order.
+		private := f.privateSessions(t)
+		tried := map[string]int{}
+		for _, ses := range slices.Sorted(maps.Keys(private)) {
+			if tried[private[ses]]++; tried[private[ses]] > 4 {
+				continue
+			}
+			id, _ := ids.Retype(ses, ids.PublicSession)
+			for name, token := range map[string]string{"anonymous": "", "Ana with every scope": anaAll} {
+				if got := raw(token, id); got != rawNull {
+					t.Errorf("%s: private %s as %s: %s, want the unknown ID's answer %s", name, ses, id, got, rawNull)
+				}
+			}
+		}
+		if tried["session"] == 0 || tried["profile"] == 0 {
+			t.Fatalf("the demo lacks a private session or a private profile's session: %v", tried)
+		}
+
+		// Exactly while it is in a feed: made private, it answers as an unknown
+		// ID does; public again, it is back.
+		id := at(items[1], "id").(string)
+		ses, _ := ids.Retype(id, ids.SmokeSession)
+		ctx := context.Background()
+		us, err := userssql.Open(ctx, f.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer us.Close()
+		s, err := us.SmokeSession(ctx, ses)
+		if err != nil {
+			t.Fatal(err)
+		}
+		setVisibility := func(v string) {
+			s.Visibility = v
+			if err := us.SaveSmokeSession(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		setVisibility("private")
+		defer setVisibility("public")
+		if got := raw("", id); got != rawNull {
+			t.Errorf("made private, %s answers %s, want the unknown ID's answer %s", id, got, rawNull)
+		}
+		setVisibility("public")
+		if got, want := answer("", id), `200 {"node":`+toJSON(items[1])+`} null`; got != want {
+			t.Errorf("public again, %s answers %s, want %s", id, got, want)
+		}
+	})
+	return at(items[0], "id").(string)
 }
 
 func relaySlice(all []string, drop string) []string {

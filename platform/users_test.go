@@ -69,7 +69,7 @@ func (f *fixture) gqlAs(t *testing.T, token, query string, vars map[string]any) 
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	out := gqlResponse{Status: res.StatusCode}
+	out := gqlResponse{Status: res.StatusCode, Raw: string(raw)}
 	json.Unmarshal(raw, &out)
 	return out
 }

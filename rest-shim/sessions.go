@@ -7,14 +7,18 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/internal/apierr"
+	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
 
-// The business feeds run one federated operation through the router: the user
-// summary from users, the cigar from the catalog, the venue from venues.
+// The business feeds run one federated operation through the router: the
+// sessions and their users from users, the cigar from the catalog, the venue
+// from venues. The REST contract predates the graph's PublicSession node: it
+// names the user's avatar avatarUrl and the session by its ses_ ID (see
+// restSessionID).
 const feedSelection = `sessions(limit: $limit, offset: $offset, from: $from, to: $to, featured: $featured) {
   count items { id createdAt startedAt endedAt durationSeconds rating note featured
-    user { id displayName avatarUrl } cigar { id name brand { name } } venue { id name } } }`
+    user { id displayName avatarUrl: imageUrl } cigar { id name brand { name } } venue { id name } } }`
 
 var (
 	opVenueFeed = subgraph.MustParse(`query VenueFeed($id: ID!, $limit: Int, $offset: Int, $from: String, $to: String, $featured: Boolean) {
@@ -59,6 +63,16 @@ type feedCigar struct {
 	Brand     *struct {
 		Name string `json:"name"`
 	} `json:"brand,omitempty"`
+}
+
+// restSessionID is the ID the REST feed has always shown for a session: the
+// smoke session's own (ses_), where the graph gives the public view its own
+// pse_ ID with the same body.
+func restSessionID(pse string) string {
+	if id, ok := ids.Retype(pse, ids.SmokeSession); ok {
+		return id
+	}
+	return pse
 }
 
 // GET /venues/{id}/sessions and /brands/{id}/sessions.
@@ -115,6 +129,7 @@ func handleBusinessSessions(router *subgraph.Client, op *subgraph.Operation, bus
 		}
 		items := data.Business.Sessions.Items
 		for i := range items {
+			items[i].ID = restSessionID(items[i].ID)
 			if c := items[i].Cigar; c != nil && c.Brand != nil {
 				c.BrandName, c.Brand = c.Brand.Name, nil
 			}

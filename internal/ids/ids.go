@@ -22,6 +22,10 @@ const (
 	Humidor      = "hum"
 	SmokeSession = "ses"
 	CheckIn      = "chk"
+	// PublicSession is a public smoke session as the business feeds show it:
+	// its own Node, so that a client's cache never mixes it with the owner's
+	// SmokeSession. Its body is the session's (see Retype).
+	PublicSession = "pse"
 	// Credits, owned by the payments subgraph.
 	BillingAccount    = "acc"
 	CreditReservation = "rsv"
@@ -84,6 +88,17 @@ func Prefix(id string) (string, bool) {
 		}
 	}
 	return p, true
+}
+
+// Retype returns the ID with the same body under another type prefix: a second
+// view of one record (a PublicSession of a SmokeSession) gets an ID of its own
+// that still leads back to the record. It is false when id is not a public ID.
+func Retype(id, prefix string) (string, bool) {
+	if _, ok := Prefix(id); !ok {
+		return "", false
+	}
+	_, body, _ := strings.Cut(id, "_")
+	return prefix + "_" + body, true
 }
 
 // Valid reports whether id is a well-formed ID of the given type.

@@ -52,3 +52,19 @@ func TestPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestRetype(t *testing.T) {
+	ses := ids.Derive(ids.SmokeSession, "x")
+	pse, ok := ids.Retype(ses, ids.PublicSession)
+	if !ok || !ids.Valid(pse, ids.PublicSession) || pse == ses {
+		t.Fatalf("Retype(%q, pse) = %q, %v", ses, pse, ok)
+	}
+	if back, ok := ids.Retype(pse, ids.SmokeSession); !ok || back != ses {
+		t.Fatalf("Retype back = %q, %v; want %q", back, ok, ses)
+	}
+	for _, bad := range []string{"", "ses_", "nounderscore", "ses_0123456789ABCDEF"} {
+		if got, ok := ids.Retype(bad, ids.PublicSession); ok || got != "" {
+			t.Errorf("Retype(%q) = %q, %v; want refused", bad, got, ok)
+		}
+	}
+}

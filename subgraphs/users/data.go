@@ -98,11 +98,11 @@ type FeedQuery struct {
 	Limit, Offset    int
 }
 
-// FeedSession is a public session with its user's public summary.
+// FeedSession is a public session with its user's public profile (no email, no
+// password hash: a feed lists public profiles only).
 type FeedSession struct {
 	SmokeSession
-	UserDisplayName string
-	UserImageURL    *string
+	User User
 }
 
 // IsEntity marks the user's own data as federation entities (node(id:)

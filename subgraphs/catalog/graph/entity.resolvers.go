@@ -52,6 +52,11 @@ func (r *entityResolver) FindProductByID(ctx context.Context, id string) (*catal
 	return notFoundAsNil(r.Store.Product(ctx, id))
 }
 
+// FindPublicSessionByID is the resolver for the findPublicSessionByID field.
+func (r *entityResolver) FindPublicSessionByID(ctx context.Context, id string) (*model.PublicSession, error) {
+	return &model.PublicSession{ID: id}, nil
+}
+
 // FindSmokeSessionByID is the resolver for the findSmokeSessionByID field.
 func (r *entityResolver) FindSmokeSessionByID(ctx context.Context, id string) (*model.SmokeSession, error) {
 	return &model.SmokeSession{ID: id}, nil

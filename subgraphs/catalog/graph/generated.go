@@ -97,17 +97,18 @@ type ComplexityRoot struct {
 	}
 
 	Entity struct {
-		FindBrandByID        func(childComplexity int, id string) int
-		FindCheckInByID      func(childComplexity int, id string) int
-		FindCigarByID        func(childComplexity int, id string) int
-		FindCollectionByID   func(childComplexity int, id string) int
-		FindEventByID        func(childComplexity int, id string) int
-		FindHumidorByID      func(childComplexity int, id string) int
-		FindNodeByID         func(childComplexity int, id string) int
-		FindProductByID      func(childComplexity int, id string) int
-		FindSmokeSessionByID func(childComplexity int, id string) int
-		FindUserByID         func(childComplexity int, id string) int
-		FindVenueByID        func(childComplexity int, id string) int
+		FindBrandByID         func(childComplexity int, id string) int
+		FindCheckInByID       func(childComplexity int, id string) int
+		FindCigarByID         func(childComplexity int, id string) int
+		FindCollectionByID    func(childComplexity int, id string) int
+		FindEventByID         func(childComplexity int, id string) int
+		FindHumidorByID       func(childComplexity int, id string) int
+		FindNodeByID          func(childComplexity int, id string) int
+		FindProductByID       func(childComplexity int, id string) int
+		FindPublicSessionByID func(childComplexity int, id string) int
+		FindSmokeSessionByID  func(childComplexity int, id string) int
+		FindUserByID          func(childComplexity int, id string) int
+		FindVenueByID         func(childComplexity int, id string) int
 	}
 
 	Event struct {
@@ -148,6 +149,10 @@ type ComplexityRoot struct {
 	ProductEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	PublicSession struct {
+		ID func(childComplexity int) int
 	}
 
 	Query struct {
@@ -210,6 +215,7 @@ type EntityResolver interface {
 	FindHumidorByID(ctx context.Context, id string) (*model.Humidor, error)
 	FindNodeByID(ctx context.Context, id string) (model.Node, error)
 	FindProductByID(ctx context.Context, id string) (*catalog.Product, error)
+	FindPublicSessionByID(ctx context.Context, id string) (*model.PublicSession, error)
 	FindSmokeSessionByID(ctx context.Context, id string) (*model.SmokeSession, error)
 	FindUserByID(ctx context.Context, id string) (*model.User, error)
 	FindVenueByID(ctx context.Context, id string) (*model.Venue, error)
@@ -509,6 +515,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Entity.FindProductByID(childComplexity, args["id"].(string)), true
+	case "Entity.findPublicSessionByID":
+		if e.ComplexityRoot.Entity.FindPublicSessionByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findPublicSessionByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindPublicSessionByID(childComplexity, args["id"].(string)), true
 	case "Entity.findSmokeSessionByID":
 		if e.ComplexityRoot.Entity.FindSmokeSessionByID == nil {
 			break
@@ -663,6 +680,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ProductEdge.Node(childComplexity), true
+
+	case "PublicSession.id":
+		if e.ComplexityRoot.PublicSession.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicSession.ID(childComplexity), true
 
 	case "Query.brand":
 		if e.ComplexityRoot.Query.Brand == nil {
@@ -954,6 +978,8 @@ type Query {
   the caller is its owner with the scope that data needs (` + "`" + `collections:read` + "`" + `,
   ` + "`" + `humidor:read` + "`" + `, ` + "`" + `sessions:read` + "`" + `, ` + "`" + `checkins:read` + "`" + `): indistinguishable from an
   ID that does not exist. A user reached this way shows its public profile only.
+  A public session (` + "`" + `pse_...` + "`" + `, from a business feed) answers any caller while it
+  is in a feed, and null once it is not (made private, or its user's profile).
   Cost 1 plus the selection.
   """
   node(
@@ -1063,8 +1089,8 @@ type CigarResolution @inaccessible {
 """
 An object that has a public ID and can be fetched again by it with
 ` + "`" + `node(id:)` + "`" + `: the Relay object identification interface. Brand, Cigar,
-Product, Venue, Event, User, Collection, Humidor, SmokeSession and CheckIn
-implement it.
+Product, Venue, Event, User, Collection, Humidor, SmokeSession, CheckIn and
+PublicSession implement it.
 """
 interface Node @key(fields: "id") {
   "The object's public ID: opaque, prefixed by its type (` + "`" + `cig_...` + "`" + `), the same in REST and GraphQL. Pass it to ` + "`" + `node(id:)` + "`" + ` to fetch the object again."
@@ -1267,6 +1293,10 @@ type SmokeSession implements Node @key(fields: "id") {
 type CheckIn implements Node @key(fields: "id") {
   id: ID!
 }
+
+type PublicSession implements Node @key(fields: "id") {
+  id: ID!
+}
 `, BuiltIn: false},
 	{Name: "../federation/directives.graphql", Input: `
 	directive @authenticated on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
@@ -1322,7 +1352,7 @@ type CheckIn implements Node @key(fields: "id") {
 `, BuiltIn: true},
 	{Name: "../federation/entity.graphql", Input: `
 # a union of all types that use the @key directive
-union _Entity = Brand | CheckIn | Cigar | Collection | Event | Humidor | Product | SmokeSession | User | Venue
+union _Entity = Brand | CheckIn | Cigar | Collection | Event | Humidor | Product | PublicSession | SmokeSession | User | Venue
 
 # fake type to build resolver interfaces for users to implement
 type Entity {
@@ -1334,6 +1364,7 @@ type Entity {
 	findHumidorByID(id: ID!,): Humidor!
 	findNodeByID(id: ID!,): Node!
 	findProductByID(id: ID!,): Product!
+	findPublicSessionByID(id: ID!,): PublicSession!
 	findSmokeSessionByID(id: ID!,): SmokeSession!
 	findUserByID(id: ID!,): User!
 	findVenueByID(id: ID!,): Venue!
@@ -1539,6 +1570,14 @@ func (ec *executionContext) childFields_ProductEdge(ctx context.Context, field g
 		return ec.fieldContext_ProductEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ProductEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_PublicSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_PublicSession_id(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublicSession", field.Name)
 }
 
 func (ec *executionContext) childFields_SmokeSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1842,6 +1881,20 @@ func (ec *executionContext) field_Entity_findNodeByID_args(ctx context.Context, 
 }
 
 func (ec *executionContext) field_Entity_findProductByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findPublicSessionByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -3332,6 +3385,50 @@ func (ec *executionContext) fieldContext_Entity_findProductByID(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Entity_findPublicSessionByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findPublicSessionByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindPublicSessionByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublicSession) graphql.Marshaler {
+			return ec.marshalNPublicSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐPublicSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findPublicSessionByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findPublicSessionByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Entity_findSmokeSessionByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3944,6 +4041,29 @@ func (ec *executionContext) fieldContext_ProductEdge_node(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PublicSession_id(ctx context.Context, field graphql.CollectedField, obj *model.PublicSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicSession_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicSession_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicSession", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -5833,6 +5953,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._SmokeSession(ctx, sel, obj)
+	case model.PublicSession:
+		return ec._PublicSession(ctx, sel, &obj)
+	case *model.PublicSession:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._PublicSession(ctx, sel, obj)
 	case catalog.Product:
 		return ec._Product(ctx, sel, &obj)
 	case *catalog.Product:
@@ -5916,6 +6043,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._SmokeSession(ctx, sel, obj)
+	case model.PublicSession:
+		return ec._PublicSession(ctx, sel, &obj)
+	case *model.PublicSession:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._PublicSession(ctx, sel, obj)
 	case catalog.Product:
 		return ec._Product(ctx, sel, &obj)
 	case *catalog.Product:
@@ -6700,6 +6834,28 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findPublicSessionByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findPublicSessionByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "findSmokeSessionByID":
 			field := field
 
@@ -7155,6 +7311,44 @@ func (ec *executionContext) _ProductEdge(ctx context.Context, sel ast.SelectionS
 			}
 		case "node":
 			out.Values[i] = ec._ProductEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var publicSessionImplementors = []string{"PublicSession", "Node", "_Entity"}
+
+func (ec *executionContext) _PublicSession(ctx context.Context, sel ast.SelectionSet, obj *model.PublicSession) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publicSessionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublicSession")
+		case "id":
+			out.Values[i] = ec._PublicSession_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -8438,6 +8632,16 @@ func (ec *executionContext) marshalNProductEdge2ᚖgithubᚗcomᚋvitolahqᚋvit
 		return graphql.Null
 	}
 	return ec._ProductEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPublicSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐPublicSession(ctx context.Context, sel ast.SelectionSet, v *model.PublicSession) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PublicSession(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNSearchPage2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐDocument(ctx context.Context, v any) (catalog.Document, error) {

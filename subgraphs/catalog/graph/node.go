@@ -46,6 +46,9 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 		n, err = r.foreign(ctx, "SmokeSession", id, &model.SmokeSession{ID: id})
 	case ids.CheckIn:
 		n, err = r.foreign(ctx, "CheckIn", id, &model.CheckIn{ID: id})
+	case ids.PublicSession:
+		// Public, but only while a feed shows it: the users subgraph decides.
+		n, err = r.foreign(ctx, "PublicSession", id, &model.PublicSession{ID: id})
 	}
 	if errors.Is(err, catalog.ErrNotFound) {
 		return nil, nil

@@ -34,6 +34,11 @@ func (r *entityResolver) FindHumidorByID(ctx context.Context, id string) (*users
 	return own(ctx, r.Resolver, "humidor:read", id, r.Data.Humidor, func(h *users.Humidor) string { return h.UserID })
 }
 
+// FindPublicSessionByID is the resolver for the findPublicSessionByID field.
+func (r *entityResolver) FindPublicSessionByID(ctx context.Context, id string) (*model.PublicSession, error) {
+	return r.publicSessionByID(ctx, id)
+}
+
 // FindSmokeSessionByID is the resolver for the findSmokeSessionByID field.
 func (r *entityResolver) FindSmokeSessionByID(ctx context.Context, id string) (*users.SmokeSession, error) {
 	return own(ctx, r.Resolver, "sessions:read", id, r.Data.SmokeSession, func(x *users.SmokeSession) string { return x.UserID })

@@ -229,6 +229,25 @@ func (ec *executionContext) resolveEntity(
 
 			return entity, nil
 		}
+	case "PublicSession":
+		resolverName, err := entityResolverNameForPublicSession(ctx, rep)
+		if err != nil {
+			return nil, fmt.Errorf(`finding resolver for Entity "PublicSession": %w`, err)
+		}
+		switch resolverName {
+
+		case "findPublicSessionByID":
+			id0, err := ec.unmarshalNID2string(ctx, rep["id"])
+			if err != nil {
+				return nil, fmt.Errorf(`unmarshalling param 0 for findPublicSessionByID(): %w`, err)
+			}
+			entity, err := ec.Resolvers.Entity().FindPublicSessionByID(ctx, id0)
+			if err != nil {
+				return nil, fmt.Errorf(`resolving Entity "PublicSession": %w`, err)
+			}
+
+			return entity, nil
+		}
 	case "SmokeSession":
 		resolverName, err := entityResolverNameForSmokeSession(ctx, rep)
 		if err != nil {
@@ -449,6 +468,41 @@ func entityResolverNameForHumidor(ctx context.Context, rep EntityRepresentation)
 		return "findHumidorByID", nil
 	}
 	return "", fmt.Errorf("%w for Humidor due to %v", ErrTypeNotFound,
+		errors.Join(entityResolverErrs...).Error())
+}
+
+func entityResolverNameForPublicSession(ctx context.Context, rep EntityRepresentation) (string, error) {
+	// we collect errors because a later entity resolver may work fine
+	// when an entity has multiple keys
+	entityResolverErrs := []error{}
+	for {
+		var (
+			m   EntityRepresentation
+			val any
+			ok  bool
+		)
+		_ = val
+		// if all of the KeyFields values for this resolver are null,
+		// we shouldn't use use it
+		allNull := true
+		m = rep
+		val, ok = m["id"]
+		if !ok {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to missing Key Field \"id\" for PublicSession", ErrTypeNotFound))
+			break
+		}
+		if allNull {
+			allNull = val == nil
+		}
+		if allNull {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to all null value KeyFields for PublicSession", ErrTypeNotFound))
+			break
+		}
+		return "findPublicSessionByID", nil
+	}
+	return "", fmt.Errorf("%w for PublicSession due to %v", ErrTypeNotFound,
 		errors.Join(entityResolverErrs...).Error())
 }
 

@@ -2,9 +2,11 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/internal/timestamp"
 
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
@@ -72,17 +74,49 @@ func (r *Resolver) feed(ctx context.Context, q users.FeedQuery, limit, offset *i
 	}
 	out := &model.SessionFeed{Count: count, Items: make([]*model.PublicSession, len(items))}
 	for i, s := range items {
-		started := s.StartedAt
-		p := &model.PublicSession{ID: s.ID, CreatedAt: s.CreatedAt, StartedAt: &started, EndedAt: s.EndedAt, DurationSeconds: s.DurationSeconds,
-			Rating: s.Rating, Note: s.Note, Featured: s.Featured,
-			User: &model.PublicUserSummary{ID: s.UserID, DisplayName: s.UserDisplayName, AvatarURL: s.UserImageURL}}
-		if s.CigarID != nil {
-			p.Cigar = &model.Cigar{ID: *s.CigarID}
-		}
-		if s.VenueID != nil {
-			p.Venue = &model.Venue{ID: *s.VenueID}
-		}
-		out.Items[i] = p
+		out.Items[i] = publicSession(s)
 	}
 	return out, nil
+}
+
+// publicSession is a feed item: the session under its own public ID (pse_, the
+// same body as its ses_ ID) and the user's public profile.
+func publicSession(s *users.FeedSession) *model.PublicSession {
+	id, _ := ids.Retype(s.ID, ids.PublicSession)
+	started := s.StartedAt
+	user := s.User
+	p := &model.PublicSession{ID: id, CreatedAt: s.CreatedAt, StartedAt: &started, EndedAt: s.EndedAt, DurationSeconds: s.DurationSeconds,
+		Rating: s.Rating, Note: s.Note, Featured: s.Featured, User: &user}
+	if s.CigarID != nil {
+		p.Cigar = &model.Cigar{ID: *s.CigarID}
+	}
+	if s.VenueID != nil {
+		p.Venue = &model.Venue{ID: *s.VenueID}
+	}
+	return p
+}
+
+// publicSessionByID answers node(id:) for a pse_ ID: the session exactly while a
+// feed shows it (public, of a public profile), to any caller; nil otherwise, as
+// for an ID that does not exist. A ses_ ID is never read as one.
+func (r *Resolver) publicSessionByID(ctx context.Context, id string) (*model.PublicSession, error) {
+	if !ids.Valid(id, ids.PublicSession) {
+		return nil, nil
+	}
+	sesID, _ := ids.Retype(id, ids.SmokeSession)
+	s, err := r.Data.SmokeSession(ctx, sesID)
+	if errors.Is(err, users.ErrNotFound) || (err == nil && s.Visibility != "public") {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	u, err := r.Store.User(ctx, s.UserID)
+	if errors.Is(err, users.ErrNotFound) || (err == nil && u.Private) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return publicSession(&users.FeedSession{SmokeSession: *s, User: *publicProfile(u)}), nil
 }

@@ -96,13 +96,14 @@ type ComplexityRoot struct {
 	}
 
 	Entity struct {
-		FindBrandByID        func(childComplexity int, id string) int
-		FindCheckInByID      func(childComplexity int, id string) int
-		FindCollectionByID   func(childComplexity int, id string) int
-		FindHumidorByID      func(childComplexity int, id string) int
-		FindSmokeSessionByID func(childComplexity int, id string) int
-		FindUserByID         func(childComplexity int, id string) int
-		FindVenueByID        func(childComplexity int, id string) int
+		FindBrandByID         func(childComplexity int, id string) int
+		FindCheckInByID       func(childComplexity int, id string) int
+		FindCollectionByID    func(childComplexity int, id string) int
+		FindHumidorByID       func(childComplexity int, id string) int
+		FindPublicSessionByID func(childComplexity int, id string) int
+		FindSmokeSessionByID  func(childComplexity int, id string) int
+		FindUserByID          func(childComplexity int, id string) int
+		FindVenueByID         func(childComplexity int, id string) int
 	}
 
 	Humidor struct {
@@ -154,12 +155,6 @@ type ComplexityRoot struct {
 		StartedAt       func(childComplexity int) int
 		User            func(childComplexity int) int
 		Venue           func(childComplexity int) int
-	}
-
-	PublicUserSummary struct {
-		AvatarURL   func(childComplexity int) int
-		DisplayName func(childComplexity int) int
-		ID          func(childComplexity int) int
 	}
 
 	Query struct {
@@ -249,6 +244,7 @@ type EntityResolver interface {
 	FindCheckInByID(ctx context.Context, id string) (*users.CheckIn, error)
 	FindCollectionByID(ctx context.Context, id string) (*users.Collection, error)
 	FindHumidorByID(ctx context.Context, id string) (*users.Humidor, error)
+	FindPublicSessionByID(ctx context.Context, id string) (*model.PublicSession, error)
 	FindSmokeSessionByID(ctx context.Context, id string) (*users.SmokeSession, error)
 	FindUserByID(ctx context.Context, id string) (*users.User, error)
 	FindVenueByID(ctx context.Context, id string) (*model.Venue, error)
@@ -490,6 +486,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Entity.FindHumidorByID(childComplexity, args["id"].(string)), true
+	case "Entity.findPublicSessionByID":
+		if e.ComplexityRoot.Entity.FindPublicSessionByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findPublicSessionByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindPublicSessionByID(childComplexity, args["id"].(string)), true
 	case "Entity.findSmokeSessionByID":
 		if e.ComplexityRoot.Entity.FindSmokeSessionByID == nil {
 			break
@@ -710,25 +717,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PublicSession.Venue(childComplexity), true
-
-	case "PublicUserSummary.avatarUrl":
-		if e.ComplexityRoot.PublicUserSummary.AvatarURL == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PublicUserSummary.AvatarURL(childComplexity), true
-	case "PublicUserSummary.displayName":
-		if e.ComplexityRoot.PublicUserSummary.DisplayName == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PublicUserSummary.DisplayName(childComplexity), true
-	case "PublicUserSummary.id":
-		if e.ComplexityRoot.PublicUserSummary.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PublicUserSummary.ID(childComplexity), true
 
 	case "Query.me":
 		if e.ComplexityRoot.Query.Me == nil {
@@ -1352,7 +1340,7 @@ type HumidorItem {
 One cigar the connected user smoked (or is smoking), maybe at a venue, with
 their rating and note. Only its owner reads it, with the scope ` + "`" + `sessions:read` + "`" + `:
 through ` + "`" + `mySmokeSessions` + "`" + `, or ` + "`" + `node(id:)` + "`" + ` (null to anyone else); public ones also appear in business feeds
-(` + "`" + `Venue.sessions` + "`" + `, ` + "`" + `Brand.sessions` + "`" + `) as ` + "`" + `PublicSession` + "`" + `.
+(` + "`" + `Venue.sessions` + "`" + `, ` + "`" + `Brand.sessions` + "`" + `) as a ` + "`" + `PublicSession` + "`" + ` with an ID of its own.
 """
 type SmokeSession @key(fields: "id") {
   "The session's public ID (` + "`" + `ses_...` + "`" + `)."
@@ -1449,9 +1437,16 @@ type SessionFeed {
   items: [PublicSession!]!
 }
 
-"A public smoke session as a business feed shows it: only data its user made public, and the user as a public summary."
-type PublicSession {
-  "The session's public ID (` + "`" + `ses_...` + "`" + `)."
+"""
+A public smoke session as a business feed shows it: only data its user made
+public, and the user's public profile. It has an ID of its own (` + "`" + `pse_...` + "`" + `),
+not the owner's ` + "`" + `SmokeSession` + "`" + ` ID, so a client's cache never mixes the two
+views: ` + "`" + `node(id:)` + "`" + ` returns it to any caller exactly while it appears in a feed
+(a public session of a public profile), and null otherwise, the same answer as
+for an ID that does not exist.
+"""
+type PublicSession @key(fields: "id") {
+  "The public session's ID (` + "`" + `pse_...` + "`" + `), for ` + "`" + `node(id:)` + "`" + `."
   id: ID!
   "When the session was recorded (the feed's order): RFC 3339 UTC with milliseconds."
   createdAt: String!
@@ -1467,22 +1462,12 @@ type PublicSession {
   note: String
   "True when the session is highlighted (what ` + "`" + `sessions(featured: true)` + "`" + ` keeps)."
   featured: Boolean!
-  "Who smoked: their public ID, display name and avatar only. Cost 1."
-  user: PublicUserSummary!
+  "Who smoked: the user, whose profile is always public here (what ` + "`" + `user(id:)` + "`" + ` shows anyone; ` + "`" + `imageUrl` + "`" + ` is their avatar). Cost 1."
+  user: User!
   "The cigar smoked; null when the user did not record which. Cost 1."
   cigar: Cigar
   "Where it was smoked; null when not at a known venue. Cost 1."
   venue: Venue
-}
-
-"The public summary of a session's user: what a business may show of them."
-type PublicUserSummary {
-  "The user's public ID (` + "`" + `usr_...` + "`" + `), for ` + "`" + `user(id:)` + "`" + `."
-  id: ID!
-  "The name the user chose to be shown under."
-  displayName: String!
-  "URL of the user's avatar picture; null when the user has none."
-  avatarUrl: String
 }
 
 "One page of the connected user's collections (a Relay cursor connection), from ` + "`" + `myCollections` + "`" + `."
@@ -1610,7 +1595,7 @@ type PageInfo @shareable {
 `, BuiltIn: true},
 	{Name: "../federation/entity.graphql", Input: `
 # a union of all types that use the @key directive
-union _Entity = Brand | CheckIn | Cigar | Collection | Humidor | SmokeSession | User | Venue
+union _Entity = Brand | CheckIn | Cigar | Collection | Humidor | PublicSession | SmokeSession | User | Venue
 
 # fake type to build resolver interfaces for users to implement
 type Entity {
@@ -1618,6 +1603,7 @@ type Entity {
 	findCheckInByID(id: ID!,): CheckIn!
 	findCollectionByID(id: ID!,): Collection!
 	findHumidorByID(id: ID!,): Humidor!
+	findPublicSessionByID(id: ID!,): PublicSession!
 	findSmokeSessionByID(id: ID!,): SmokeSession!
 	findUserByID(id: ID!,): User!
 	findVenueByID(id: ID!,): Venue!
@@ -1837,18 +1823,6 @@ func (ec *executionContext) childFields_PublicSession(ctx context.Context, field
 		return ec.fieldContext_PublicSession_venue(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PublicSession", field.Name)
-}
-
-func (ec *executionContext) childFields_PublicUserSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "id":
-		return ec.fieldContext_PublicUserSummary_id(ctx, field)
-	case "displayName":
-		return ec.fieldContext_PublicUserSummary_displayName(ctx, field)
-	case "avatarUrl":
-		return ec.fieldContext_PublicUserSummary_avatarUrl(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type PublicUserSummary", field.Name)
 }
 
 func (ec *executionContext) childFields_SessionFeed(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2158,6 +2132,20 @@ func (ec *executionContext) field_Entity_findCollectionByID_args(ctx context.Con
 }
 
 func (ec *executionContext) field_Entity_findHumidorByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findPublicSessionByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -3511,6 +3499,50 @@ func (ec *executionContext) fieldContext_Entity_findHumidorByID(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Entity_findPublicSessionByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findPublicSessionByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindPublicSessionByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublicSession) graphql.Marshaler {
+			return ec.marshalNPublicSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐPublicSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findPublicSessionByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findPublicSessionByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Entity_findSmokeSessionByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4321,8 +4353,8 @@ func (ec *executionContext) _PublicSession_user(ctx context.Context, field graph
 			return obj.User, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.PublicUserSummary) graphql.Marshaler {
-			return ec.marshalNPublicUserSummary2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐPublicUserSummary(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *users.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4335,7 +4367,7 @@ func (ec *executionContext) fieldContext_PublicSession_user(_ context.Context, f
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PublicUserSummary(ctx, field)
+			return ec.childFields_User(ctx, field)
 		},
 	}
 	return fc, nil
@@ -4403,75 +4435,6 @@ func (ec *executionContext) fieldContext_PublicSession_venue(_ context.Context, 
 		},
 	}
 	return fc, nil
-}
-
-func (ec *executionContext) _PublicUserSummary_id(ctx context.Context, field graphql.CollectedField, obj *model.PublicUserSummary) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PublicUserSummary_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_PublicUserSummary_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PublicUserSummary", field, false, false, errors.New("field of type ID does not have child fields"))
-}
-
-func (ec *executionContext) _PublicUserSummary_displayName(ctx context.Context, field graphql.CollectedField, obj *model.PublicUserSummary) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PublicUserSummary_displayName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DisplayName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_PublicUserSummary_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PublicUserSummary", field, false, false, errors.New("field of type String does not have child fields"))
-}
-
-func (ec *executionContext) _PublicUserSummary_avatarUrl(ctx context.Context, field graphql.CollectedField, obj *model.PublicUserSummary) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PublicUserSummary_avatarUrl(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AvatarURL, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_PublicUserSummary_avatarUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PublicUserSummary", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Query_user(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -6974,6 +6937,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._SmokeSession(ctx, sel, obj)
+	case model.PublicSession:
+		return ec._PublicSession(ctx, sel, &obj)
+	case *model.PublicSession:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._PublicSession(ctx, sel, obj)
 	case users.Humidor:
 		return ec._Humidor(ctx, sel, &obj)
 	case *users.Humidor:
@@ -7636,6 +7606,28 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findPublicSessionByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findPublicSessionByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "findSmokeSessionByID":
 			field := field
 
@@ -8049,7 +8041,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
-var publicSessionImplementors = []string{"PublicSession"}
+var publicSessionImplementors = []string{"PublicSession", "_Entity"}
 
 func (ec *executionContext) _PublicSession(ctx context.Context, sel ast.SelectionSet, obj *model.PublicSession) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, publicSessionImplementors)
@@ -8113,54 +8105,6 @@ func (ec *executionContext) _PublicSession(ctx context.Context, sel ast.Selectio
 			}
 		case "venue":
 			out.Values[i] = ec._PublicSession_venue(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
-		default:
-			panic("unknown field " + strconv.Quote(field.Name))
-		}
-	}
-	out.Dispatch(ctx)
-	if out.Invalids > 0 {
-		return graphql.Null
-	}
-
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
-
-	return out
-}
-
-var publicUserSummaryImplementors = []string{"PublicUserSummary"}
-
-func (ec *executionContext) _PublicUserSummary(ctx context.Context, sel ast.SelectionSet, obj *model.PublicUserSummary) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, publicUserSummaryImplementors)
-
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
-	for i, field := range fields {
-		switch field.Name {
-		case "__typename":
-			out.Values[i] = graphql.MarshalString("PublicUserSummary")
-		case "id":
-			out.Values[i] = ec._PublicUserSummary_id(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "displayName":
-			out.Values[i] = ec._PublicUserSummary_displayName(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "avatarUrl":
-			out.Values[i] = ec._PublicUserSummary_avatarUrl(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -9778,16 +9722,6 @@ func (ec *executionContext) marshalNPublicSession2ᚖgithubᚗcomᚋvitolahqᚋv
 		return graphql.Null
 	}
 	return ec._PublicSession(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNPublicUserSummary2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐPublicUserSummary(ctx context.Context, sel ast.SelectionSet, v *model.PublicUserSummary) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._PublicUserSummary(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSessionFeed2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐSessionFeed(ctx context.Context, sel ast.SelectionSet, v *model.SessionFeed) graphql.Marshaler {

@@ -164,7 +164,13 @@ func (r *Resolver) publicUser(ctx context.Context, id string) (*users.User, erro
 	if u.Private {
 		return &users.User{ID: u.ID, DisplayName: u.DisplayName, CreatedAt: u.CreatedAt}, nil
 	}
+	return publicProfile(u), nil
+}
+
+// publicProfile is a public profile as anyone may read it: no email, no
+// password hash.
+func publicProfile(u *users.User) *users.User {
 	pub := *u
 	pub.Email, pub.PasswordHash = "", ""
-	return &pub, nil
+	return &pub
 }

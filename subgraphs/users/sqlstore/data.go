@@ -279,10 +279,15 @@ func (s *Store) BusinessSessions(ctx context.Context, q users.FeedQuery) ([]*use
 		Featured        bool     `db:"featured"`
 		CreatedAt       string   `db:"created_at"`
 		DisplayName     string   `db:"display_name"`
+		FirstName       *string  `db:"first_name"`
+		LastName        *string  `db:"last_name"`
 		ImageURL        *string  `db:"image_url"`
+		CoverURL        *string  `db:"cover_url"`
+		Website         *string  `db:"website"`
+		Bio             *string  `db:"bio"`
 	}
 	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT s.id, s.user_id, s.cigar_id, s.brand_id, s.venue_id, s.started_at, s.ended_at, s.duration_seconds,
-		s.rating, s.note, s.featured, s.created_at, u.display_name, u.image_url`+where+` ORDER BY s.created_at DESC, s.id DESC LIMIT ? OFFSET ?`),
+		s.rating, s.note, s.featured, s.created_at, u.display_name, u.first_name, u.last_name, u.image_url, u.cover_url, u.website, u.bio`+where+` ORDER BY s.created_at DESC, s.id DESC LIMIT ? OFFSET ?`),
 		append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read feed: %w", err)
@@ -291,7 +296,9 @@ func (s *Store) BusinessSessions(ctx context.Context, q users.FeedQuery) ([]*use
 	for i, r := range rows {
 		out[i] = &users.FeedSession{SmokeSession: users.SmokeSession{ID: r.ID, UserID: r.UserID, CigarID: r.CigarID, BrandID: r.BrandID, VenueID: r.VenueID,
 			StartedAt: r.StartedAt, EndedAt: r.EndedAt, DurationSeconds: r.DurationSeconds, Rating: r.Rating, Note: r.Note, Featured: r.Featured,
-			Visibility: "public", CreatedAt: r.CreatedAt}, UserDisplayName: r.DisplayName, UserImageURL: r.ImageURL}
+			Visibility: "public", CreatedAt: r.CreatedAt},
+			User: users.User{ID: r.UserID, DisplayName: r.DisplayName, FirstName: r.FirstName, LastName: r.LastName, ImageURL: r.ImageURL,
+				CoverURL: r.CoverURL, Website: r.Website, Bio: r.Bio}}
 	}
 	return out, count, nil
 }

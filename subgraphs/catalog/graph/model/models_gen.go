@@ -9,8 +9,8 @@ import (
 
 // An object that has a public ID and can be fetched again by it with
 // `node(id:)`: the Relay object identification interface. Brand, Cigar,
-// Product, Venue, Event, User, Collection, Humidor, SmokeSession and CheckIn
-// implement it.
+// Product, Venue, Event, User, Collection, Humidor, SmokeSession, CheckIn and
+// PublicSession implement it.
 type Node interface {
 	IsEntity()
 	IsNode()
@@ -118,6 +118,17 @@ type ProductEdge struct {
 	// The product; never null. Cost 1.
 	Node *catalog.Product `json:"node"`
 }
+
+type PublicSession struct {
+	ID string `json:"id"`
+}
+
+func (PublicSession) IsNode() {}
+
+// The object's public ID: opaque, prefixed by its type (`cig_...`), the same in REST and GraphQL. Pass it to `node(id:)` to fetch the object again.
+func (this PublicSession) GetID() string { return this.ID }
+
+func (PublicSession) IsEntity() {}
 
 // The root of every read. Every operation needs a developer key in the
 // `x-service-key` header (a publishable key is refused); the connected-user

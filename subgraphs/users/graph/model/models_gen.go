@@ -84,9 +84,14 @@ type OAuthAuthorizeCheck struct {
 	ErrorDescription *string `json:"errorDescription,omitempty"`
 }
 
-// A public smoke session as a business feed shows it: only data its user made public, and the user as a public summary.
+// A public smoke session as a business feed shows it: only data its user made
+// public, and the user's public profile. It has an ID of its own (`pse_...`),
+// not the owner's `SmokeSession` ID, so a client's cache never mixes the two
+// views: `node(id:)` returns it to any caller exactly while it appears in a feed
+// (a public session of a public profile), and null otherwise, the same answer as
+// for an ID that does not exist.
 type PublicSession struct {
-	// The session's public ID (`ses_...`).
+	// The public session's ID (`pse_...`), for `node(id:)`.
 	ID string `json:"id"`
 	// When the session was recorded (the feed's order): RFC 3339 UTC with milliseconds.
 	CreatedAt string `json:"createdAt"`
@@ -102,23 +107,15 @@ type PublicSession struct {
 	Note *string `json:"note,omitempty"`
 	// True when the session is highlighted (what `sessions(featured: true)` keeps).
 	Featured bool `json:"featured"`
-	// Who smoked: their public ID, display name and avatar only. Cost 1.
-	User *PublicUserSummary `json:"user"`
+	// Who smoked: the user, whose profile is always public here (what `user(id:)` shows anyone; `imageUrl` is their avatar). Cost 1.
+	User *users.User `json:"user"`
 	// The cigar smoked; null when the user did not record which. Cost 1.
 	Cigar *Cigar `json:"cigar,omitempty"`
 	// Where it was smoked; null when not at a known venue. Cost 1.
 	Venue *Venue `json:"venue,omitempty"`
 }
 
-// The public summary of a session's user: what a business may show of them.
-type PublicUserSummary struct {
-	// The user's public ID (`usr_...`), for `user(id:)`.
-	ID string `json:"id"`
-	// The name the user chose to be shown under.
-	DisplayName string `json:"displayName"`
-	// URL of the user's avatar picture; null when the user has none.
-	AvatarURL *string `json:"avatarUrl,omitempty"`
-}
+func (PublicSession) IsEntity() {}
 
 type Query struct {
 }
