@@ -23,6 +23,8 @@ import (
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/operationreport"
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/pool"
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/variablesvalidation"
+
+	"github.com/vitolahq/vitola/internal/telemetry"
 )
 
 // executor runs operations on graphql-go-tools' planner and resolver, the steps
@@ -133,7 +135,7 @@ func (x *executor) Execute(ctx context.Context, query, operationName string, var
 	if err != nil {
 		return &RequestError{Err: err}
 	}
-	p, err := x.plan(k, k.doc, query, operationName, variables)
+	p, err := x.plan(ctx, k, k.doc, query, operationName, variables)
 	if err != nil {
 		return err
 	}
@@ -194,7 +196,7 @@ func (x *executor) prepare(k *kit, doc *ast.Document, query, operationName strin
 // plan returns the cached plan of a normalized operation, planning it once. A
 // plan keeps pointers into the document it was made from, so it is made from a
 // document of its own, never from a pooled one that the next request reuses.
-func (x *executor) plan(k *kit, doc *ast.Document, query, operationName string, variables []byte) (plan.Plan, error) {
+func (x *executor) plan(ctx context.Context, k *kit, doc *ast.Document, query, operationName string, variables []byte) (plan.Plan, error) {
 	h := pool.Hash64.Get()
 	h.Reset()
 	defer pool.Hash64.Put(h)
@@ -202,9 +204,14 @@ func (x *executor) plan(k *kit, doc *ast.Document, query, operationName string, 
 		return nil, err
 	}
 	key := h.Sum64()
+	tel := telemetry.FromContext(ctx)
 	if p, ok := x.plans.Get(key); ok {
+		tel.PlanCache(true)
 		return p, nil
 	}
+	tel.PlanCache(false)
+	_, span := telemetry.Start(ctx, "plan")
+	defer span.End()
 	own := ast.NewSmallDocument()
 	if _, _, err := x.prepare(k, own, query, operationName, variables); err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ import (
 
 	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/internal/jsonbody"
+	"github.com/vitolahq/vitola/internal/telemetry"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/router/limits"
 	"github.com/vitolahq/vitola/webui"
@@ -147,7 +148,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Bound the JSON's tokens and nesting before anything decodes it.
 	if err := rt.analyzer.CheckRequestJSON(body); err != nil {
-		rt.refuse(w, err)
+		rt.refuse(r.Context(), w, err)
 		return
 	}
 	// One JSON value, no member twice, names as spelt: what the analyzer and
@@ -180,9 +181,13 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	m, err := rt.analyzer.Check(req.Query, req.OperationName, vars)
 	if err != nil {
-		rt.refuse(w, err)
+		rt.refuse(r.Context(), w, err)
 		return
 	}
+	failed := true
+	defer func() {
+		telemetry.FromContext(r.Context()).Operation(r.Context(), req.OperationName, m.Type, failed, time.Since(start))
+	}()
 
 	// One deadline for the whole operation: cheaper than a client timeout, which
 	// arms a timer per subgraph call.
@@ -198,21 +203,23 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			writeErrors(w, http.StatusGatewayTimeout, gqlErr(CodeTimeout, fmt.Sprintf("the operation took longer than %s: ask for less", rt.timeout)))
 		default:
-			rt.log.Error().Err(err).Str("operation", req.OperationName).Msg("execute operation")
+			rt.log.Error().Err(err).Str("request_id", telemetry.RequestID(ctx)).Str("operation", req.OperationName).Msg("execute operation")
 			writeErrors(w, http.StatusInternalServerError, gqlErr(CodeInternal, "the operation failed: try again later"))
 		}
 		return
 	}
 	rt.log.Debug().Str("operation", req.OperationName).Int("depth", m.Depth).Int("cost", m.Cost).
 		Dur("took", time.Since(start)).Msg("graphql")
+	failed = false
 	w.Header().Set("Content-Type", contentTypeJSON)
 	w.Write(buf.Bytes())
 }
 
 // refuse answers an analyzer's error: a *limits.Rejection is the client's.
-func (rt *Router) refuse(w http.ResponseWriter, err error) {
+func (rt *Router) refuse(ctx context.Context, w http.ResponseWriter, err error) {
 	var rej *limits.Rejection
 	if errors.As(err, &rej) {
+		telemetry.FromContext(ctx).Rejected(rejectedLimit(rej))
 		writeErrors(w, http.StatusBadRequest, rej.Errors...)
 		return
 	}
@@ -262,6 +269,25 @@ func (rt *Router) caller(w http.ResponseWriter, r *http.Request) (trust.Identity
 		id = access.ForUser(id, claims)
 	}
 	return id, true
+}
+
+// rejectedLimit names the rule a rejection broke, for metrics: the limit
+// (depth, aliases, cost, tokens...), or parse / validation.
+func rejectedLimit(rej *limits.Rejection) string {
+	if len(rej.Errors) == 0 {
+		return "other"
+	}
+	ext := rej.Errors[0].Extensions
+	if l, ok := ext["limit"].(string); ok {
+		return l
+	}
+	switch ext["code"] {
+	case limits.CodeParseFailed:
+		return "parse"
+	case limits.CodeValidationFailed:
+		return "validation"
+	}
+	return "other"
 }
 
 func gqlErr(code, msg string) *gqlerror.Error {
