@@ -31,12 +31,14 @@ func (t *Telemetry) Handler(server string, next http.Handler) http.Handler {
 	}
 	spanName := "HTTP " + server
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Unsampled requests (most, at a low ratio) allocate only what
+		// propagation needs: names and attributes are set on recorded spans.
 		start := time.Now()
 		ctx := with(r.Context(), t)
 		var span trace.Span
 		if t.tracing {
 			ctx = propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
-			ctx, span = t.tracer.Start(ctx, spanName, trace.WithSpanKind(trace.SpanKindServer))
+			ctx, span = t.tracer.Start(ctx, spanName, serverSpan...)
 			w.Header().Set(RequestIDHeader, span.SpanContext().TraceID().String())
 		}
 		sw := &statusWriter{ResponseWriter: w}
@@ -54,10 +56,12 @@ func (t *Telemetry) Handler(server string, next http.Handler) http.Handler {
 				t.Metrics.observeHTTP(server, route, status, time.Since(start))
 			}
 			if span != nil {
-				span.SetName(server + " " + route)
-				span.SetAttributes(attribute.String("http.route", route), attribute.Int("http.response.status_code", status))
-				if status >= 500 {
-					span.SetStatus(codes.Error, "")
+				if span.IsRecording() {
+					span.SetName(server + " " + route)
+					span.SetAttributes(attribute.String("http.route", route), attribute.Int("http.response.status_code", status))
+					if status >= 500 {
+						span.SetStatus(codes.Error, "")
+					}
 				}
 				span.End()
 			}
@@ -70,6 +74,12 @@ func (t *Telemetry) Handler(server string, next http.Handler) http.Handler {
 		next.ServeHTTP(sw, r)
 	})
 }
+
+// Span options, made once rather than per request.
+var (
+	serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+	clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+)
 
 // statusWriter remembers the status a handler answered.
 type statusWriter struct {
@@ -152,8 +162,10 @@ func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	var span trace.Span
 	if tr.t.tracing {
 		ctx := r.Context()
-		ctx, span = tr.t.tracer.Start(ctx, tg.span, trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(attribute.String("vitola.subgraph", tg.name)))
+		ctx, span = tr.t.tracer.Start(ctx, tg.span, clientSpan...)
+		if span.IsRecording() {
+			span.SetAttributes(attribute.String("vitola.subgraph", tg.name))
+		}
 		r = r.Clone(ctx) // a RoundTripper must not change its caller's request
 		propagator.Inject(ctx, propagation.HeaderCarrier(r.Header))
 	}
@@ -166,11 +178,13 @@ func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	if span != nil {
-		if res != nil {
-			span.SetAttributes(attribute.Int("http.response.status_code", res.StatusCode))
-		}
-		if failed {
-			span.SetStatus(codes.Error, "")
+		if span.IsRecording() {
+			if res != nil {
+				span.SetAttributes(attribute.Int("http.response.status_code", res.StatusCode))
+			}
+			if failed {
+				span.SetStatus(codes.Error, "")
+			}
 		}
 		span.End()
 	}
