@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +21,8 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
 )
 
 // otlpReceiver is an OpenTelemetry collector's OTLP/HTTP traces endpoint, in
@@ -108,7 +112,8 @@ func TestMetricsAndTraces(t *testing.T) {
 	data := t.TempDir()
 	addr, pay, metricsAddr := loopbackAddr(t), loopbackAddr(t), loopbackAddr(t)
 	_, log := serveForTest(t, addr, "--demo", "--data", data, "--payments-addr", pay, "--log-level", "debug",
-		"--metrics-addr", metricsAddr, "--otlp-endpoint", collector.URL, "--trace-sample-ratio", "1")
+		"--metrics-addr", metricsAddr, "--otlp-endpoint", collector.URL, "--trace-sample-ratio", "1",
+		"--fetch-allow-cidrs", "127.0.0.1/32") // the band photo below is served on loopback
 	key := strings.TrimSpace(readFile(t, filepath.Join(data, "demo-key.txt")))
 
 	post := func(body map[string]any) (*http.Response, map[string]any) {
@@ -169,6 +174,41 @@ func TestMetricsAndTraces(t *testing.T) {
 		t.Fatalf("cigar: %d %s", res.StatusCode, body)
 	}
 	get(addr + "/v1/no-such-route/" + cigarID)
+	// A paid identify from a photo, the same request again (replayed), and
+	// the same key with another body (a conflict).
+	var photo bytes.Buffer
+	png.Encode(&photo, bandart.Photo(bandart.Render(bandart.DesignFor("Padrón", "1964 Anniversary Series"), 600), bandart.Mild, 4))
+	photos := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		w.Write(photo.Bytes())
+	}))
+	defer photos.Close()
+	identify := func(body string) (*http.Response, []byte) {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/ai/cigars/identify", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-service-key", key)
+		req.Header.Set("Idempotency-Key", "metrics-1")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, b
+	}
+	paid := fmt.Sprintf(`{"imageUrl": %q}`, photos.URL+"/band.png")
+	res, body = identify(paid)
+	if res.StatusCode != 200 {
+		t.Fatalf("identify: %d %s", res.StatusCode, body)
+	}
+	identifyTrace := res.Header.Get("X-Request-Id")
+	if res, body := identify(paid); res.StatusCode != 200 || res.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("identify again: %d %s", res.StatusCode, body)
+	}
+	if res, body := identify(`{"force": true, "prompt": "padron"}`); res.StatusCode < 400 {
+		t.Fatalf("identify with the key of another request: %d %s", res.StatusCode, body)
+	}
+
 	// Metrics are never served on the public origins.
 	for _, origin := range []string{addr, pay} {
 		if res, _ := get(origin + "/metrics"); res.StatusCode != 404 {
@@ -197,14 +237,30 @@ func TestMetricsAndTraces(t *testing.T) {
 		`vitola_graphql_limit_rejections_total{limit="parse"} 1`,
 		`vitola_graphql_plan_cache_requests_total{result="hit"} 1`,
 		`vitola_graphql_plan_cache_requests_total{result="miss"} 1`,
-		`vitola_credits_total{action="held"} 0`,
-		`vitola_idempotency_requests_total{outcome="replayed"} 0`,
+		`vitola_idempotency_requests_total{outcome="replayed"} 1`,
+		`vitola_idempotency_requests_total{outcome="conflict"} 1`,
+		`vitola_image_fetches_total{outcome="ok"} 1`,
+		`vitola_subgraph_fetch_duration_seconds_count{caller="shim",subgraph="matching"}`,
+		`vitola_subgraph_fetch_duration_seconds_count{caller="matching",subgraph="catalog"}`,
+		`vitola_http_requests_total{code="200",route="POST /v1/ai/cigars/identify",server="api"} 2`,
 		`go_goroutines `,
 		`process_resident_memory_bytes `,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("the scrape lacks %s", want)
 		}
+	}
+	// Credits: a hold, then the charge and the rest of the hold released.
+	credits := map[string]float64{}
+	for _, line := range strings.Split(metrics, "\n") {
+		var action string
+		var n float64
+		if _, err := fmt.Sscanf(strings.Replace(line, `"} `, `" `, 1), `vitola_credits_total{action=%q %g`, &action, &n); err == nil {
+			credits[action] = n
+		}
+	}
+	if credits["held"] < 1 || credits["charged"] < 1 || credits["held"] != credits["charged"]+credits["released"] {
+		t.Errorf("credits: %v, want held = charged + released, each counted", credits)
 	}
 	// Every label value is one of a bounded kind: no ID, key, query or path.
 	labels := regexp.MustCompile(`[a-z_]+="([^"]*)"`)
@@ -261,6 +317,18 @@ func TestMetricsAndTraces(t *testing.T) {
 		}
 		t.Fatalf("trace %s: spans %v; want one root (api /graphql), one plan, and venues and catalog fetched", traceID, names)
 	}
+	// Store queries are spans of the subgraph that runs them.
+	sqlUnder := map[string]bool{}
+	for _, s := range spans {
+		if strings.HasPrefix(s.Name, "sql ") {
+			if p, ok := parent(s); ok {
+				sqlUnder[strings.TrimPrefix(s.Name, "sql ")+" under "+p.Name] = true
+			}
+		}
+	}
+	if !sqlUnder["venues under venues POST /graphql"] {
+		t.Errorf("no store query span under the venues subgraph's span: %v", sqlUnder)
+	}
 	if p, _ := parent(plans[0]); p.Name != "api /graphql" {
 		t.Errorf("plan's parent %q", p.Name)
 	}
@@ -275,6 +343,17 @@ func TestMetricsAndTraces(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(restNames, ","), "api GET /v1/cigars/search") || !strings.Contains(strings.Join(restNames, ","), "catalog POST /graphql") {
 		t.Errorf("search trace %s: spans %v", searchTrace, restNames)
+	}
+	// The identify: the shim's calls to payments (hold, settle) and to
+	// matching, and matching's image fetch under matching's server span.
+	var idNames []string
+	for _, s := range receiver.trace(t, identifyTrace, 6) {
+		idNames = append(idNames, s.Name)
+	}
+	for _, want := range []string{"api POST /v1/ai/cigars/identify", "fetch payments", "fetch matching", "matching POST /graphql", "image fetch"} {
+		if !strings.Contains(strings.Join(idNames, ","), want) {
+			t.Errorf("identify trace %s: spans %v, want %q", identifyTrace, idNames, want)
+		}
 	}
 	// The logs name the request by its trace ID.
 	if !strings.Contains(log.String(), `"request_id":"`+traceID+`"`) {

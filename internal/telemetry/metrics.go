@@ -97,7 +97,7 @@ func NewMetrics() *Metrics {
 		idempotency: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vitola_idempotency_requests_total",
 			Help: "Idempotency-Key look-ups that did not run the request, by outcome: replayed (the stored response), conflict (the key with another request), in_flight."}, []string{"outcome"}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vitola_store_errors_total",
-			Help: "Store health checks that failed, by store."}, []string{"store"}),
+			Help: "Store queries of a request that failed, and stores that failed a readiness check, by store."}, []string{"store"}),
 		redisErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "vitola_redis_errors_total",
 			Help: "Redis commands that failed (a missing key is not a failure)."}),
 		httpKids: map[httpKey]httpKid{},
@@ -263,7 +263,8 @@ func (t *Telemetry) Idempotency(outcome string) {
 	t.Metrics.idempotency.WithLabelValues(outcome).Inc()
 }
 
-// StoreError records a failed check of a store (by its name).
+// StoreError records a failed query or readiness check of a store (by its
+// name).
 func (t *Telemetry) StoreError(store string) {
 	if t == nil || t.Metrics == nil {
 		return
