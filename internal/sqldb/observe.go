@@ -105,7 +105,8 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
 		return b.BeginTx(ctx, opts)
 	}
-	return c.Conn.Begin() //nolint:staticcheck // the driver has nothing else
+	//lint:ignore SA1019 the driver has nothing else
+	return c.Conn.Begin()
 }
 
 func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
