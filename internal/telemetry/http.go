@@ -38,8 +38,11 @@ func (t *Telemetry) Handler(server string, next http.Handler) http.Handler {
 		var span trace.Span
 		if t.tracing {
 			ctx = propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
-			ctx, span = t.tracer.Start(ctx, spanName, serverSpan...)
-			w.Header().Set(RequestIDHeader, span.SpanContext().TraceID().String())
+			// A caller's unsampled trace goes on without spans here.
+			if !unsampled(ctx) {
+				ctx, span = t.tracer.Start(ctx, spanName, serverSpan...)
+			}
+			w.Header().Set(RequestIDHeader, RequestID(ctx))
 		}
 		sw := &statusWriter{ResponseWriter: w}
 		r = r.WithContext(ctx)
@@ -162,10 +165,13 @@ func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	var span trace.Span
 	if tr.t.tracing {
 		ctx := r.Context()
-		ctx, span = tr.t.tracer.Start(ctx, tg.span, clientSpan...)
-		if span.IsRecording() {
-			span.SetAttributes(attribute.String("vitola.subgraph", tg.name))
+		if !unsampled(ctx) {
+			ctx, span = tr.t.tracer.Start(ctx, tg.span, clientSpan...)
+			if span.IsRecording() {
+				span.SetAttributes(attribute.String("vitola.subgraph", tg.name))
+			}
 		}
+		// The callee continues the trace (sampled or not) from traceparent.
 		r = r.Clone(ctx) // a RoundTripper must not change its caller's request
 		propagator.Inject(ctx, propagation.HeaderCarrier(r.Header))
 	}

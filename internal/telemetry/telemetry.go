@@ -135,10 +135,18 @@ func FromContext(ctx context.Context) *Telemetry {
 // it returns ctx and a span that records nothing.
 func Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	t := FromContext(ctx)
-	if t == nil || !t.tracing {
+	if t == nil || !t.tracing || unsampled(ctx) {
 		return ctx, trace.SpanFromContext(ctx)
 	}
 	return t.tracer.Start(ctx, name, opts...)
+}
+
+// unsampled reports a trace whose spans are not recorded: the parent-based
+// sampler would drop a child too, so none is made (its context would carry
+// nothing the parent's does not).
+func unsampled(ctx context.Context) bool {
+	sc := trace.SpanContextFromContext(ctx)
+	return sc.IsValid() && !sc.IsSampled()
 }
 
 // RequestID is the request's ID in logs: the trace ID when tracing is on,

@@ -87,3 +87,44 @@ func TestOTLPEndpointMustBeAURL(t *testing.T) {
 		t.Error("a sample ratio of 2 was taken")
 	}
 }
+
+// TestUnsampledTracePropagates: at a sample ratio of 0 nothing is recorded,
+// yet the request still has a trace ID (its request ID) and every internal
+// call carries it, unsampled, so the callee logs the same ID.
+func TestUnsampledTracePropagates(t *testing.T) {
+	exported := make(chan struct{}, 10)
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { exported <- struct{}{} }))
+	defer collector.Close()
+	tel, err := telemetry.New(context.Background(), telemetry.Options{OTLPEndpoint: collector.URL, SampleRatio: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inner, traceparent string
+	callee := tel.Handler("catalog", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inner, traceparent = telemetry.RequestID(r.Context()), r.Header.Get("traceparent")
+	}))
+	calleeSrv := httptest.NewServer(callee)
+	defer calleeSrv.Close()
+	client := &http.Client{Transport: tel.Transport("router", nil, http.DefaultTransport)}
+	edge := tel.Handler("api", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, _ := http.NewRequestWithContext(r.Context(), "GET", calleeSrv.URL, nil)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		res.Body.Close()
+	}))
+	rec := httptest.NewRecorder()
+	edge.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	id := rec.Header().Get(telemetry.RequestIDHeader)
+	if len(id) != 32 || inner != id || !strings.HasPrefix(traceparent, "00-"+id+"-") || !strings.HasSuffix(traceparent, "-00") {
+		t.Fatalf("request ID %q, callee's %q, traceparent %q", id, inner, traceparent)
+	}
+	tel.Close(context.Background())
+	select {
+	case <-exported:
+		t.Fatal("spans were exported at a sample ratio of 0")
+	default:
+	}
+}
