@@ -220,7 +220,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 		}
 		tel.StoreError(name)
 	}
-	p.API = tel.Handler("api", restshim.NewServer(restshim.Deps{
+	p.API = tel.EdgeHandler("api", restshim.NewServer(restshim.Deps{
 		GraphQL: rt, Router: routerClient, Keys: keys, Origins: keys, Tokens: tokens, Users: usersClient, PublicURL: o.PublicURL, CookieKey: CookieKey(o.InternalKey), KV: kvs,
 		Catalog:     &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
 		Payments:    &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Payments) + "/graphql"},
@@ -228,7 +228,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 		Idempotency: p.Idempotency,
 		OpenAPI:     schema.OpenAPI, Checks: checks, ReadyTimeout: o.ReadyTimeout, OnCheckFailed: onCheckFailed, Logger: log,
 	}))
-	p.Payments = tel.Handler("payments", restshim.NewPaymentsServer(restshim.Deps{
+	p.Payments = tel.EdgeHandler("payments", restshim.NewPaymentsServer(restshim.Deps{
 		Payments:    &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Payments) + "/graphql"},
 		Idempotency: p.Idempotency, PaymentsPublicURL: o.Payments.PublicURL, PaymentsOpenAPI: schema.PaymentsOpenAPI, CookieKey: CookieKey(o.InternalKey),
 		Checks: paymentsChecks, ReadyTimeout: o.ReadyTimeout, OnCheckFailed: onCheckFailed, Logger: log,

@@ -365,7 +365,7 @@ func serveShim(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, 
 			tel.StoreError(name)
 		}
 	}
-	api.handler = tel.Handler("api", restshim.NewServer(restshim.Deps{
+	api.handler = tel.EdgeHandler("api", restshim.NewServer(restshim.Deps{
 		GraphQL: proxy, Keys: keys, Origins: keys, Catalog: &subgraph.Client{HTTP: internal, URL: catalogURL},
 		Payments: &subgraph.Client{HTTP: internal, URL: paymentsGraphQL},
 		Matching: &subgraph.Client{HTTP: slowInternal, URL: matchingURL}, Idempotency: idem,
@@ -374,7 +374,7 @@ func serveShim(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, 
 		PublicURL: publicURL, CookieKey: platform.CookieKey(key), KV: kvs,
 		OpenAPI: schema.OpenAPI, Checks: checks, ReadyTimeout: s.ReadyTimeout, OnCheckFailed: onCheckFailed, Logger: log,
 	}))
-	pay.handler = tel.Handler("payments", restshim.NewPaymentsServer(restshim.Deps{
+	pay.handler = tel.EdgeHandler("payments", restshim.NewPaymentsServer(restshim.Deps{
 		Payments: &subgraph.Client{HTTP: internal, URL: paymentsGraphQL}, Idempotency: idem,
 		PaymentsPublicURL: paymentsURL, PaymentsOpenAPI: schema.PaymentsOpenAPI, CookieKey: platform.CookieKey(key),
 		Checks:       append(checks[:2:2], restshim.Check{Name: schema.Payments, Check: remoteHealth(strings.TrimSuffix(paymentsGraphQL, "/graphql") + "/health/ready")}),

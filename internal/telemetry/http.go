@@ -8,24 +8,33 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
 
-// RequestIDHeader carries the request ID (the trace ID) in every answer when
-// tracing is on, so a user can quote it.
+// RequestIDHeader carries the request ID (the trace ID) in every answer of
+// the public origins when tracing is on, so a user can quote it.
 const RequestIDHeader = "X-Request-Id"
 
 // UnmatchedRoute is the route label of a request no route took (404, 405,
 // redirects to the canonical path).
 const UnmatchedRoute = "unmatched"
 
-// Handler instruments a component's handler (server names it: api,
-// payments, router, or a subgraph's name): it continues the caller's trace
-// from traceparent, starts a server span, counts the request and its time by
-// route pattern (what the ServeMux under it matched, never the raw path), and
-// puts the Telemetry in the request's context for the calls below.
+// Handler instruments a component's handler (server names it: router, or a
+// subgraph's name): it continues the caller's trace from traceparent, starts
+// a server span, counts the request and its time by route pattern (what the
+// ServeMux under it matched, never the raw path), and puts the Telemetry in
+// the request's context for the calls below.
 func (t *Telemetry) Handler(server string, next http.Handler) http.Handler {
+	return t.handler(server, false, next)
+}
+
+// EdgeHandler is Handler for a public origin (api, payments): its answers
+// also carry the request ID (RequestIDHeader) for users to quote.
+func (t *Telemetry) EdgeHandler(server string, next http.Handler) http.Handler {
+	return t.handler(server, true, next)
+}
+
+func (t *Telemetry) handler(server string, edge bool, next http.Handler) http.Handler {
 	if t.off() {
 		return next
 	}
@@ -37,12 +46,14 @@ func (t *Telemetry) Handler(server string, next http.Handler) http.Handler {
 		ctx := with(r.Context(), t)
 		var span trace.Span
 		if t.tracing {
-			ctx = propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+			ctx = propagator.Extract(ctx, headerCarrier(r.Header))
 			// A caller's unsampled trace goes on without spans here.
 			if !unsampled(ctx) {
 				ctx, span = t.tracer.Start(ctx, spanName, serverSpan...)
 			}
-			w.Header().Set(RequestIDHeader, RequestID(ctx))
+			if edge {
+				w.Header().Set(RequestIDHeader, RequestID(ctx))
+			}
 		}
 		sw := &statusWriter{ResponseWriter: w}
 		r = r.WithContext(ctx)
@@ -76,6 +87,37 @@ func (t *Telemetry) Handler(server string, next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// headerCarrier is propagation.HeaderCarrier without canonicalizing the
+// W3C header names on every call (an allocation each).
+type headerCarrier http.Header
+
+func canonical(key string) string {
+	switch key {
+	case "traceparent":
+		return "Traceparent"
+	case "tracestate":
+		return "Tracestate"
+	}
+	return http.CanonicalHeaderKey(key)
+}
+
+func (c headerCarrier) Get(key string) string {
+	if v := c[canonical(key)]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+func (c headerCarrier) Set(key, value string) { c[canonical(key)] = []string{value} }
+
+func (c headerCarrier) Keys() []string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 // Span options, made once rather than per request.
@@ -172,8 +214,16 @@ func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			}
 		}
 		// The callee continues the trace (sampled or not) from traceparent.
-		r = r.Clone(ctx) // a RoundTripper must not change its caller's request
-		propagator.Inject(ctx, propagation.HeaderCarrier(r.Header))
+		// A RoundTripper must not change its caller's request: this one
+		// gets a header map of its own (the values it shares are never
+		// changed), cheaper than a deep Clone.
+		h := make(http.Header, len(r.Header)+1)
+		for k, v := range r.Header {
+			h[k] = v
+		}
+		r = r.WithContext(ctx)
+		r.Header = h
+		propagator.Inject(ctx, headerCarrier(h))
 	}
 	res, err := tr.base.RoundTrip(r)
 	failed := err != nil || res.StatusCode >= 500

@@ -106,7 +106,7 @@ func TestUnsampledTracePropagates(t *testing.T) {
 	calleeSrv := httptest.NewServer(callee)
 	defer calleeSrv.Close()
 	client := &http.Client{Transport: tel.Transport("router", nil, http.DefaultTransport)}
-	edge := tel.Handler("api", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	edge := tel.EdgeHandler("api", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, _ := http.NewRequestWithContext(r.Context(), "GET", calleeSrv.URL, nil)
 		res, err := client.Do(req)
 		if err != nil {
