@@ -47,50 +47,54 @@ type conn struct {
 
 var sqlSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 
-// observe runs a query under a span when ctx belongs to an observed
-// request, and counts its failure.
-func (c *conn) observe(ctx context.Context, query string, run func(context.Context) error) error {
+// start begins observing a query when ctx belongs to an observed request
+// (t nil otherwise); done ends it.
+func (c *conn) start(ctx context.Context) (context.Context, *telemetry.Telemetry, trace.Span) {
 	t := telemetry.FromContext(ctx)
 	if t == nil {
-		return run(ctx)
+		return ctx, nil, nil
 	}
 	ctx, span := telemetry.Start(ctx, c.span, sqlSpan...)
-	err := run(ctx)
+	return ctx, t, span
+}
+
+// done records a query's span (its text, never its arguments: they may be
+// personal) and counts its failure.
+func (c *conn) done(t *telemetry.Telemetry, span trace.Span, query string, err error) {
+	if t == nil {
+		return
+	}
 	if span.IsRecording() {
-		// The statement's text, never its arguments (they may be personal).
 		span.SetAttributes(attribute.String("db.query.text", query))
 		if err != nil {
 			span.SetStatus(codes.Error, "")
 		}
+		span.End()
 	}
-	span.End()
 	if err != nil && !errors.Is(err, driver.ErrSkip) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		t.StoreError(c.store)
 	}
-	return err
 }
 
-func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (res driver.Result, err error) {
+func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	e, ok := c.Conn.(driver.ExecerContext)
 	if !ok {
 		return nil, driver.ErrSkip
 	}
-	err = c.observe(ctx, query, func(ctx context.Context) (err error) {
-		res, err = e.ExecContext(ctx, query, args)
-		return err
-	})
+	ctx, t, span := c.start(ctx)
+	res, err := e.ExecContext(ctx, query, args)
+	c.done(t, span, query, err)
 	return res, err
 }
 
-func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (rows driver.Rows, err error) {
+func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	q, ok := c.Conn.(driver.QueryerContext)
 	if !ok {
 		return nil, driver.ErrSkip
 	}
-	err = c.observe(ctx, query, func(ctx context.Context) (err error) {
-		rows, err = q.QueryContext(ctx, query, args)
-		return err
-	})
+	ctx, t, span := c.start(ctx)
+	rows, err := q.QueryContext(ctx, query, args)
+	c.done(t, span, query, err)
 	return rows, err
 }
 

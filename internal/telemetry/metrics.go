@@ -39,6 +39,8 @@ type Metrics struct {
 	fetchErrors     *prometheus.CounterVec
 	limitRejections *prometheus.CounterVec
 	planCache       *prometheus.CounterVec
+	planHits        prometheus.Counter
+	planMisses      prometheus.Counter
 	credits         *prometheus.CounterVec
 	imageFetches    *prometheus.CounterVec
 	idempotency     *prometheus.CounterVec
@@ -108,9 +110,7 @@ func NewMetrics() *Metrics {
 		m.limitRejections, m.planCache, m.credits, m.imageFetches, m.idempotency, m.storeErrors, m.redisErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// The fixed label values exist from the start, so a dashboard sees zeros.
-	for _, r := range []string{"hit", "miss"} {
-		m.planCache.WithLabelValues(r)
-	}
+	m.planHits, m.planMisses = m.planCache.WithLabelValues("hit"), m.planCache.WithLabelValues("miss")
 	for _, a := range []string{"held", "charged", "released"} {
 		m.credits.WithLabelValues(a)
 	}
@@ -230,11 +230,11 @@ func (t *Telemetry) PlanCache(hit bool) {
 	if t == nil || t.Metrics == nil {
 		return
 	}
-	r := "miss"
 	if hit {
-		r = "hit"
+		t.Metrics.planHits.Inc()
+	} else {
+		t.Metrics.planMisses.Inc()
 	}
-	t.Metrics.planCache.WithLabelValues(r).Inc()
 }
 
 // Credits records credits held, charged or released by a paid route.
