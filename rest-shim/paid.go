@@ -14,8 +14,8 @@ import (
 
 	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/internal/idempotency"
-	"github.com/vitolahq/vitola/internal/telemetry"
 	"github.com/vitolahq/vitola/internal/jsonbody"
+	"github.com/vitolahq/vitola/internal/telemetry"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )

@@ -59,7 +59,7 @@ type Deps struct {
 	Checks        []Check
 	ReadyTimeout  time.Duration
 	OnCheckFailed func(name string)
-	Logger zerolog.Logger
+	Logger        zerolog.Logger
 }
 
 // NewServer returns the public API handler ({base_url}). Every error it
