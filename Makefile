@@ -22,9 +22,11 @@ export VITOLA_WGC := $(WGC)
 export VITOLA_STRIPE_MOCK := $(STRIPE_MOCK)
 
 SDK_DEPS  := sdk/node_modules/.vitola-installed
+# The Relay example's pinned npm packages (relay-compiler, typescript, graphql).
+RELAY_DEPS := examples/relay/node_modules/.vitola-installed
 SDK_PACK  := .cache/sdk-pack
 
-.PHONY: run test build generate compose tools check-tools clean sdk sdk-package widget browser evidence ocr stripe-mock staticcheck lint fuzz
+.PHONY: run test build generate compose tools check-tools clean sdk sdk-package relay-example widget browser evidence ocr stripe-mock staticcheck lint fuzz
 
 run: build
 	@$(MAKE) --no-print-directory ocr || echo "tesseract could not be installed: fingerprints will carry no OCR text (the platform runs without it)"
@@ -35,7 +37,7 @@ build:
 
 # go test runs through tools/gotest: the same output, then one line of what
 # was skipped and why (plain go test hides skips); its exit status is go test's.
-test: tools sdk sdk-package browser ocr lint
+test: tools sdk sdk-package relay-example browser ocr lint
 	cd sdk && npm run --silent typecheck && npm test --silent
 	$(GO) build -o $(TOOLS)/bin/gotest ./tools/gotest
 	GO=$(GO) $(TOOLS)/bin/gotest -count=1 -timeout 15m ./...
@@ -82,6 +84,16 @@ $(SDK_DEPS): sdk/package.json sdk/package-lock.json
 	@# checked against the lock's hashes, and never rewrites the lock.
 	cd sdk && npm install --no-save --no-audit --no-fund --loglevel=error
 	touch $(SDK_DEPS)
+
+# relay-example installs the Relay example's pinned packages; its Go test
+# (examples/relay) compiles the app with relay-compiler against the schema the
+# running server introspects, then typechecks it with tsc.
+relay-example: $(RELAY_DEPS)
+
+$(RELAY_DEPS): examples/relay/package.json examples/relay/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is required: apt-get install -y nodejs npm"; exit 1; }
+	cd examples/relay && npm install --no-save --no-audit --no-fund --loglevel=error
+	touch $(RELAY_DEPS)
 
 # browser: the widget's browser test drives Debian's chromium.
 browser:
@@ -141,4 +153,4 @@ $(WGC): tools/wgc/package.json tools/wgc/package-lock.json
 	touch $(WGC)
 
 clean:
-	rm -rf bin .cache sdk/node_modules sdk/dist
+	rm -rf bin .cache sdk/node_modules sdk/dist examples/relay/node_modules

@@ -39,6 +39,8 @@ type Key struct {
 	Origins     []string   `json:"origins,omitempty"`
 	CreatedAt   time.Time  `json:"createdAt"`
 	RevokedAt   *time.Time `json:"revokedAt,omitempty"`
+	// Limits are the key's own quotas; a zero field means the default.
+	Limits Limits `json:"limits"`
 }
 
 // AllowsOrigin reports whether a publishable key may be used from origin.
@@ -77,6 +79,7 @@ var (
 	ErrAlreadyGone  = errors.New("developer key already revoked")
 	ErrBadOrigin    = weborigin.ErrBad
 	ErrNoOrigin     = errors.New("a publishable key needs at least one origin")
+	ErrBadLimit     = errors.New("a limit is a whole number of at least 1, or default")
 	errMalformedKey = errors.New("malformed developer key")
 )
 
@@ -92,6 +95,7 @@ type KeyStore interface {
 	KeyByID(ctx context.Context, id string) (StoredKey, error) // ErrKeyNotFound
 	ListKeys(ctx context.Context) ([]Key, error)
 	RevokeKey(ctx context.Context, id string, at time.Time) error // ErrKeyNotFound, ErrAlreadyGone
+	SetKeyLimits(ctx context.Context, id string, l Limits) error  // ErrKeyNotFound
 	Ping(ctx context.Context) error
 }
 
@@ -230,6 +234,19 @@ func (s *Service) RevokeKey(ctx context.Context, idOrKey string) error {
 		return err
 	}
 	return s.store.RevokeKey(ctx, id, s.now().UTC())
+}
+
+// SetKeyLimits sets the quotas of a key named by its ID or by the key itself;
+// a zero field goes back to the default. Replicas apply it within CacheTTL.
+func (s *Service) SetKeyLimits(ctx context.Context, idOrKey string, l Limits) error {
+	if l.RPS < 0 || l.CostPerMinute < 0 {
+		return ErrBadLimit
+	}
+	id, err := keyID(idOrKey)
+	if err != nil {
+		return err
+	}
+	return s.store.SetKeyLimits(ctx, id, l)
 }
 
 // FindKey returns the key an admin command names by its ID (key_…) or by the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vitolahq/vitola/internal/pagination"
 	"github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
 	userssql "github.com/vitolahq/vitola/subgraphs/users/sqlstore"
@@ -30,7 +31,7 @@ func (f *fixture) privateSessions(t *testing.T) map[string]bool {
 	out := map[string]bool{}
 	for _, u := range usersdemo.Users {
 		id := usersdemo.UserID(u.Email)
-		sessions, err := st.SmokeSessions(ctx, id, "", 1000)
+		sessions, err := st.SmokeSessions(ctx, id, pagination.Request{Size: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -63,6 +63,8 @@ type Options struct {
 	VisionModelURL, VisionModelKey string
 	// Payments configures the payments subgraph and origin.
 	Payments PaymentsOptions
+	// Quotas are the developer keys' quotas (nil: none).
+	Quotas *access.QuotaConfig
 	// WrapSubgraphTransport, when set, wraps the router's transport to the
 	// subgraphs (tests count the calls through it).
 	WrapSubgraphTransport func(http.RoundTripper) http.RoundTripper
@@ -204,7 +206,11 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	p.Idempotency = idempotency.New(accessStore.Idempotency())
 	usersClient := &subgraph.Client{HTTP: shimClient, URL: urls[schema.Users]}
 	tokens := access.NewTokens(o.PublicURL, restshim.FetchJWKS(usersClient))
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Logger: log, DemoKey: demoKey})
+	var quotas *access.Quotas
+	if o.Quotas != nil {
+		quotas = access.NewQuotas(kvs, *o.Quotas, log)
+	}
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Quotas: quotas, Logger: log, DemoKey: demoKey})
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +227,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 		tel.StoreError(name)
 	}
 	p.API = tel.EdgeHandler("api", restshim.NewServer(restshim.Deps{
-		GraphQL: rt, Router: routerClient, Keys: keys, Origins: keys, Tokens: tokens, Users: usersClient, PublicURL: o.PublicURL, CookieKey: CookieKey(o.InternalKey), KV: kvs,
+		GraphQL: rt, Router: routerClient, Keys: keys, Origins: keys, Tokens: tokens, Users: usersClient, PublicURL: o.PublicURL, CookieKey: CookieKey(o.InternalKey), KV: kvs, Quotas: quotas,
 		Catalog:     &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
 		Payments:    &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Payments) + "/graphql"},
 		Matching:    &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Matching) + "/graphql"},
@@ -246,7 +252,7 @@ func CookieKey(internalKey []byte) []byte {
 // EntityProber lets the catalog's node(id:) ask the users and venues subgraphs
 // (at urls, by subgraph name) whether an ID of theirs exists.
 func EntityProber(t http.RoundTripper, urls map[string]string) *subgraph.EntityProber {
-	owners := map[string]string{"User": schema.Users, "Collection": schema.Users, "Venue": schema.Venues, "Event": schema.Venues}
+	owners := map[string]string{"User": schema.Users, "Collection": schema.Users, "Humidor": schema.Users, "SmokeSession": schema.Users, "CheckIn": schema.Users, "Venue": schema.Venues, "Event": schema.Venues}
 	p := &subgraph.EntityProber{Client: &http.Client{Timeout: 10 * time.Second, Transport: t}, URLs: map[string]string{}}
 	for typename, owner := range owners {
 		if u, ok := urls[owner]; ok {

@@ -26,6 +26,18 @@ func RequireKey(keys KeyChecker, log zerolog.Logger, entitlement string, next ht
 	return requireKey(keys, log, keyRule{Entitlement: entitlement}, next)
 }
 
+// spendRequest spends one request of the key's quota, adds the RateLimit
+// headers, and answers a refusal itself (429 rate_limited).
+func spendRequest(w http.ResponseWriter, r *http.Request, quotas *access.Quotas, key access.Key) bool {
+	v := quotas.Requests(r.Context(), key)
+	v.SetHeaders(w.Header())
+	if v.Refused {
+		apierr.Write(w, http.StatusTooManyRequests, access.CodeRateLimited, v.Message())
+		return false
+	}
+	return true
+}
+
 // keyRule says what a route accepts.
 type keyRule struct {
 	Entitlement string
@@ -33,6 +45,8 @@ type keyRule struct {
 	// Bearer <key>" too, as the spec's example sends it, and accept publishable
 	// keys from their origins, answering them with CORS headers.
 	Public bool
+	// Quotas, when set, spends the key's requests-per-second quota.
+	Quotas *access.Quotas
 }
 
 func requireKey(keys KeyChecker, log zerolog.Logger, rule keyRule, next http.Handler) http.Handler {
@@ -50,6 +64,9 @@ func requireKey(keys KeyChecker, log zerolog.Logger, rule keyRule, next http.Han
 				code = apierr.CodeUnavailable
 			}
 			apierr.Write(w, status, code, msg)
+			return
+		}
+		if !spendRequest(w, r, rule.Quotas, key) {
 			return
 		}
 		if key.Publishable {

@@ -19,7 +19,7 @@ func addRoutes(mux routes, d Deps) {
 	mux.Handle("/graphql/assets/", d.GraphQL)
 	mux.Handle("GET "+examples.Path, examples.Handler())
 
-	key := func(h http.Handler) http.Handler { return RequireKey(d.Keys, d.Logger, "", h) }
+	key := func(h http.Handler) http.Handler { return requireKey(d.Keys, d.Logger, keyRule{Quotas: d.Quotas}, h) }
 	mux.Handle("GET /v1/cigars/search", key(handleSearchCigars(d.Catalog, d.Logger)))
 	mux.Handle("POST /v1/cigars/resolve", key(handleResolveCigar(d.Catalog, d.Logger)))
 	mux.Handle("GET /v1/cigars/{id}", key(getOne(d.Catalog, d.Logger, opCigar, "cigar", "id", "id", "cigar_not_found", "cigar")))
@@ -27,7 +27,9 @@ func addRoutes(mux routes, d Deps) {
 	mux.Handle("GET /v1/me", key(handleMe(d.Tokens, d.Users, d.Logger)))
 	// Image matching: fingerprints are paid (api.ai, Idempotency-Key, credits);
 	// recognizing one against stored evidence is free.
-	ai := func(h http.Handler) http.Handler { return RequireKey(d.Keys, d.Logger, access.EntitlementAI, h) }
+	ai := func(h http.Handler) http.Handler {
+		return requireKey(d.Keys, d.Logger, keyRule{Entitlement: access.EntitlementAI, Quotas: d.Quotas}, h)
+	}
 	mux.Handle("POST /v1/ai/cigars/fingerprint", ai(handlePaid(d.Payments, d.Idempotency, fingerprintRoute(d.Matching), d.Logger)))
 	mux.Handle("POST /v1/ai/cigars/fingerprint/recognize", key(handleRecognize(d.Matching, d.Catalog, d.Logger)))
 	identify := ai(handlePaid(d.Payments, d.Idempotency, identifyRoute(d.Matching), d.Logger))
@@ -36,7 +38,9 @@ func addRoutes(mux routes, d Deps) {
 	// identify; it is the alias here (README).
 	mux.Handle("POST /v1/matches", identify)
 	// The public feeds: websites call them with publishable keys.
-	feedKey := func(h http.Handler) http.Handler { return requireKey(d.Keys, d.Logger, keyRule{Public: true}, h) }
+	feedKey := func(h http.Handler) http.Handler {
+		return requireKey(d.Keys, d.Logger, keyRule{Public: true, Quotas: d.Quotas}, h)
+	}
 	mux.Handle("GET /venues/{id}/sessions", feedKey(handleBusinessSessions(d.Router, opVenueFeed, "venue", d.Logger)))
 	mux.Handle("GET /brands/{id}/sessions", feedKey(handleBusinessSessions(d.Router, opBrandFeed, "brand", d.Logger)))
 	mux.Handle("OPTIONS /venues/{id}/sessions", handlePreflight(d.Origins, d.Logger))

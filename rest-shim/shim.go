@@ -47,6 +47,8 @@ type Deps struct {
 	CookieKey []byte
 	// KV counts sign-in attempts (shared by replicas when it is Redis).
 	KV kv.Store
+	// Quotas spends developer keys' request quotas (nil: none).
+	Quotas *access.Quotas
 	// OpenAPI is the document /docs renders; PaymentsOpenAPI the payments
 	// origin's.
 	OpenAPI         []byte

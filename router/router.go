@@ -50,6 +50,8 @@ type Config struct {
 	Logger zerolog.Logger
 	// Timeout bounds one operation, its subgraph calls included (default 30 s).
 	Timeout time.Duration
+	// Quotas spends developer keys' request and cost quotas (nil: none).
+	Quotas *access.Quotas
 	// DemoKey is the demo developer key (--demo) GraphiQL fills in for a
 	// browser on this machine (webui.GraphiQLHandler); empty: none.
 	DemoKey string
@@ -62,6 +64,7 @@ type Router struct {
 	keys     KeyChecker
 	tokens   *access.Tokens
 	internal *trust.Verifier
+	quotas   *access.Quotas
 	log      zerolog.Logger
 	maxBody  int64
 	timeout  time.Duration
@@ -93,7 +96,7 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, log: cfg.Logger, maxBody: int64(an.Limits().MaxBodyBytes), timeout: timeout, graphiql: webui.GraphiQLHandler(cfg.DemoKey)}, nil
+	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, quotas: cfg.Quotas, log: cfg.Logger, maxBody: int64(an.Limits().MaxBodyBytes), timeout: timeout, graphiql: webui.GraphiQLHandler(cfg.DemoKey)}, nil
 }
 
 // Error codes of the router's own errors (extensions.code).
@@ -123,7 +126,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeErrors(w, http.StatusMethodNotAllowed, gqlErr(CodeMethodNotAllowed, "send GraphQL operations with POST and a JSON body"))
 		return
 	}
-	id, ok := rt.caller(w, r)
+	id, key, ok := rt.caller(w, r)
 	if !ok {
 		return
 	}
@@ -184,6 +187,9 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.refuse(r.Context(), w, err)
 		return
 	}
+	if !rt.spend(w, rt.quotas.Cost(r.Context(), key, m.Cost)) {
+		return
+	}
 	failed := true
 	defer func() {
 		telemetry.FromContext(r.Context()).Operation(r.Context(), req.OperationName, m.Type, failed, time.Since(start))
@@ -226,16 +232,28 @@ func (rt *Router) refuse(ctx context.Context, w http.ResponseWriter, err error) 
 	writeErrors(w, http.StatusInternalServerError, gqlErr(CodeInternal, "could not analyse the operation"))
 }
 
+// spend adds a quota's verdict to the response's RateLimit headers and
+// answers a refusal itself (429 RATE_LIMITED).
+func (rt *Router) spend(w http.ResponseWriter, v access.Verdict) bool {
+	v.SetHeaders(w.Header())
+	if v.Refused {
+		writeErrors(w, http.StatusTooManyRequests, gqlErr(access.GraphQLCode, v.Message()))
+		return false
+	}
+	return true
+}
+
 // caller authenticates the request: a developer key (and maybe a user's access
-// token), or the shim's internal token. It answers the refusal itself.
-func (rt *Router) caller(w http.ResponseWriter, r *http.Request) (trust.Identity, bool) {
+// token), or the shim's internal token (no key: the shim spent the quota). It
+// spends the key's request quota, and answers a refusal itself.
+func (rt *Router) caller(w http.ResponseWriter, r *http.Request) (trust.Identity, access.Key, bool) {
 	if tok := r.Header.Get(trust.Header); tok != "" && rt.internal != nil {
 		id, err := rt.internal.Verify(tok)
 		if err != nil || id.Caller != "shim" {
 			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "invalid internal token"))
-			return trust.Identity{}, false
+			return trust.Identity{}, access.Key{}, false
 		}
-		return id, true
+		return id, access.Key{}, true
 	}
 	key, err := rt.keys.Authenticate(r.Context(), r.Header.Get(access.Header))
 	if err != nil {
@@ -246,11 +264,14 @@ func (rt *Router) caller(w http.ResponseWriter, r *http.Request) (trust.Identity
 			code = CodeInternal
 		}
 		writeErrors(w, status, gqlErr(code, msg))
-		return trust.Identity{}, false
+		return trust.Identity{}, access.Key{}, false
 	}
 	if key.Publishable {
 		writeErrors(w, http.StatusForbidden, gqlErr(CodeForbidden, "a publishable key reads only the public REST feeds; use a secret key from your server"))
-		return trust.Identity{}, false
+		return trust.Identity{}, access.Key{}, false
+	}
+	if !rt.spend(w, rt.quotas.Requests(r.Context(), key)) {
+		return trust.Identity{}, access.Key{}, false
 	}
 	id := key.Identity()
 	// A connected user's access token adds the user and its scopes; without one
@@ -258,17 +279,17 @@ func (rt *Router) caller(w http.ResponseWriter, r *http.Request) (trust.Identity
 	if authz := r.Header.Get("Authorization"); authz != "" {
 		if rt.tokens == nil {
 			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, "this server does not accept OAuth access tokens"))
-			return trust.Identity{}, false
+			return trust.Identity{}, access.Key{}, false
 		}
 		claims, err := rt.tokens.Authenticate(r.Context(), authz)
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 			writeErrors(w, http.StatusUnauthorized, gqlErr(CodeUnauthenticated, access.InvalidTokenMessage))
-			return trust.Identity{}, false
+			return trust.Identity{}, access.Key{}, false
 		}
 		id = access.ForUser(id, claims)
 	}
-	return id, true
+	return id, key, true
 }
 
 // rejectedLimit names the rule a rejection broke, for metrics: the limit

@@ -51,6 +51,8 @@ type row struct {
 	RevokedAt    *time.Time `db:"revoked_at"`
 	Publishable  bool       `db:"publishable"`
 	Origins      string     `db:"origins"`
+	RPS          *int64     `db:"rps_limit"`
+	CostPerMin   *int64     `db:"cost_per_minute_limit"`
 }
 
 func (r row) key() access.Key {
@@ -61,6 +63,12 @@ func (r row) key() access.Key {
 	k := access.Key{ID: r.ID, Name: r.Name, Entitlements: ents, CreatedAt: r.CreatedAt.UTC(), Publishable: r.Publishable}
 	if r.Origins != "" {
 		k.Origins = strings.Split(r.Origins, " ")
+	}
+	if r.RPS != nil {
+		k.Limits.RPS = *r.RPS
+	}
+	if r.CostPerMin != nil {
+		k.Limits.CostPerMinute = *r.CostPerMin
 	}
 	if r.RevokedAt != nil {
 		t := r.RevokedAt.UTC()
@@ -77,7 +85,7 @@ func (s *Store) InsertKey(ctx context.Context, k access.StoredKey) error {
 
 func (s *Store) KeyByID(ctx context.Context, id string) (access.StoredKey, error) {
 	var r row
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT id, name, secret_hash, entitlements, created_at, revoked_at, publishable, origins FROM developer_keys WHERE id = ?`), id)
+	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT id, name, secret_hash, entitlements, created_at, revoked_at, publishable, origins, rps_limit, cost_per_minute_limit FROM developer_keys WHERE id = ?`), id)
 	if sqldb.IsNoRows(err) {
 		return access.StoredKey{}, access.ErrKeyNotFound
 	}
@@ -89,7 +97,7 @@ func (s *Store) KeyByID(ctx context.Context, id string) (access.StoredKey, error
 
 func (s *Store) ListKeys(ctx context.Context) ([]access.Key, error) {
 	var rows []row
-	if err := s.db.SelectContext(ctx, &rows, `SELECT id, name, secret_hash, entitlements, created_at, revoked_at, publishable, origins FROM developer_keys ORDER BY created_at, id`); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, `SELECT id, name, secret_hash, entitlements, created_at, revoked_at, publishable, origins, rps_limit, cost_per_minute_limit FROM developer_keys ORDER BY created_at, id`); err != nil {
 		return nil, err
 	}
 	out := make([]access.Key, len(rows))
@@ -111,4 +119,24 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", id, access.ErrAlreadyGone)
+}
+
+func (s *Store) SetKeyLimits(ctx context.Context, id string, l access.Limits) error {
+	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE developer_keys SET rps_limit = ?, cost_per_minute_limit = ? WHERE id = ?`),
+		nullIfZero(l.RPS), nullIfZero(l.CostPerMinute), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return access.ErrKeyNotFound
+	}
+	return nil
+}
+
+// nullIfZero stores "the default" as NULL.
+func nullIfZero(n int64) *int64 {
+	if n == 0 {
+		return nil
+	}
+	return &n
 }

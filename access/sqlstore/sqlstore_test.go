@@ -93,3 +93,38 @@ func TestKeys(t *testing.T) {
 		}
 	})
 }
+
+func TestKeyLimits(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		clk := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+		svc := access.NewService(sqlstore.New(db), clk.Now)
+		k, plain, err := svc.CreateKey(ctx, "limited", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.Limits != (access.Limits{}) {
+			t.Fatalf("a new key has limits %+v", k.Limits)
+		}
+		if err := svc.SetKeyLimits(ctx, plain, access.Limits{RPS: 7, CostPerMinute: 900}); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(access.CacheTTL + time.Millisecond)
+		got, err := svc.Authenticate(ctx, plain)
+		if err != nil || got.Limits != (access.Limits{RPS: 7, CostPerMinute: 900}) {
+			t.Fatalf("after SetKeyLimits: %+v, %v", got.Limits, err)
+		}
+		if err := svc.SetKeyLimits(ctx, k.ID, access.Limits{RPS: 7}); err != nil {
+			t.Fatal(err)
+		}
+		if keys, _ := svc.ListKeys(ctx); len(keys) != 1 || keys[0].Limits != (access.Limits{RPS: 7}) {
+			t.Fatalf("ListKeys after resetting the cost limit: %+v", keys)
+		}
+		if err := svc.SetKeyLimits(ctx, "key_0000000000000000", access.Limits{RPS: 1}); !errors.Is(err, access.ErrKeyNotFound) {
+			t.Fatalf("unknown key: %v", err)
+		}
+		if err := svc.SetKeyLimits(ctx, k.ID, access.Limits{RPS: -1}); !errors.Is(err, access.ErrBadLimit) {
+			t.Fatalf("negative limit: %v", err)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -22,9 +23,12 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func runKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("keys: want a subcommand: create, list or revoke")
+		return errors.New("keys: want a subcommand: create, list, revoke or limits set")
 	}
 	sub, args := args[0], args[1:]
+	if sub == "limits" {
+		return runKeyLimits(ctx, args, getenv, stdout, stderr)
+	}
 	fs := newFlagSet("keys "+sub, stderr)
 	var store storeSettings
 	store.register(fs, getenv)
@@ -39,7 +43,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		fs.Var(&origins, "origin", "with --publishable: a website origin (https://host[:port]) the key works from, repeatable")
 	case "list", "revoke":
 	default:
-		return fmt.Errorf("keys: unknown subcommand %q (want create, list or revoke)", sub)
+		return fmt.Errorf("keys: unknown subcommand %q (want create, list, revoke or limits set)", sub)
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -87,7 +91,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 			return fmt.Errorf("keys list: %w", err)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tKIND\tENTITLEMENTS\tCREATED\tSTATUS")
+		fmt.Fprintln(tw, "ID\tNAME\tKIND\tENTITLEMENTS\tLIMITS\tCREATED\tSTATUS")
 		revoked := 0
 		for _, k := range list {
 			status := "active"
@@ -99,7 +103,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 			if k.Publishable {
 				kind = "publishable " + strings.Join(k.Origins, ",")
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, kind, listOrNone(k.Entitlements), k.CreatedAt.Format(time.RFC3339), status)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, kind, listOrNone(k.Entitlements), describeLimits(k.Limits), k.CreatedAt.Format(time.RFC3339), status)
 		}
 		tw.Flush()
 		fmt.Fprintf(stdout, "%d keys, %d active\n", len(list), len(list)-revoked)
@@ -117,4 +121,88 @@ func listOrNone(xs []string) string {
 		return "none"
 	}
 	return strings.Join(xs, ",")
+}
+
+// limitValue is a --rps or --cost-per-minute value: a whole number of at least
+// 1, or "default" (the platform's setting); unset, the key's value stays.
+type limitValue struct {
+	set bool
+	n   int64 // 0: default
+}
+
+func (v *limitValue) String() string { return "" }
+func (v *limitValue) Set(s string) error {
+	if s == "default" {
+		*v = limitValue{set: true}
+		return nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 1 {
+		return access.ErrBadLimit
+	}
+	*v = limitValue{set: true, n: n}
+	return nil
+}
+
+// runKeyLimits is `vitola keys limits set KEY --rps N --cost-per-minute N`.
+func runKeyLimits(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "set" {
+		return errors.New("keys limits: want `keys limits set KEY [--rps N|default] [--cost-per-minute N|default]`")
+	}
+	fs := newFlagSet("keys limits set", stderr)
+	var store storeSettings
+	store.register(fs, getenv)
+	var rps, cost limitValue
+	fs.Var(&rps, "rps", "requests per second this key may send, or default (the server's --quota-rps)")
+	fs.Var(&cost, "cost-per-minute", "GraphQL cost this key may spend per minute, or default (the server's --quota-cost-per-minute)")
+	// The key may come before or after the flags.
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return errors.New("keys limits set: name the key (its ID key_… or the key itself)")
+	}
+	name := rest[0]
+	if err := fs.Parse(rest[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("keys limits set: unexpected argument %q", fs.Arg(0))
+	}
+	if !rps.set && !cost.set {
+		return errors.New("keys limits set: give --rps, --cost-per-minute or both")
+	}
+	keys, st, err := platform.OpenAccess(ctx, store.config())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	k, err := keys.FindKey(ctx, name)
+	if err != nil {
+		return fmt.Errorf("keys limits set: %w", err)
+	}
+	l := k.Limits
+	if rps.set {
+		l.RPS = rps.n
+	}
+	if cost.set {
+		l.CostPerMinute = cost.n
+	}
+	if err := keys.SetKeyLimits(ctx, k.ID, l); err != nil {
+		return fmt.Errorf("keys limits set: %w", err)
+	}
+	fmt.Fprintf(stdout, "%s: %s\n", k.ID, describeLimits(l))
+	return nil
+}
+
+// describeLimits shows a key's own limits, "default" where it has none.
+func describeLimits(l access.Limits) string {
+	show := func(n int64) string {
+		if n == 0 {
+			return "default"
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	return "rps=" + show(l.RPS) + " cost-per-minute=" + show(l.CostPerMinute)
 }

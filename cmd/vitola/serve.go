@@ -61,6 +61,9 @@ type serveSettings struct {
 	LogLevel       string
 	LogFormat      string
 	Limits         limits.Config
+	// Quotas per developer key (quotaMode parsed from QuotaMode).
+	Quotas    access.QuotaConfig
+	QuotaMode string
 	// Payments settings.
 	PaymentsPublicURL string
 	PaymentsKEKs      string
@@ -111,6 +114,12 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	if s.ReadyTimeout <= 0 {
 		return nil, fmt.Errorf("--ready-timeout %s: give a positive duration, e.g. 2s", s.ReadyTimeout)
 	}
+	if s.Quotas.Mode, err = access.ParseQuotaMode(s.QuotaMode); err != nil {
+		return nil, fmt.Errorf("--quota-mode: %w", err)
+	}
+	if s.Quotas.Default.RPS < 0 || s.Quotas.Default.CostPerMinute < 0 {
+		return nil, errors.New("--quota-rps and --quota-cost-per-minute: give 0 (no quota) or more")
+	}
 	if s.ImageDecodeMB < 64 {
 		return nil, fmt.Errorf("--image-decode-budget %d: give at least 64 (MiB): a 12-megapixel JPEG alone needs about 40", s.ImageDecodeMB)
 	}
@@ -148,6 +157,9 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&s.ReadyTimeout, "ready-timeout", envDuration(getenv, "VITOLA_READY_TIMEOUT", restshim.DefaultReadyTimeout), "how long /health/ready waits for its checks (stores, Redis, subgraphs) before it answers 503 (env VITOLA_READY_TIMEOUT)")
 	fs.StringVar(&s.LogLevel, "log-level", envOr(getenv, "VITOLA_LOG_LEVEL", "info"), "debug, info, warn or error (env VITOLA_LOG_LEVEL)")
 	fs.StringVar(&s.LogFormat, "log-format", envOr(getenv, "VITOLA_LOG_FORMAT", "auto"), "json, console, or auto: console on a terminal (env VITOLA_LOG_FORMAT)")
+	fs.Int64Var(&s.Quotas.Default.RPS, "quota-rps", envInt64(getenv, "VITOLA_QUOTA_RPS", 50), "quotas: requests per second a developer key may send (as a burst, then at that rate), unless the key has its own (vitola keys limits set); 0: no quota (env VITOLA_QUOTA_RPS)")
+	fs.Int64Var(&s.Quotas.Default.CostPerMinute, "quota-cost-per-minute", envInt64(getenv, "VITOLA_QUOTA_COST_PER_MINUTE", 60000), "quotas: GraphQL cost (as --max-cost measures it) a developer key may spend per minute, unless the key has its own; 0: no quota (env VITOLA_QUOTA_COST_PER_MINUTE)")
+	fs.StringVar(&s.QuotaMode, "quota-mode", envOr(getenv, "VITOLA_QUOTA_MODE", string(access.QuotaEnforce)), "quotas: enforce (refuse with 429), measure (log and count what would be refused, refuse nothing) or off (env VITOLA_QUOTA_MODE)")
 	lim := limits.Defaults()
 	fs.IntVar(&s.Limits.MaxDepth, "max-depth", envInt(getenv, "VITOLA_MAX_DEPTH", lim.MaxDepth), "GraphQL: maximum depth (env VITOLA_MAX_DEPTH)")
 	fs.IntVar(&s.Limits.MaxAliases, "max-aliases", envInt(getenv, "VITOLA_MAX_ALIASES", lim.MaxAliases), "GraphQL: maximum aliases (env VITOLA_MAX_ALIASES)")
@@ -245,7 +257,7 @@ func serveAll(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, l
 	logPublicURLs(log, publicURL, payments.PublicURL)
 	p, err := platform.Open(ctx, platform.Options{
 		Store: s.store.config(), RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix, InternalKey: key,
-		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Logger: log, PublicURL: publicURL, FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20,
+		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Quotas: &s.Quotas, Logger: log, PublicURL: publicURL, FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20,
 		VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: payments,
 		Telemetry: tel, ReadyTimeout: s.ReadyTimeout,
 	})
@@ -288,7 +300,13 @@ func serveRouter(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry
 		tokens = access.NewTokens(s.componentPublicURL(log), restshim.FetchJWKS(&subgraph.Client{HTTP: client, URL: u}))
 	}
 	verifier, _ := trust.NewVerifier(key)
-	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: s.Limits, Logger: log})
+	kvs, err := platform.OpenKV(ctx, s.RedisURL, s.RedisPrefix, tel)
+	if err != nil {
+		return err
+	}
+	defer kvs.Close()
+	quotas := access.NewQuotas(kvs, s.Quotas, log)
+	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: s.Limits, Quotas: quotas, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -296,9 +314,10 @@ func serveRouter(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry
 	mux.Handle("/graphql", rt)
 	mux.Handle("/graphql/assets/", rt)
 	mux.Handle("GET /health", restshim.HealthHandler())
-	// Ready: the key store answers, and so does each of Vitola's subgraphs
+	// Ready: the key store and Redis (the quotas') answer, and so does each
+	// of Vitola's subgraphs
 	// (a foreign composition's subgraphs need not serve /health/ready).
-	checks := append([]restshim.Check{{Name: "access", Check: keys.Ping}}, remoteReady(composed.Subgraphs, schema.Subgraphs)...)
+	checks := append([]restshim.Check{{Name: "access", Check: keys.Ping}, {Name: "kv", Check: kvs.Ping}}, remoteReady(composed.Subgraphs, schema.Subgraphs)...)
 	mux.Handle("GET /health/ready", restshim.ReadyHandler(checks, s.ReadyTimeout, nil))
 	log.Info().Interface("subgraphs", redactURLs(composed.Subgraphs)).Msg("router")
 	return listenAndServe(ctx, log, append([]*listener{{name: "router", addr: s.Addr, handler: tel.Handler("router", mux)}}, s.metricsListener(tel)...)...)
@@ -371,7 +390,7 @@ func serveShim(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, 
 		Matching: &subgraph.Client{HTTP: slowInternal, URL: matchingURL}, Idempotency: idem,
 		Router: &subgraph.Client{HTTP: internal, URL: s.RouterURL},
 		Users:  usersClient, Tokens: access.NewTokens(publicURL, restshim.FetchJWKS(usersClient)),
-		PublicURL: publicURL, CookieKey: platform.CookieKey(key), KV: kvs,
+		PublicURL: publicURL, CookieKey: platform.CookieKey(key), KV: kvs, Quotas: access.NewQuotas(kvs, s.Quotas, log),
 		OpenAPI: schema.OpenAPI, Checks: checks, ReadyTimeout: s.ReadyTimeout, OnCheckFailed: onCheckFailed, Logger: log,
 	}))
 	pay.handler = tel.EdgeHandler("payments", restshim.NewPaymentsServer(restshim.Deps{

@@ -41,6 +41,13 @@ func envInt(getenv func(string) string, name string, def int) int {
 	return def
 }
 
+func envInt64(getenv func(string) string, name string, def int64) int64 {
+	if n, err := strconv.ParseInt(getenv(name), 10, 64); err == nil {
+		return n
+	}
+	return def
+}
+
 // secretVar declares a flag whose value may hold a credential (a password in a
 // URL, a signing key). Its default comes from the environment like any other,
 // but usage text never prints it: -h or a mistyped flag shows "(set)" at most.

@@ -48,11 +48,14 @@ import (
 
 // Config holds the limits. Zero fields take the defaults.
 type Config struct {
-	MaxDepth              int // 8
-	MaxAliases            int // 20
-	MaxRootFields         int // 10
-	MaxCost               int // 1000
-	MaxPageSize           int // 100: the largest value of a slicing argument
+	MaxDepth      int // 8
+	MaxAliases    int // 20
+	MaxRootFields int // 10
+	MaxCost       int // 1000
+	MaxPageSize   int // 100: the largest value of a slicing argument
+	// DefaultPageSize is the size of a list none of whose slicing arguments is
+	// given: a connection's page without first or last (pagination.DefaultSize).
+	DefaultPageSize       int // 20
 	DefaultListSize       int // 10: lists with no @listSize
 	MaxIntrospectionDepth int // 20
 	// MaxNodes bounds the fields visited with fragments expanded: a guard against
@@ -102,6 +105,7 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxRootFields, 10)
 	def(&c.MaxCost, 1000)
 	def(&c.MaxPageSize, 100)
+	def(&c.DefaultPageSize, 20)
 	def(&c.DefaultListSize, 10)
 	def(&c.MaxIntrospectionDepth, 20)
 	def(&c.MaxNodes, 10000)
@@ -660,7 +664,8 @@ func (w *walker) cost(set ast.SelectionSet, sized map[string]int) (int, error) {
 func hasKey(m map[string]int, k string) bool { _, ok := m[k]; return ok }
 
 // slicingValue is the largest value among a field's slicing arguments, checked
-// against the page size limit. An absent argument counts as its default.
+// against the page size limit. An absent argument counts as its default; with
+// none given, the list is a default page.
 func (w *walker) slicingValue(f *ast.Field, names []string) (int, error) {
 	best, found := 0, false
 	for _, name := range names {
@@ -676,7 +681,7 @@ func (w *walker) slicingValue(f *ast.Field, names []string) (int, error) {
 		best = max(best, n)
 	}
 	if !found {
-		return w.a.cfg.MaxPageSize, nil // nothing bounds it: assume the worst page
+		return w.a.cfg.DefaultPageSize, nil // the subgraph's default page
 	}
 	return best, nil
 }

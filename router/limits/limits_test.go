@@ -15,6 +15,7 @@ type Query {
   cigar(id: ID!): Cigar
   searchCigars(query: String!, first: Int!, after: String): CigarConnection!
   brands(first: Int = 20, after: String): BrandConnection!
+  venues(first: Int, after: String, last: Int, before: String): VenueConnection!
   tags: [String!]!
   expensive: Int
 }
@@ -27,6 +28,9 @@ type CigarEdge { cursor: String! node: Cigar! }
 type BrandConnection { edges: [BrandEdge!]! pageInfo: PageInfo! }
 type BrandEdge { cursor: String! node: Brand! }
 type PageInfo { hasNextPage: Boolean! endCursor: String }
+type Venue { name: String! }
+type VenueConnection { edges: [VenueEdge!]! pageInfo: PageInfo! }
+type VenueEdge { cursor: String! node: Venue! }
 `
 
 // The subgraph SDL carries the cost directives, as in the real graph.
@@ -36,6 +40,7 @@ directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: 
 type Query {
   searchCigars(query: String!, first: Int!, after: String): CigarConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
   brands(first: Int = 20, after: String): BrandConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  venues(first: Int, after: String, last: Int, before: String): VenueConnection! @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
   expensive: Int @cost(weight: 50)
 }
 type Brand { cigars(first: Int = 20, after: String): CigarConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) }
@@ -69,6 +74,12 @@ func TestMeasures(t *testing.T) {
 		// brands default first 20: 1 + 20 × (1 + 1) = 41
 		{"argument default", `{ brands { edges { node { name } } } }`, nil,
 			limits.Measure{Depth: 4, RootFields: 1, Cost: 41}},
+		// a Relay connection with neither first nor last is a default page of
+		// 20: 1 + 20 × (1 + 1) = 41; with last, last sizes it
+		{"no slicing argument given", `{ venues { edges { node { name } } } }`, nil,
+			limits.Measure{Depth: 4, RootFields: 1, Cost: 41}},
+		{"last", `{ venues(last: 50) { edges { node { name } } } }`, nil,
+			limits.Measure{Depth: 4, RootFields: 1, Cost: 101}},
 		// assumedSize 4 on wrapper: cigar 1 + 4 × 1 = 5
 		{"assumed size", `{ cigar(id: "1") { wrapper { region } } }`, nil,
 			limits.Measure{Depth: 3, RootFields: 1, Cost: 5}},
@@ -126,6 +137,7 @@ func TestRejections(t *testing.T) {
 		{"cost over 1000", `{ brands(first: 100) { edges { node { cigars(first: 100) { edges { node { name } } } } } } }`, nil, limits.CodeCost, 1 + 100*(1+1+1+100*(1+1))},
 		{"51 repeats of one field", `{ ` + strings.Repeat("__typename ", 51) + `}`, nil, limits.CodeTooLarge, 51},
 		{"51 repeats of one alias through a fragment", `{ ...F } fragment F on Query { ` + strings.Repeat("a: __typename ", 51) + `}`, nil, limits.CodeTooLarge, 51},
+		{"last over 100", `{ venues(last: 101) { edges { cursor } } }`, nil, limits.CodePageSize, 101},
 		{"first over 100", `{ searchCigars(query: "pa", first: 101) { edges { cursor } } }`, nil, limits.CodePageSize, 101},
 		{"first over 100 in a variable", `query Q($n: Int!) { searchCigars(query: "pa", first: $n) { edges { cursor } } }`, map[string]any{"n": float64(500)}, limits.CodePageSize, 500},
 		{"validation", `{ cigar(id: "1") { nope } }`, nil, limits.CodeValidationFailed, -1},

@@ -8,6 +8,7 @@ import (
 	"errors"
 
 	"github.com/vitolahq/vitola/internal/ids"
+	"github.com/vitolahq/vitola/internal/pagination"
 )
 
 // Brand is a cigar brand.
@@ -59,19 +60,18 @@ type ProductContent struct {
 	Quantity int    `json:"quantity"`
 }
 
-// Page asks for First items after the opaque position After ("" = from the start).
-type Page struct {
-	First int
-	After string
-}
+// Page is a validated connection page; stores read it with its Keyset method
+// (positions are IDs).
+type Page = pagination.Request
 
 // Errors.
 var (
 	ErrNotFound = errors.New("not found")
 )
 
-// Store is the catalog's storage. Listing methods return up to page.First+1 items
-// so that callers can tell whether another page exists.
+// Store is the catalog's storage. Listing methods return up to page.Size+1 items
+// in the order Page.Keyset reads them, so that callers can tell whether another
+// page exists.
 type Store interface {
 	Brand(ctx context.Context, id string) (*Brand, error)
 	BrandsByIDs(ctx context.Context, ids []string) ([]*Brand, error)

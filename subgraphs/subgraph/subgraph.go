@@ -6,6 +6,7 @@ package subgraph
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -88,15 +89,40 @@ func Invalid(ctx context.Context, what, msg string) error {
 	return &gqlerror.Error{Message: msg, Path: graphql.GetPath(ctx), Extensions: map[string]any{"code": "INVALID_" + strings.ToUpper(what)}}
 }
 
-// Page validates a connection's first and after arguments as a GraphQL error.
-func Page(ctx context.Context, first *int, after *string) (pagination.Request, error) {
-	n, err := pagination.Size(first)
+// Page validates a connection's paging arguments for the list l as a GraphQL
+// error: a size or a first-and-last refusal is BAD_USER_INPUT, a cursor that is
+// not one of l's INVALID_CURSOR.
+func Page(ctx context.Context, a pagination.Args, l pagination.List) (pagination.Request, error) {
+	req, err := pagination.Parse(a, l)
+	return req, PageError(ctx, err)
+}
+
+// Connection answers a connection over a keyset list: it validates the
+// arguments, reads the page with read (which returns what Request.Keyset
+// selects), and makes the edges and page info.
+func Connection[T, E any](ctx context.Context, a pagination.Args, l pagination.List, read func(pagination.Request) ([]T, error),
+	position func(T) []string, edge func(cursor string, item T) E) ([]E, *pagination.PageInfo, error) {
+	req, err := Page(ctx, a, l)
 	if err != nil {
-		return pagination.Request{}, BadInput(ctx, err.Error())
+		return nil, nil, err
 	}
-	pos, err := pagination.Position(after)
+	items, err := read(req)
 	if err != nil {
-		return pagination.Request{}, Invalid(ctx, "cursor", err.Error())
+		return nil, nil, err
 	}
-	return pagination.Request{Size: n, Position: pos}, nil
+	edges, info := pagination.Edges(items, req, func(it T) string { return req.Cursor(position(it)...) }, edge)
+	return edges, info, nil
+}
+
+// PageError maps a pagination error to its GraphQL error (nil stays nil).
+func PageError(ctx context.Context, err error) error {
+	var ce *pagination.CursorError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
+		return Invalid(ctx, "cursor", err.Error())
+	default:
+		return BadInput(ctx, err.Error())
+	}
 }

@@ -2,6 +2,8 @@ package users
 
 import (
 	"context"
+
+	"github.com/vitolahq/vitola/internal/pagination"
 )
 
 // Connected-user data. Timestamps are RFC 3339 UTC with milliseconds, as shown.
@@ -64,13 +66,18 @@ type CheckIn struct {
 }
 
 // DataStore keeps the connected-user data. Listing methods return one user's
-// items by ID order, up to first+1, after the position after.
+// items by ID order, up to page.Size+1 of them, as page.Keyset reads them.
+// Single-item getters return ErrNotFound for an unknown ID; callers check the
+// owner.
 type DataStore interface {
-	Collections(ctx context.Context, userID, after string, first int) ([]*Collection, error)
+	Collections(ctx context.Context, userID string, page pagination.Request) ([]*Collection, error)
 	Collection(ctx context.Context, id string) (*Collection, error)
-	Humidors(ctx context.Context, userID, after string, first int) ([]*Humidor, error)
-	SmokeSessions(ctx context.Context, userID, after string, first int) ([]*SmokeSession, error)
-	CheckIns(ctx context.Context, userID, after string, first int) ([]*CheckIn, error)
+	Humidors(ctx context.Context, userID string, page pagination.Request) ([]*Humidor, error)
+	Humidor(ctx context.Context, id string) (*Humidor, error)
+	SmokeSessions(ctx context.Context, userID string, page pagination.Request) ([]*SmokeSession, error)
+	SmokeSession(ctx context.Context, id string) (*SmokeSession, error)
+	CheckIns(ctx context.Context, userID string, page pagination.Request) ([]*CheckIn, error)
+	CheckIn(ctx context.Context, id string) (*CheckIn, error)
 	SaveCollection(ctx context.Context, c *Collection) error
 	SaveHumidor(ctx context.Context, h *Humidor) error
 	SaveSmokeSession(ctx context.Context, s *SmokeSession) error
@@ -98,5 +105,15 @@ type FeedSession struct {
 	UserImageURL    *string
 }
 
-// IsEntity marks Collection as a federation entity (node(id:) resolves it).
-func (Collection) IsEntity() {}
+// IsEntity marks the user's own data as federation entities (node(id:)
+// resolves them, for their owner only).
+func (Collection) IsEntity()   {}
+func (Humidor) IsEntity()      {}
+func (SmokeSession) IsEntity() {}
+func (CheckIn) IsEntity()      {}
+
+// GetID gives each its keyset position in the my* connections (ID order).
+func (c Collection) GetID() string   { return c.ID }
+func (h Humidor) GetID() string      { return h.ID }
+func (s SmokeSession) GetID() string { return s.ID }
+func (c CheckIn) GetID() string      { return c.ID }

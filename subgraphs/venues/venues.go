@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vitolahq/vitola/internal/ids"
+	"github.com/vitolahq/vitola/internal/pagination"
 )
 
 // Venue is a place where people smoke cigars: a lounge, a shop, a bar.
@@ -34,18 +35,17 @@ type Event struct {
 
 func (Event) IsEntity() {}
 
-// Page asks for First items after the opaque position After ("" = from the start).
-type Page struct {
-	First int
-	After string
-}
+// Page is a validated connection page; stores read it with its Keyset method
+// (venue positions are IDs, event positions EventPosition's two parts).
+type Page = pagination.Request
 
 // ErrNotFound is returned for an unknown venue or event.
 var ErrNotFound = errors.New("not found")
 
 // Store is the venues subgraph's storage. Listing methods return up to
-// page.First+1 items so that callers can tell whether another page exists. Events
-// are ordered soonest first; their position is EventPosition.
+// page.Size+1 items in the order Page.Keyset reads them, so that callers can
+// tell whether another page exists. Events are ordered soonest first; their
+// position is EventPosition.
 type Store interface {
 	Venue(ctx context.Context, id string) (*Venue, error)
 	Venues(ctx context.Context, page Page) ([]*Venue, error)
@@ -76,8 +76,9 @@ type EventFilter struct {
 	BrandID string
 }
 
-// EventPosition is an event's keyset position in the soonest-first order.
-func EventPosition(e *Event) string { return StartsKey(e.StartsAt) + "|" + e.ID }
+// EventPosition is an event's keyset position in the soonest-first order: the
+// values of (starts_key, id).
+func EventPosition(e *Event) []string { return []string{StartsKey(e.StartsAt), e.ID} }
 
 // StartsKey is a start time's fixed-width text form, which sorts like the time
 // itself: stores order and page events by it, so positions must use it too.

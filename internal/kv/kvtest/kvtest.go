@@ -138,3 +138,76 @@ func RunLimiter(t *testing.T, h Harness) {
 		t.Fatal("the window did not reset")
 	}
 }
+
+// RunSpend checks Spend's token bucket: the whole quota at once, then refusal
+// with the wait until the units are there, a refill at the rate, costs above
+// one, and a cost the bucket can never hold.
+func RunSpend(t *testing.T, h Harness) {
+	ctx := context.Background()
+	s := h.New(t)
+	// A unit per 500 ms: wide margins for a real server's clock on a busy machine.
+	b := kv.Bucket{Limit: 4, Period: 2 * time.Second}
+	for i := int64(1); i <= 4; i++ {
+		sp, err := s.Spend(ctx, "k", b, 1)
+		if err != nil || !sp.OK || sp.Remaining != 4-i {
+			t.Fatalf("spend #%d = %+v, %v; want OK with %d left", i, sp, err, 4-i)
+		}
+	}
+	sp, err := s.Spend(ctx, "k", b, 1)
+	if err != nil || sp.OK || sp.Remaining != 0 {
+		t.Fatalf("fifth spend = %+v, %v; want refused with 0 left", sp, err)
+	}
+	if sp.RetryAfter <= 0 || sp.RetryAfter > 500*time.Millisecond {
+		t.Fatalf("RetryAfter = %v, want (0, 500ms]", sp.RetryAfter)
+	}
+	if sp.Reset <= 1500*time.Millisecond || sp.Reset > 2*time.Second {
+		t.Fatalf("Reset = %v, want (1.5s, 2s]", sp.Reset)
+	}
+	if sp, _ := s.Spend(ctx, "other", b, 1); !sp.OK {
+		t.Fatal("another key was limited")
+	}
+	h.Advance(1250 * time.Millisecond) // two units back, not three
+	if sp, _ := s.Spend(ctx, "k", b, 3); sp.OK {
+		t.Fatalf("spent 3 units after 1.25 s: %+v", sp)
+	}
+	if sp, _ := s.Spend(ctx, "k", b, 2); !sp.OK || sp.Remaining != 0 {
+		t.Fatalf("spend of 2 after 1.25 s = %+v, want OK with 0 left", sp)
+	}
+	if sp, _ := s.Spend(ctx, "k", b, 5); sp.OK || sp.RetryAfter != 0 {
+		t.Fatalf("a cost above the limit = %+v, want refused with no RetryAfter", sp)
+	}
+	h.Advance(2100 * time.Millisecond)
+	if sp, _ := s.Spend(ctx, "k", b, 4); !sp.OK || sp.Remaining != 0 {
+		t.Fatalf("full bucket after the period: spend 4 = %+v", sp)
+	}
+}
+
+// RunSpendConcurrent checks that concurrent spends never draw more than the
+// bucket holds.
+func RunSpendConcurrent(t *testing.T, h Harness) {
+	ctx := context.Background()
+	s := h.New(t)
+	b := kv.Bucket{Limit: 20, Period: time.Hour}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := 0
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sp, err := s.Spend(ctx, "c", b, 1)
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			if sp.OK {
+				ok++
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if ok != 20 {
+		t.Fatalf("%d of 50 concurrent spends passed, want exactly 20", ok)
+	}
+}

@@ -137,6 +137,26 @@ func (s *Store) Incr(_ context.Context, key string, ttl time.Duration) (int64, e
 	return n, nil
 }
 
+func (s *Store) Spend(_ context.Context, key string, b kv.Bucket, cost int64) (kv.Spent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	var tat time.Time
+	if e, ok := s.live(key); ok {
+		n, err := strconv.ParseInt(string(e.value), 10, 64)
+		if err != nil {
+			return kv.Spent{}, err
+		}
+		tat = time.Unix(0, n)
+	}
+	sp, next := b.Draw(now, tat, cost)
+	if sp.OK && next.After(now) {
+		// A full bucket needs no entry: it expires when it has refilled.
+		s.entries[key] = entry{value: []byte(strconv.FormatInt(next.UnixNano(), 10)), deadline: next}
+	}
+	return sp, nil
+}
+
 func (s *Store) Ping(context.Context) error { return nil }
 
 func (s *Store) Close() error {

@@ -78,6 +78,39 @@ func (s *Store) Incr(ctx context.Context, key string, ttl time.Duration) (int64,
 	return incrWithTTL.Run(ctx, s.client, []string{s.k(key)}, ttl.Milliseconds()).Int64()
 }
 
+// spend is kv.Bucket.Draw in one atomic step on the server's clock, in
+// microseconds (exact in Lua's doubles for centuries): ARGV are the unit's
+// interval, the period, the cost and the limit; it returns {ok, reset,
+// retryAfter}.
+var spend = goredis.NewScript(`
+local iv, period, cost, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local tat = tonumber(redis.call("GET", KEYS[1]) or "0")
+if tat < now then tat = now end
+local nxt = tat + cost * iv
+if cost <= limit and nxt - now <= period then
+  redis.call("SET", KEYS[1], string.format("%d", nxt), "PX", math.ceil((nxt - now) / 1000))
+  return {1, nxt - now, 0}
+end
+local retry = 0
+if cost <= limit then retry = nxt - now - period end
+return {0, tat - now, retry}`)
+
+func (s *Store) Spend(ctx context.Context, key string, b kv.Bucket, cost int64) (kv.Spent, error) {
+	iv := b.Interval()
+	r, err := spend.Run(ctx, s.client, []string{s.k(key)}, iv.Microseconds(), b.Period.Microseconds(), cost, b.Limit).Int64Slice()
+	if err != nil {
+		return kv.Spent{}, err
+	}
+	if len(r) != 3 {
+		return kv.Spent{}, fmt.Errorf("spend: unexpected reply %v", r)
+	}
+	sp := kv.Spent{OK: r[0] == 1, Reset: time.Duration(r[1]) * time.Microsecond, RetryAfter: time.Duration(r[2]) * time.Microsecond}
+	sp.Remaining = int64((b.Period - sp.Reset) / iv)
+	return sp, nil
+}
+
 func (s *Store) Ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()

@@ -38,4 +38,6 @@ func TestContract(t *testing.T) {
 	}
 	kvtest.Run(t, h)
 	t.Run("Limiter", func(t *testing.T) { kvtest.RunLimiter(t, h) })
+	t.Run("Spend", func(t *testing.T) { kvtest.RunSpend(t, h) })
+	t.Run("SpendConcurrent", func(t *testing.T) { kvtest.RunSpendConcurrent(t, h) })
 }

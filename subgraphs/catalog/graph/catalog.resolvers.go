@@ -15,16 +15,14 @@ import (
 )
 
 // Cigars is the resolver for the cigars field.
-func (r *brandResolver) Cigars(ctx context.Context, obj *catalog.Brand, first *int, after *string) (*model.CigarConnection, error) {
-	req, err := subgraph.Page(ctx, first, after)
+func (r *brandResolver) Cigars(ctx context.Context, obj *catalog.Brand, first *int, after *string, last *int, before *string) (*model.CigarConnection, error) {
+	edges, info, err := subgraph.Connection(ctx, pagination.Args{First: first, After: after, Last: last, Before: before}, pagination.ByID("Brand.cigars", obj.ID),
+		func(p catalog.Page) ([]*catalog.Cigar, error) { return r.Store.CigarsOfBrand(ctx, obj.ID, p) }, byID[*catalog.Cigar],
+		func(cur string, c *catalog.Cigar) *model.CigarEdge { return &model.CigarEdge{Cursor: cur, Node: c} })
 	if err != nil {
 		return nil, err
 	}
-	cs, err := r.Store.CigarsOfBrand(ctx, obj.ID, storePage(req))
-	if err != nil {
-		return nil, err
-	}
-	return cigarConnection(cs, req), nil
+	return &model.CigarConnection{Edges: edges, PageInfo: info}, nil
 }
 
 // Brand is the resolver for the brand field.
@@ -81,8 +79,8 @@ func (r *queryResolver) Cigar(ctx context.Context, id string) (*catalog.Cigar, e
 }
 
 // SearchCigars is the resolver for the searchCigars field.
-func (r *queryResolver) SearchCigars(ctx context.Context, query string, first int, after *string, brand *string) (*model.CigarConnection, error) {
-	return r.searchCigars(ctx, query, first, after, brand)
+func (r *queryResolver) SearchCigars(ctx context.Context, query string, first *int, after *string, last *int, before *string, brand *string) (*model.CigarConnection, error) {
+	return r.searchCigars(ctx, query, pagination.Args{First: first, After: after, Last: last, Before: before}, brand)
 }
 
 // Brand is the resolver for the brand field.
@@ -91,17 +89,13 @@ func (r *queryResolver) Brand(ctx context.Context, id string) (*catalog.Brand, e
 }
 
 // Brands is the resolver for the brands field.
-func (r *queryResolver) Brands(ctx context.Context, first *int, after *string) (*model.BrandConnection, error) {
-	req, err := subgraph.Page(ctx, first, after)
-	if err != nil {
-		return nil, err
-	}
-	bs, err := r.Store.Brands(ctx, storePage(req))
-	if err != nil {
-		return nil, err
-	}
-	edges, info := pagination.Edges(bs, req, func(b *catalog.Brand) string { return b.ID },
+func (r *queryResolver) Brands(ctx context.Context, first *int, after *string, last *int, before *string) (*model.BrandConnection, error) {
+	edges, info, err := subgraph.Connection(ctx, pagination.Args{First: first, After: after, Last: last, Before: before}, pagination.ByID("brands"),
+		func(p catalog.Page) ([]*catalog.Brand, error) { return r.Store.Brands(ctx, p) }, byID[*catalog.Brand],
 		func(cur string, b *catalog.Brand) *model.BrandEdge { return &model.BrandEdge{Cursor: cur, Node: b} })
+	if err != nil {
+		return nil, err
+	}
 	return &model.BrandConnection{Edges: edges, PageInfo: info}, nil
 }
 
@@ -111,19 +105,15 @@ func (r *queryResolver) Product(ctx context.Context, id string) (*catalog.Produc
 }
 
 // Products is the resolver for the products field.
-func (r *queryResolver) Products(ctx context.Context, first *int, after *string) (*model.ProductConnection, error) {
-	req, err := subgraph.Page(ctx, first, after)
-	if err != nil {
-		return nil, err
-	}
-	ps, err := r.Store.Products(ctx, storePage(req))
-	if err != nil {
-		return nil, err
-	}
-	edges, info := pagination.Edges(ps, req, func(p *catalog.Product) string { return p.ID },
+func (r *queryResolver) Products(ctx context.Context, first *int, after *string, last *int, before *string) (*model.ProductConnection, error) {
+	edges, info, err := subgraph.Connection(ctx, pagination.Args{First: first, After: after, Last: last, Before: before}, pagination.ByID("products"),
+		func(p catalog.Page) ([]*catalog.Product, error) { return r.Store.Products(ctx, p) }, byID[*catalog.Product],
 		func(cur string, p *catalog.Product) *model.ProductEdge {
 			return &model.ProductEdge{Cursor: cur, Node: p}
 		})
+	if err != nil {
+		return nil, err
+	}
 	return &model.ProductConnection{Edges: edges, PageInfo: info}, nil
 }
 

@@ -17,6 +17,11 @@ func (r *entityResolver) FindBrandByID(ctx context.Context, id string) (*catalog
 	return notFoundAsNil(r.Store.Brand(ctx, id))
 }
 
+// FindCheckInByID is the resolver for the findCheckInByID field.
+func (r *entityResolver) FindCheckInByID(ctx context.Context, id string) (*model.CheckIn, error) {
+	return &model.CheckIn{ID: id}, nil
+}
+
 // FindCigarByID is the resolver for the findCigarByID field.
 func (r *entityResolver) FindCigarByID(ctx context.Context, id string) (*catalog.Cigar, error) {
 	return notFoundAsNil(r.Store.Cigar(ctx, id))
@@ -32,6 +37,11 @@ func (r *entityResolver) FindEventByID(ctx context.Context, id string) (*model.E
 	return &model.Event{ID: id}, nil
 }
 
+// FindHumidorByID is the resolver for the findHumidorByID field.
+func (r *entityResolver) FindHumidorByID(ctx context.Context, id string) (*model.Humidor, error) {
+	return &model.Humidor{ID: id}, nil
+}
+
 // FindNodeByID is the resolver for the findNodeByID field.
 func (r *entityResolver) FindNodeByID(ctx context.Context, id string) (model.Node, error) {
 	return r.node(ctx, id)
@@ -40,6 +50,11 @@ func (r *entityResolver) FindNodeByID(ctx context.Context, id string) (model.Nod
 // FindProductByID is the resolver for the findProductByID field.
 func (r *entityResolver) FindProductByID(ctx context.Context, id string) (*catalog.Product, error) {
 	return notFoundAsNil(r.Store.Product(ctx, id))
+}
+
+// FindSmokeSessionByID is the resolver for the findSmokeSessionByID field.
+func (r *entityResolver) FindSmokeSessionByID(ctx context.Context, id string) (*model.SmokeSession, error) {
+	return &model.SmokeSession{ID: id}, nil
 }
 
 // FindUserByID is the resolver for the findUserByID field.

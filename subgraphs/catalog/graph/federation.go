@@ -172,6 +172,25 @@ func (ec *executionContext) resolveEntity(
 
 			return entity, nil
 		}
+	case "CheckIn":
+		resolverName, err := entityResolverNameForCheckIn(ctx, rep)
+		if err != nil {
+			return nil, fmt.Errorf(`finding resolver for Entity "CheckIn": %w`, err)
+		}
+		switch resolverName {
+
+		case "findCheckInByID":
+			id0, err := ec.unmarshalNID2string(ctx, rep["id"])
+			if err != nil {
+				return nil, fmt.Errorf(`unmarshalling param 0 for findCheckInByID(): %w`, err)
+			}
+			entity, err := ec.Resolvers.Entity().FindCheckInByID(ctx, id0)
+			if err != nil {
+				return nil, fmt.Errorf(`resolving Entity "CheckIn": %w`, err)
+			}
+
+			return entity, nil
+		}
 	case "Cigar":
 		resolverName, err := entityResolverNameForCigar(ctx, rep)
 		if err != nil {
@@ -229,6 +248,25 @@ func (ec *executionContext) resolveEntity(
 
 			return entity, nil
 		}
+	case "Humidor":
+		resolverName, err := entityResolverNameForHumidor(ctx, rep)
+		if err != nil {
+			return nil, fmt.Errorf(`finding resolver for Entity "Humidor": %w`, err)
+		}
+		switch resolverName {
+
+		case "findHumidorByID":
+			id0, err := ec.unmarshalNID2string(ctx, rep["id"])
+			if err != nil {
+				return nil, fmt.Errorf(`unmarshalling param 0 for findHumidorByID(): %w`, err)
+			}
+			entity, err := ec.Resolvers.Entity().FindHumidorByID(ctx, id0)
+			if err != nil {
+				return nil, fmt.Errorf(`resolving Entity "Humidor": %w`, err)
+			}
+
+			return entity, nil
+		}
 	case "Node":
 		resolverName, err := entityResolverNameForNode(ctx, rep)
 		if err != nil {
@@ -263,6 +301,25 @@ func (ec *executionContext) resolveEntity(
 			entity, err := ec.Resolvers.Entity().FindProductByID(ctx, id0)
 			if err != nil {
 				return nil, fmt.Errorf(`resolving Entity "Product": %w`, err)
+			}
+
+			return entity, nil
+		}
+	case "SmokeSession":
+		resolverName, err := entityResolverNameForSmokeSession(ctx, rep)
+		if err != nil {
+			return nil, fmt.Errorf(`finding resolver for Entity "SmokeSession": %w`, err)
+		}
+		switch resolverName {
+
+		case "findSmokeSessionByID":
+			id0, err := ec.unmarshalNID2string(ctx, rep["id"])
+			if err != nil {
+				return nil, fmt.Errorf(`unmarshalling param 0 for findSmokeSessionByID(): %w`, err)
+			}
+			entity, err := ec.Resolvers.Entity().FindSmokeSessionByID(ctx, id0)
+			if err != nil {
+				return nil, fmt.Errorf(`resolving Entity "SmokeSession": %w`, err)
 			}
 
 			return entity, nil
@@ -363,6 +420,41 @@ func entityResolverNameForBrand(ctx context.Context, rep EntityRepresentation) (
 		return "findBrandByID", nil
 	}
 	return "", fmt.Errorf("%w for Brand due to %v", ErrTypeNotFound,
+		errors.Join(entityResolverErrs...).Error())
+}
+
+func entityResolverNameForCheckIn(ctx context.Context, rep EntityRepresentation) (string, error) {
+	// we collect errors because a later entity resolver may work fine
+	// when an entity has multiple keys
+	entityResolverErrs := []error{}
+	for {
+		var (
+			m   EntityRepresentation
+			val any
+			ok  bool
+		)
+		_ = val
+		// if all of the KeyFields values for this resolver are null,
+		// we shouldn't use use it
+		allNull := true
+		m = rep
+		val, ok = m["id"]
+		if !ok {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to missing Key Field \"id\" for CheckIn", ErrTypeNotFound))
+			break
+		}
+		if allNull {
+			allNull = val == nil
+		}
+		if allNull {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to all null value KeyFields for CheckIn", ErrTypeNotFound))
+			break
+		}
+		return "findCheckInByID", nil
+	}
+	return "", fmt.Errorf("%w for CheckIn due to %v", ErrTypeNotFound,
 		errors.Join(entityResolverErrs...).Error())
 }
 
@@ -471,6 +563,41 @@ func entityResolverNameForEvent(ctx context.Context, rep EntityRepresentation) (
 		errors.Join(entityResolverErrs...).Error())
 }
 
+func entityResolverNameForHumidor(ctx context.Context, rep EntityRepresentation) (string, error) {
+	// we collect errors because a later entity resolver may work fine
+	// when an entity has multiple keys
+	entityResolverErrs := []error{}
+	for {
+		var (
+			m   EntityRepresentation
+			val any
+			ok  bool
+		)
+		_ = val
+		// if all of the KeyFields values for this resolver are null,
+		// we shouldn't use use it
+		allNull := true
+		m = rep
+		val, ok = m["id"]
+		if !ok {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to missing Key Field \"id\" for Humidor", ErrTypeNotFound))
+			break
+		}
+		if allNull {
+			allNull = val == nil
+		}
+		if allNull {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to all null value KeyFields for Humidor", ErrTypeNotFound))
+			break
+		}
+		return "findHumidorByID", nil
+	}
+	return "", fmt.Errorf("%w for Humidor due to %v", ErrTypeNotFound,
+		errors.Join(entityResolverErrs...).Error())
+}
+
 func entityResolverNameForNode(ctx context.Context, rep EntityRepresentation) (string, error) {
 	// we collect errors because a later entity resolver may work fine
 	// when an entity has multiple keys
@@ -538,6 +665,41 @@ func entityResolverNameForProduct(ctx context.Context, rep EntityRepresentation)
 		return "findProductByID", nil
 	}
 	return "", fmt.Errorf("%w for Product due to %v", ErrTypeNotFound,
+		errors.Join(entityResolverErrs...).Error())
+}
+
+func entityResolverNameForSmokeSession(ctx context.Context, rep EntityRepresentation) (string, error) {
+	// we collect errors because a later entity resolver may work fine
+	// when an entity has multiple keys
+	entityResolverErrs := []error{}
+	for {
+		var (
+			m   EntityRepresentation
+			val any
+			ok  bool
+		)
+		_ = val
+		// if all of the KeyFields values for this resolver are null,
+		// we shouldn't use use it
+		allNull := true
+		m = rep
+		val, ok = m["id"]
+		if !ok {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to missing Key Field \"id\" for SmokeSession", ErrTypeNotFound))
+			break
+		}
+		if allNull {
+			allNull = val == nil
+		}
+		if allNull {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to all null value KeyFields for SmokeSession", ErrTypeNotFound))
+			break
+		}
+		return "findSmokeSessionByID", nil
+	}
+	return "", fmt.Errorf("%w for SmokeSession due to %v", ErrTypeNotFound,
 		errors.Join(entityResolverErrs...).Error())
 }
 

@@ -44,7 +44,7 @@ type DirectiveRoot struct {
 
 type ComplexityRoot struct {
 	Brand struct {
-		Cigars  func(childComplexity int, first *int, after *string) int
+		Cigars  func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Country func(childComplexity int) int
 		ID      func(childComplexity int) int
 		Name    func(childComplexity int) int
@@ -58,6 +58,10 @@ type ComplexityRoot struct {
 	BrandEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	CheckIn struct {
+		ID func(childComplexity int) int
 	}
 
 	Cigar struct {
@@ -93,23 +97,32 @@ type ComplexityRoot struct {
 	}
 
 	Entity struct {
-		FindBrandByID      func(childComplexity int, id string) int
-		FindCigarByID      func(childComplexity int, id string) int
-		FindCollectionByID func(childComplexity int, id string) int
-		FindEventByID      func(childComplexity int, id string) int
-		FindNodeByID       func(childComplexity int, id string) int
-		FindProductByID    func(childComplexity int, id string) int
-		FindUserByID       func(childComplexity int, id string) int
-		FindVenueByID      func(childComplexity int, id string) int
+		FindBrandByID        func(childComplexity int, id string) int
+		FindCheckInByID      func(childComplexity int, id string) int
+		FindCigarByID        func(childComplexity int, id string) int
+		FindCollectionByID   func(childComplexity int, id string) int
+		FindEventByID        func(childComplexity int, id string) int
+		FindHumidorByID      func(childComplexity int, id string) int
+		FindNodeByID         func(childComplexity int, id string) int
+		FindProductByID      func(childComplexity int, id string) int
+		FindSmokeSessionByID func(childComplexity int, id string) int
+		FindUserByID         func(childComplexity int, id string) int
+		FindVenueByID        func(childComplexity int, id string) int
 	}
 
 	Event struct {
 		ID func(childComplexity int) int
 	}
 
+	Humidor struct {
+		ID func(childComplexity int) int
+	}
+
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	Product struct {
@@ -139,17 +152,21 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Brand              func(childComplexity int, id string) int
-		Brands             func(childComplexity int, first *int, after *string) int
+		Brands             func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Cigar              func(childComplexity int, id string) int
 		Node               func(childComplexity int, id string) int
 		Product            func(childComplexity int, id string) int
 		ProductByBarcode   func(childComplexity int, barcode string) int
-		Products           func(childComplexity int, first *int, after *string) int
+		Products           func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ResolveCigar       func(childComplexity int, text string, brand *string, limit int) int
-		SearchCigars       func(childComplexity int, query string, first int, after *string, brand *string) int
+		SearchCigars       func(childComplexity int, query string, first *int, after *string, last *int, before *string, brand *string) int
 		SearchPage         func(childComplexity int, query string, first int, after *string, brand *string) int
 		__resolve__service func(childComplexity int) int
 		__resolve_entities func(childComplexity int, representations []map[string]any) int
+	}
+
+	SmokeSession struct {
+		ID func(childComplexity int) int
 	}
 
 	TobaccoComponent struct {
@@ -178,7 +195,7 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type BrandResolver interface {
-	Cigars(ctx context.Context, obj *catalog.Brand, first *int, after *string) (*model.CigarConnection, error)
+	Cigars(ctx context.Context, obj *catalog.Brand, first *int, after *string, last *int, before *string) (*model.CigarConnection, error)
 }
 type CigarResolver interface {
 	Brand(ctx context.Context, obj *catalog.Cigar) (*catalog.Brand, error)
@@ -186,11 +203,14 @@ type CigarResolver interface {
 }
 type EntityResolver interface {
 	FindBrandByID(ctx context.Context, id string) (*catalog.Brand, error)
+	FindCheckInByID(ctx context.Context, id string) (*model.CheckIn, error)
 	FindCigarByID(ctx context.Context, id string) (*catalog.Cigar, error)
 	FindCollectionByID(ctx context.Context, id string) (*model.Collection, error)
 	FindEventByID(ctx context.Context, id string) (*model.Event, error)
+	FindHumidorByID(ctx context.Context, id string) (*model.Humidor, error)
 	FindNodeByID(ctx context.Context, id string) (model.Node, error)
 	FindProductByID(ctx context.Context, id string) (*catalog.Product, error)
+	FindSmokeSessionByID(ctx context.Context, id string) (*model.SmokeSession, error)
 	FindUserByID(ctx context.Context, id string) (*model.User, error)
 	FindVenueByID(ctx context.Context, id string) (*model.Venue, error)
 }
@@ -203,11 +223,11 @@ type ProductContentResolver interface {
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
 	Cigar(ctx context.Context, id string) (*catalog.Cigar, error)
-	SearchCigars(ctx context.Context, query string, first int, after *string, brand *string) (*model.CigarConnection, error)
+	SearchCigars(ctx context.Context, query string, first *int, after *string, last *int, before *string, brand *string) (*model.CigarConnection, error)
 	Brand(ctx context.Context, id string) (*catalog.Brand, error)
-	Brands(ctx context.Context, first *int, after *string) (*model.BrandConnection, error)
+	Brands(ctx context.Context, first *int, after *string, last *int, before *string) (*model.BrandConnection, error)
 	Product(ctx context.Context, id string) (*catalog.Product, error)
-	Products(ctx context.Context, first *int, after *string) (*model.ProductConnection, error)
+	Products(ctx context.Context, first *int, after *string, last *int, before *string) (*model.ProductConnection, error)
 	ProductByBarcode(ctx context.Context, barcode string) (*catalog.Product, error)
 	SearchPage(ctx context.Context, query string, first int, after *string, brand *string) (catalog.Document, error)
 	ResolveCigar(ctx context.Context, text string, brand *string, limit int) (*model.CigarResolution, error)
@@ -241,7 +261,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Brand.Cigars(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Brand.Cigars(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Brand.country":
 		if e.ComplexityRoot.Brand.Country == nil {
 			break
@@ -286,6 +306,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BrandEdge.Node(childComplexity), true
+
+	case "CheckIn.id":
+		if e.ComplexityRoot.CheckIn.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckIn.ID(childComplexity), true
 
 	case "Cigar.binder":
 		if e.ComplexityRoot.Cigar.Binder == nil {
@@ -405,6 +432,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Entity.FindBrandByID(childComplexity, args["id"].(string)), true
+	case "Entity.findCheckInByID":
+		if e.ComplexityRoot.Entity.FindCheckInByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findCheckInByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindCheckInByID(childComplexity, args["id"].(string)), true
 	case "Entity.findCigarByID":
 		if e.ComplexityRoot.Entity.FindCigarByID == nil {
 			break
@@ -438,6 +476,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Entity.FindEventByID(childComplexity, args["id"].(string)), true
+	case "Entity.findHumidorByID":
+		if e.ComplexityRoot.Entity.FindHumidorByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findHumidorByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindHumidorByID(childComplexity, args["id"].(string)), true
 	case "Entity.findNodeByID":
 		if e.ComplexityRoot.Entity.FindNodeByID == nil {
 			break
@@ -460,6 +509,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Entity.FindProductByID(childComplexity, args["id"].(string)), true
+	case "Entity.findSmokeSessionByID":
+		if e.ComplexityRoot.Entity.FindSmokeSessionByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findSmokeSessionByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindSmokeSessionByID(childComplexity, args["id"].(string)), true
 	case "Entity.findUserByID":
 		if e.ComplexityRoot.Entity.FindUserByID == nil {
 			break
@@ -490,6 +550,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Event.ID(childComplexity), true
 
+	case "Humidor.id":
+		if e.ComplexityRoot.Humidor.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Humidor.ID(childComplexity), true
+
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
 			break
@@ -502,6 +569,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Product.contents":
 		if e.ComplexityRoot.Product.Contents == nil {
@@ -606,7 +685,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Brands(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Brands(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.cigar":
 		if e.ComplexityRoot.Query.Cigar == nil {
 			break
@@ -662,7 +741,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Products(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Products(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.resolveCigar":
 		if e.ComplexityRoot.Query.ResolveCigar == nil {
 			break
@@ -684,7 +763,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.SearchCigars(childComplexity, args["query"].(string), args["first"].(int), args["after"].(*string), args["brand"].(*string)), true
+		return e.ComplexityRoot.Query.SearchCigars(childComplexity, args["query"].(string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["brand"].(*string)), true
 	case "Query.searchPage":
 		if e.ComplexityRoot.Query.SearchPage == nil {
 			break
@@ -713,6 +792,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.__resolve_entities(childComplexity, args["representations"].([]map[string]any)), true
+
+	case "SmokeSession.id":
+		if e.ComplexityRoot.SmokeSession.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SmokeSession.ID(childComplexity), true
 
 	case "TobaccoComponent.label":
 		if e.ComplexityRoot.TobaccoComponent.Label == nil {
@@ -842,22 +928,123 @@ extend schema
 directive @cost(weight: Int!) on ARGUMENT_DEFINITION | ENUM | FIELD_DEFINITION | INPUT_FIELD_DEFINITION | OBJECT | SCALAR
 directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!], requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
 
+"""
+The root of every read. Every operation needs a developer key in the
+` + "`" + `x-service-key` + "`" + ` header (a publishable key is refused); the connected-user
+fields (` + "`" + `me` + "`" + `, ` + "`" + `myCollections` + "`" + `, ` + "`" + `myHumidors` + "`" + `, ` + "`" + `mySmokeSessions` + "`" + `,
+` + "`" + `myCheckIns` + "`" + `) also need the user's OAuth access token as
+` + "`" + `Authorization: Bearer <token>` + "`" + ` with the scope each one names. There is no
+mutation root.
+
+Limits, checked before anything runs (a rejection is an HTTP 400 naming the
+limit in ` + "`" + `extensions` + "`" + `): depth 8, aliases 20, root fields 10, page size 100 on
+every ` + "`" + `first` + "`" + `, ` + "`" + `last` + "`" + ` and ` + "`" + `limit` + "`" + `, and cost 1000. Cost: a field whose type is an object
+weighs 1, a scalar 0, and a list multiplies its own weight and its selection
+by its size (a connection's ` + "`" + `edges` + "`" + ` by its ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, 20 without
+either; other lists by the size
+their description gives). Introspection is free.
+"""
 type Query {
-  "Any object of the graph by its public ID."
-  node(id: ID!): Node
-  cigar(id: ID!): Cigar
+  """
+  Any object of the graph by its public ID, whichever type it is (` + "`" + `brd_` + "`" + `,
+  ` + "`" + `cig_` + "`" + `, ` + "`" + `prd_` + "`" + `, ` + "`" + `ven_` + "`" + `, ` + "`" + `evt_` + "`" + `, ` + "`" + `usr_` + "`" + `, ` + "`" + `col_` + "`" + `, ` + "`" + `hum_` + "`" + `, ` + "`" + `ses_` + "`" + `, ` + "`" + `chk_` + "`" + `
+  prefixes); select its fields with inline fragments (` + "`" + `... on Cigar { name }` + "`" + `).
+  Null when no object has that ID, when the ID is not one of the graph's, and
+  for a connected user's collection, humidor, smoke session or check-in unless
+  the caller is its owner with the scope that data needs (` + "`" + `collections:read` + "`" + `,
+  ` + "`" + `humidor:read` + "`" + `, ` + "`" + `sessions:read` + "`" + `, ` + "`" + `checkins:read` + "`" + `): indistinguishable from an
+  ID that does not exist. A user reached this way shows its public profile only.
+  Cost 1 plus the selection.
+  """
+  node(
+    "A public ID as another field returned it, e.g. ` + "`" + `cig_...` + "`" + `."
+    id: ID!
+  ): Node
+  """
+  A cigar by its ID, with its tobacco and brand. Null when no cigar has that
+  ID. Cost 1 plus the selection.
+  """
+  cigar(
+    "The cigar's public ID (` + "`" + `cig_...` + "`" + `)."
+    id: ID!
+  ): Cigar
   """
   Cigars matching every word of the query in their brand, name, vitola or leaf
   words, best first: typo tolerant, accent and case insensitive, the last word
-  a prefix. Cursors are bound to the query.
+  a prefix. Cursors are bound to the query: a cursor of another query is
+  refused with ` + "`" + `INVALID_CURSOR` + "`" + `. Never null; no match is an empty page.
+  Cost 1 + (first or last) × (2 + the node's object fields), e.g. 31 for
+  ` + "`" + `searchCigars(query: "padron", first: 10) { edges { node { name brand { name } } } }` + "`" + `.
   """
-  searchCigars(query: String!, first: Int!, after: String, "Internal: the REST brand filter." brand: String @inaccessible): CigarConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  brand(id: ID!): Brand
-  brands(first: Int = 20, after: String): BrandConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  product(id: ID!): Product
-  products(first: Int = 20, after: String): ProductConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  "A published product by UPC-A, EAN-13, EAN-8, GTIN-14 or UPC-E code."
-  productByBarcode(barcode: String!): Product
+  searchCigars(
+    "The words to find: 2 to 200 characters (else ` + "`" + `BAD_USER_INPUT` + "`" + `), e.g. ` + "`" + `padron 1964 maduro` + "`" + `."
+    query: String!
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of a previous page of this same query, to continue after it; omit it for the first page."
+    after: String
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+    "Internal: the REST brand filter." brand: String @inaccessible
+  ): CigarConnection! @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
+  """
+  A brand by its ID, with its cigars, events and public smoke sessions. Null
+  when no brand has that ID. Cost 1 plus the selection.
+  """
+  brand(
+    "The brand's public ID (` + "`" + `brd_...` + "`" + `)."
+    id: ID!
+  ): Brand
+  """
+  Every brand of the catalog, in a stable order (by ID, not by name), one page
+  at a time. Never null. Cost 1 + (first or last) × (2 + the node's object fields):
+  41 for ` + "`" + `brands { edges { node { name } } }` + "`" + ` with the default 20.
+  """
+  brands(
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+  ): BrandConnection! @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
+  """
+  A published product (a box, a pack or a single) by its ID. Null when no
+  published product has that ID. Cost 1 plus the selection.
+  """
+  product(
+    "The product's public ID (` + "`" + `prd_...` + "`" + `)."
+    id: ID!
+  ): Product
+  """
+  Every published product, in a stable order (by ID), one page at a time.
+  Never null. Cost 1 + (first or last) × (2 + the node's object fields; ` + "`" + `contents` + "`" + `
+  counts as 4 items).
+  """
+  products(
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+  ): ProductConnection! @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
+  """
+  A published product by the code printed under its barcode: UPC-A, EAN-13,
+  EAN-8, GTIN-14 or UPC-E (an 8-digit code is tried as both). Null when no
+  published product has that code; a malformed code (wrong length or check
+  digit, letters) is an ` + "`" + `INVALID_BARCODE` + "`" + ` error. Cost 1 plus the selection.
+  """
+  productByBarcode(
+    "The digits of the code, check digit included, e.g. ` + "`" + `2100000004966` + "`" + ` (spaces and dashes are ignored)."
+    barcode: String!
+  ): Product
   "Internal: the REST search route's page, rendered in one piece (same ranking and cursors as searchCigars)."
   searchPage(query: String!, first: Int!, after: String, brand: String): SearchPage! @inaccessible
   "Internal: the REST resolve route. Imperfect text to ranked candidates."
@@ -873,26 +1060,65 @@ type CigarResolution @inaccessible {
   candidates: [Cigar!]!
 }
 
+"""
+An object that has a public ID and can be fetched again by it with
+` + "`" + `node(id:)` + "`" + `: the Relay object identification interface. Brand, Cigar,
+Product, Venue, Event, User, Collection, Humidor, SmokeSession and CheckIn
+implement it.
+"""
 interface Node @key(fields: "id") {
+  "The object's public ID: opaque, prefixed by its type (` + "`" + `cig_...` + "`" + `), the same in REST and GraphQL. Pass it to ` + "`" + `node(id:)` + "`" + ` to fetch the object again."
   id: ID!
 }
 
+"""
+A cigar brand (a maker's label, e.g. Padrón), with its cigars; the venues
+and users parts of the graph add its events and the public smoke sessions of
+its cigars.
+"""
 type Brand implements Node @key(fields: "id") {
+  "The brand's public ID (` + "`" + `brd_...` + "`" + `), for ` + "`" + `brand(id:)` + "`" + ` and ` + "`" + `node(id:)` + "`" + `."
   id: ID!
+  "The brand's name as printed on its bands, accents included (e.g. ` + "`" + `Padrón` + "`" + `)."
   name: String!
-  "Canonical country name; null when unknown (imported without one)."
+  "The brand's country as a canonical English country name (e.g. ` + "`" + `Nicaragua` + "`" + `); null when unknown (imported without one)."
   country: String
-  cigars(first: Int = 20, after: String): CigarConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  The brand's cigars, in a stable order (by ID, not by name), one page at a
+  time. Never null; a brand without cigars has no edges. Cost 1 + (first or last) ×
+  (2 + the node's object fields).
+  """
+  cigars(
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+  ): CigarConnection! @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
 }
 
+"""
+One cigar as sold: a line of a brand in one vitola (size and shape), e.g.
+Padrón 1964 Anniversary Series Exclusivo, with the tobacco of its
+wrapper, binder and filler.
+"""
 type Cigar implements Node @key(fields: "id") {
+  "The cigar's public ID (` + "`" + `cig_...` + "`" + `), for ` + "`" + `cigar(id:)` + "`" + `, ` + "`" + `node(id:)` + "`" + ` and ` + "`" + `GET /v1/cigars/{id}` + "`" + `."
   id: ID!
+  "The cigar's line and vitola name, without the brand (e.g. ` + "`" + `1964 Anniversary Series Exclusivo` + "`" + `): join it with ` + "`" + `brand.name` + "`" + ` to show the full name."
   name: String!
-  "Canonical country name."
+  "Where the cigar is made, as a canonical English country name (e.g. ` + "`" + `Nicaragua` + "`" + `)."
   origin: String!
+  "The wrapper leaf or leaves (the outer leaf you see). Never null; empty when unknown. Counts as 4 items for cost."
   wrapper: [TobaccoComponent!]! @listSize(assumedSize: 4)
+  "The binder leaf or leaves (holding the filler together). Never null; empty when unknown. Counts as 4 items for cost."
   binder: [TobaccoComponent!]! @listSize(assumedSize: 4)
+  "The filler leaves (the blend inside). Never null; empty when unknown. Counts as 6 items for cost."
   filler: [TobaccoComponent!]! @listSize(assumedSize: 6)
+  "The brand that makes the cigar; never null. Cost 1."
   brand: Brand!
   "Internal: the cigar as the REST routes show it, rendered in one piece."
   document: CigarDocument! @inaccessible
@@ -906,23 +1132,36 @@ scalar SearchPage @inaccessible
 "Internal: a cigar's REST representation (JSON)."
 scalar CigarDocument @inaccessible
 
+"One tobacco leaf of a cigar's wrapper, binder or filler: where it grew, its seed type, shade and vintage."
 type TobaccoComponent {
+  "Where the leaf grew: a country, or a growing region and its country (e.g. ` + "`" + `Ecuador` + "`" + `, ` + "`" + `Jalapa, Nicaragua` + "`" + `)."
   region: String!
+  "The leaf's seed or variety (e.g. ` + "`" + `Habano` + "`" + `, ` + "`" + `Connecticut Shade` + "`" + `, ` + "`" + `Criollo '98` + "`" + `)."
   type: String!
+  "The wrapper shade when stated (e.g. ` + "`" + `Maduro` + "`" + `, ` + "`" + `Natural` + "`" + `, ` + "`" + `Oscuro` + "`" + `); null when the source gives none."
   shade: String
+  "The harvest year when stated (a vintage leaf); null when the source gives none."
   year: Int
+  "The leaf as a cigar seller would print it, ready to show (e.g. ` + "`" + `Ecuadorian Habano` + "`" + `)."
   label: String!
 }
 
+"""
+A sellable unit with a barcode: a box, a pack or a single cigar. Only
+published products are ever shown.
+"""
 type Product implements Node @key(fields: "id") {
+  "The product's public ID (` + "`" + `prd_...` + "`" + `), for ` + "`" + `product(id:)` + "`" + `, ` + "`" + `node(id:)` + "`" + ` and ` + "`" + `GET /v1/products/{id}` + "`" + `."
   id: ID!
-  "GTIN-14 of the product."
+  "The product's barcode as a 14-digit GTIN-14, zero-padded (a UPC-A or EAN-13 with leading zeros), check digit included."
   gtin: String!
+  "The product's name as sold (e.g. ` + "`" + `Padrón 1964 Anniversary Series Exclusivo, box of 20` + "`" + `)."
   name: String!
-  "box, pack or single."
+  "What the product is: ` + "`" + `box` + "`" + `, ` + "`" + `pack` + "`" + ` or ` + "`" + `single` + "`" + `."
   kind: String!
-  "True for demo products whose codes come from a restricted-circulation prefix."
+  "True for demo products whose codes come from a GS1 restricted-circulation prefix: they scan in no shop. False for real products."
   synthetic: Boolean!
+  "Which cigars the product holds and how many of each. Never null; usually one entry. Counts as 4 items for cost."
   contents: [ProductContent!]! @listSize(assumedSize: 4)
   "Internal: the product as the REST routes show it, rendered in one piece."
   document: ProductDocument! @inaccessible
@@ -931,43 +1170,71 @@ type Product implements Node @key(fields: "id") {
 "Internal: a product's REST representation (JSON), its cigars included."
 scalar ProductDocument @inaccessible
 
+"How many of one cigar a product holds."
 type ProductContent {
+  "The cigar; never null. Cost 1."
   cigar: Cigar!
+  "How many of that cigar the product holds (20 in a box of 20, 1 in a single)."
   quantity: Int!
 }
 
+"One page of cigars (a Relay cursor connection): the cigars as edges, and whether more follow."
 type CigarConnection {
+  "The page's cigars, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [CigarEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One cigar of a page, with the cursor that marks its place."
 type CigarEdge {
+  "An opaque cursor for this cigar's place: pass it as ` + "`" + `after` + "`" + ` to get the cigars that follow it. Do not parse or build cursors."
   cursor: String!
+  "The cigar; never null. Cost 1."
   node: Cigar!
 }
 
+"One page of brands (a Relay cursor connection): the brands as edges, and whether more follow."
 type BrandConnection {
+  "The page's brands, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [BrandEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One brand of a page, with the cursor that marks its place."
 type BrandEdge {
+  "An opaque cursor for this brand's place: pass it as ` + "`" + `after` + "`" + ` to get the brands that follow it. Do not parse or build cursors."
   cursor: String!
+  "The brand; never null. Cost 1."
   node: Brand!
 }
 
+"One page of products (a Relay cursor connection): the products as edges, and whether more follow."
 type ProductConnection {
+  "The page's products, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [ProductEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One product of a page, with the cursor that marks its place."
 type ProductEdge {
+  "An opaque cursor for this product's place: pass it as ` + "`" + `after` + "`" + ` to get the products that follow it. Do not parse or build cursors."
   cursor: String!
+  "The product; never null. Cost 1."
   node: Product!
 }
 
+"Where a page of a connection stands: whether more items follow, and how to ask for them."
 type PageInfo @shareable {
+  "True when more items follow this page: ask for them with ` + "`" + `after: endCursor` + "`" + `. Paging backwards (` + "`" + `last` + "`" + `), true when the list goes on after the ` + "`" + `before` + "`" + ` cursor."
   hasNextPage: Boolean!
+  "True when items come before this page: ask for them with ` + "`" + `before: startCursor` + "`" + `. Paging forwards, true when an ` + "`" + `after` + "`" + ` cursor was given (the Relay specification's cheap answer: it does not look whether anything is left before that cursor)."
+  hasPreviousPage: Boolean!
+  "The cursor of the page's first edge, to pass as ` + "`" + `before` + "`" + ` for the page before it; null when the page is empty."
+  startCursor: String
+  "The cursor of the page's last edge, to pass as ` + "`" + `after` + "`" + ` for the next page; null when the page is empty."
   endCursor: String
 }
 
@@ -986,6 +1253,18 @@ type User implements Node @key(fields: "id") {
 }
 
 type Collection implements Node @key(fields: "id") {
+  id: ID!
+}
+
+type Humidor implements Node @key(fields: "id") {
+  id: ID!
+}
+
+type SmokeSession implements Node @key(fields: "id") {
+  id: ID!
+}
+
+type CheckIn implements Node @key(fields: "id") {
   id: ID!
 }
 `, BuiltIn: false},
@@ -1043,16 +1322,19 @@ type Collection implements Node @key(fields: "id") {
 `, BuiltIn: true},
 	{Name: "../federation/entity.graphql", Input: `
 # a union of all types that use the @key directive
-union _Entity = Brand | Cigar | Collection | Event | Product | User | Venue
+union _Entity = Brand | CheckIn | Cigar | Collection | Event | Humidor | Product | SmokeSession | User | Venue
 
 # fake type to build resolver interfaces for users to implement
 type Entity {
 	findBrandByID(id: ID!,): Brand!
+	findCheckInByID(id: ID!,): CheckIn!
 	findCigarByID(id: ID!,): Cigar!
 	findCollectionByID(id: ID!,): Collection!
 	findEventByID(id: ID!,): Event!
+	findHumidorByID(id: ID!,): Humidor!
 	findNodeByID(id: ID!,): Node!
 	findProductByID(id: ID!,): Product!
+	findSmokeSessionByID(id: ID!,): SmokeSession!
 	findUserByID(id: ID!,): User!
 	findVenueByID(id: ID!,): Venue!
 }
@@ -1105,6 +1387,14 @@ func (ec *executionContext) childFields_BrandEdge(ctx context.Context, field gra
 		return ec.fieldContext_BrandEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BrandEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_CheckIn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CheckIn_id(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckIn", field.Name)
 }
 
 func (ec *executionContext) childFields_Cigar(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1179,10 +1469,22 @@ func (ec *executionContext) childFields_Event(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
 }
 
+func (ec *executionContext) childFields_Humidor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Humidor_id(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Humidor", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	case "endCursor":
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
@@ -1237,6 +1539,14 @@ func (ec *executionContext) childFields_ProductEdge(ctx context.Context, field g
 		return ec.fieldContext_ProductEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ProductEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_SmokeSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SmokeSession_id(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SmokeSession", field.Name)
 }
 
 func (ec *executionContext) childFields_TobaccoComponent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1414,10 +1724,40 @@ func (ec *executionContext) field_Brand_cigars_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
 func (ec *executionContext) field_Entity_findBrandByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findCheckInByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -1473,6 +1813,20 @@ func (ec *executionContext) field_Entity_findEventByID_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Entity_findHumidorByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Entity_findNodeByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1488,6 +1842,20 @@ func (ec *executionContext) field_Entity_findNodeByID_args(ctx context.Context, 
 }
 
 func (ec *executionContext) field_Entity_findProductByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findSmokeSessionByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -1590,6 +1958,22 @@ func (ec *executionContext) field_Query_brands_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -1668,6 +2052,22 @@ func (ec *executionContext) field_Query_products_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -1713,8 +2113,8 @@ func (ec *executionContext) field_Query_searchCigars_args(ctx context.Context, r
 	}
 	args["query"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
-		func(ctx context.Context, v any) (int, error) {
-			return ec.unmarshalNInt2int(ctx, v)
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1728,14 +2128,30 @@ func (ec *executionContext) field_Query_searchCigars_args(ctx context.Context, r
 		return nil, err
 	}
 	args["after"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "brand",
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["brand"] = arg3
+	args["before"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "brand",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["brand"] = arg5
 	return args, nil
 }
 
@@ -1916,7 +2332,7 @@ func (ec *executionContext) _Brand_cigars(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Brand().Cigars(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Brand().Cigars(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CigarConnection) graphql.Marshaler {
@@ -2067,6 +2483,29 @@ func (ec *executionContext) fieldContext_BrandEdge_node(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _CheckIn_id(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckIn_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckIn_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Cigar_id(ctx context.Context, field graphql.CollectedField, obj *catalog.Cigar) (ret graphql.Marshaler) {
@@ -2585,6 +3024,50 @@ func (ec *executionContext) fieldContext_Entity_findBrandByID(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Entity_findCheckInByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findCheckInByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindCheckInByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckIn) graphql.Marshaler {
+			return ec.marshalNCheckIn2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐCheckIn(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findCheckInByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckIn(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findCheckInByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Entity_findCigarByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2717,6 +3200,50 @@ func (ec *executionContext) fieldContext_Entity_findEventByID(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Entity_findHumidorByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findHumidorByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindHumidorByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Humidor) graphql.Marshaler {
+			return ec.marshalNHumidor2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐHumidor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findHumidorByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Humidor(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findHumidorByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Entity_findNodeByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2799,6 +3326,50 @@ func (ec *executionContext) fieldContext_Entity_findProductByID(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Entity_findProductByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findSmokeSessionByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findSmokeSessionByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindSmokeSessionByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SmokeSession) graphql.Marshaler {
+			return ec.marshalNSmokeSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐSmokeSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findSmokeSessionByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SmokeSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findSmokeSessionByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -2916,6 +3487,29 @@ func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
+func (ec *executionContext) _Humidor_id(ctx context.Context, field graphql.CollectedField, obj *model.Humidor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Humidor_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Humidor_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Humidor", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2937,6 +3531,52 @@ func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
@@ -3404,7 +4044,7 @@ func (ec *executionContext) _Query_searchCigars(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().SearchCigars(ctx, fc.Args["query"].(string), fc.Args["first"].(int), fc.Args["after"].(*string), fc.Args["brand"].(*string))
+			return ec.Resolvers.Query().SearchCigars(ctx, fc.Args["query"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["brand"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CigarConnection) graphql.Marshaler {
@@ -3492,7 +4132,7 @@ func (ec *executionContext) _Query_brands(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Brands(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Brands(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.BrandConnection) graphql.Marshaler {
@@ -3580,7 +4220,7 @@ func (ec *executionContext) _Query_products(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Products(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Products(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ProductConnection) graphql.Marshaler {
@@ -3896,6 +4536,29 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _SmokeSession_id(ctx context.Context, field graphql.CollectedField, obj *model.SmokeSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SmokeSession_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SmokeSession_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SmokeSession", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TobaccoComponent_region(ctx context.Context, field graphql.CollectedField, obj *catalog.Component) (ret graphql.Marshaler) {
@@ -5163,6 +5826,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._User(ctx, sel, obj)
+	case model.SmokeSession:
+		return ec._SmokeSession(ctx, sel, &obj)
+	case *model.SmokeSession:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SmokeSession(ctx, sel, obj)
 	case catalog.Product:
 		return ec._Product(ctx, sel, &obj)
 	case *catalog.Product:
@@ -5170,6 +5840,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Product(ctx, sel, obj)
+	case model.Humidor:
+		return ec._Humidor(ctx, sel, &obj)
+	case *model.Humidor:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Humidor(ctx, sel, obj)
 	case model.Event:
 		return ec._Event(ctx, sel, &obj)
 	case *model.Event:
@@ -5191,6 +5868,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Cigar(ctx, sel, obj)
+	case model.CheckIn:
+		return ec._CheckIn(ctx, sel, &obj)
+	case *model.CheckIn:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CheckIn(ctx, sel, obj)
 	case catalog.Brand:
 		return ec._Brand(ctx, sel, &obj)
 	case *catalog.Brand:
@@ -5225,6 +5909,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._User(ctx, sel, obj)
+	case model.SmokeSession:
+		return ec._SmokeSession(ctx, sel, &obj)
+	case *model.SmokeSession:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SmokeSession(ctx, sel, obj)
 	case catalog.Product:
 		return ec._Product(ctx, sel, &obj)
 	case *catalog.Product:
@@ -5232,6 +5923,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._Product(ctx, sel, obj)
+	case model.Humidor:
+		return ec._Humidor(ctx, sel, &obj)
+	case *model.Humidor:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Humidor(ctx, sel, obj)
 	case model.Event:
 		return ec._Event(ctx, sel, &obj)
 	case *model.Event:
@@ -5253,6 +5951,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._Cigar(ctx, sel, obj)
+	case model.CheckIn:
+		return ec._CheckIn(ctx, sel, &obj)
+	case *model.CheckIn:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CheckIn(ctx, sel, obj)
 	case catalog.Brand:
 		return ec._Brand(ctx, sel, &obj)
 	case *catalog.Brand:
@@ -5421,6 +6126,44 @@ func (ec *executionContext) _BrandEdge(ctx context.Context, sel ast.SelectionSet
 			}
 		case "node":
 			out.Values[i] = ec._BrandEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var checkInImplementors = []string{"CheckIn", "Node", "_Entity"}
+
+func (ec *executionContext) _CheckIn(ctx context.Context, sel ast.SelectionSet, obj *model.CheckIn) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkInImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckIn")
+		case "id":
+			out.Values[i] = ec._CheckIn_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -5803,6 +6546,28 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findCheckInByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findCheckInByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "findCigarByID":
 			field := field
 
@@ -5869,6 +6634,28 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findHumidorByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findHumidorByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "findNodeByID":
 			field := field
 
@@ -5901,6 +6688,28 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 					}
 				}()
 				res = ec._Entity_findProductByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findSmokeSessionByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findSmokeSessionByID(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -6016,6 +6825,44 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var humidorImplementors = []string{"Humidor", "Node", "_Entity"}
+
+func (ec *executionContext) _Humidor(ctx context.Context, sel ast.SelectionSet, obj *model.Humidor) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, humidorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Humidor")
+		case "id":
+			out.Values[i] = ec._Humidor_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *pagination.PageInfo) graphql.Marshaler {
@@ -6031,6 +6878,16 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "hasNextPage":
 			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "endCursor":
@@ -6619,6 +7476,44 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var smokeSessionImplementors = []string{"SmokeSession", "Node", "_Entity"}
+
+func (ec *executionContext) _SmokeSession(ctx context.Context, sel ast.SelectionSet, obj *model.SmokeSession) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, smokeSessionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SmokeSession")
+		case "id":
+			out.Values[i] = ec._SmokeSession_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -7267,6 +8162,16 @@ func (ec *executionContext) marshalNBrandEdge2ᚖgithubᚗcomᚋvitolahqᚋvitol
 	return ec._BrandEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNCheckIn2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐCheckIn(ctx context.Context, sel ast.SelectionSet, v *model.CheckIn) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CheckIn(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCigar2ᚕᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐCigarᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.Cigar) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -7389,6 +8294,16 @@ func (ec *executionContext) marshalNFieldSet2string(ctx context.Context, sel ast
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNHumidor2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐHumidor(ctx context.Context, sel ast.SelectionSet, v *model.Humidor) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Humidor(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -7539,6 +8454,16 @@ func (ec *executionContext) marshalNSearchPage2githubᚗcomᚋvitolahqᚋvitola�
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalNSmokeSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚋgraphᚋmodelᚐSmokeSession(ctx context.Context, sel ast.SelectionSet, v *model.SmokeSession) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SmokeSession(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {

@@ -37,9 +37,15 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 	case ids.User:
 		n, err = r.foreign(ctx, "User", id, &model.User{ID: id})
 	case ids.Collection:
-		// The users subgraph answers only the owner: the probe carries the
-		// caller's identity.
+		// The users subgraph answers a user's own data only to its owner with
+		// the data's scope: the probe carries the caller's identity.
 		n, err = r.foreign(ctx, "Collection", id, &model.Collection{ID: id})
+	case ids.Humidor:
+		n, err = r.foreign(ctx, "Humidor", id, &model.Humidor{ID: id})
+	case ids.SmokeSession:
+		n, err = r.foreign(ctx, "SmokeSession", id, &model.SmokeSession{ID: id})
+	case ids.CheckIn:
+		n, err = r.foreign(ctx, "CheckIn", id, &model.CheckIn{ID: id})
 	}
 	if errors.Is(err, catalog.ErrNotFound) {
 		return nil, nil

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/vitolahq/vitola/internal/pagination"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
-	"github.com/vitolahq/vitola/subgraphs/catalog/graph/model"
 	"github.com/vitolahq/vitola/subgraphs/catalog/search"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
@@ -42,12 +40,5 @@ func notFoundAsNil[T any](v *T, err error) (*T, error) {
 	return v, err
 }
 
-func storePage(req pagination.Request) catalog.Page {
-	return catalog.Page{First: req.Size, After: req.Position}
-}
-
-func cigarConnection(items []*catalog.Cigar, req pagination.Request) *model.CigarConnection {
-	edges, info := pagination.Edges(items, req, func(c *catalog.Cigar) string { return c.ID },
-		func(cur string, c *catalog.Cigar) *model.CigarEdge { return &model.CigarEdge{Cursor: cur, Node: c} })
-	return &model.CigarConnection{Edges: edges, PageInfo: info}
-}
+// byID is the keyset position of an item of a list ordered by ID.
+func byID[T interface{ GetID() string }](v T) []string { return []string{v.GetID()} }

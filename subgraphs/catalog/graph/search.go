@@ -13,79 +13,95 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
 
-// searchResult is one page of a search with the cursor of each hit.
-type searchResult struct {
-	hits    []search.Hit
-	cursors []string
-	more    bool
+// window is a validated page of a search: its size and direction, and the
+// positions of its cursors.
+type window struct {
+	search.Window
+	qk string
 }
 
-// search runs one page of a search: the ranking and cursors both the GraphQL
-// connection and the REST page show.
-func (r *Resolver) search(ctx context.Context, query string, first int, after, brand *string) (*searchResult, error) {
+// searchWindow validates a search and its paging arguments. found is false
+// for a brand that does not exist (nothing matches).
+func (r *Resolver) searchWindow(ctx context.Context, query string, a pagination.Args, brand *string) (w window, brandID string, found bool, err error) {
 	if n := len([]rune(query)); n < 2 || n > 200 {
-		return nil, subgraph.BadInput(ctx, "query must be 2 to 200 characters")
+		return w, "", false, subgraph.BadInput(ctx, "query must be 2 to 200 characters")
 	}
-	if _, err := pagination.Size(&first); err != nil {
-		return nil, subgraph.BadInput(ctx, err.Error())
+	if w.N, w.Backward, err = pagination.Direction(a); err != nil {
+		return w, "", false, subgraph.PageError(ctx, err)
 	}
-	ix := r.Search.Index()
-	brandID := ""
 	if brand != nil && *brand != "" {
-		b, ok := ix.Brand(*brand)
+		b, ok := r.Search.Index().Brand(*brand)
 		if !ok {
-			return &searchResult{}, nil // no such brand: nothing matches
+			return w, "", false, nil
 		}
 		brandID = b.ID
 	}
-	qk := search.QueryKey(query, brandID)
-	var pos *search.Position
-	if after != nil && *after != "" {
-		p, err := r.Cursors.Decode(qk, *after)
-		if err != nil {
-			return nil, subgraph.Invalid(ctx, "cursor", err.Error())
+	w.qk = search.QueryKey(query, brandID)
+	for _, c := range []struct {
+		cursor *string
+		pos    **search.Position
+	}{{a.After, &w.After}, {a.Before, &w.Before}} {
+		if c.cursor != nil && *c.cursor != "" {
+			p, err := r.Cursors.Decode(w.qk, *c.cursor)
+			if err != nil {
+				return w, "", false, subgraph.Invalid(ctx, "cursor", err.Error())
+			}
+			*c.pos = &p
 		}
-		pos = &p
 	}
-	hits, more := ix.SearchPage(query, brandID, pos, first)
-	res := &searchResult{hits: hits, more: more, cursors: make([]string, len(hits))}
-	for i, h := range hits {
-		res.cursors[i] = r.Cursors.Encode(qk, search.Position{Score: h.Score, ID: h.Cigar.ID})
-	}
-	return res, nil
+	return w, brandID, true, nil
 }
 
-func (res *searchResult) endCursor() *string {
-	if !res.more || len(res.cursors) == 0 {
-		return nil
+func (r *Resolver) hitCursor(qk string) func(h search.Hit) string {
+	return func(h search.Hit) string {
+		return r.Cursors.Encode(qk, search.Position{Score: h.Score, ID: h.Cigar.ID})
 	}
-	return &res.cursors[len(res.cursors)-1]
 }
 
-// searchCigars is the public connection.
-func (r *Resolver) searchCigars(ctx context.Context, query string, first int, after, brand *string) (*model.CigarConnection, error) {
-	res, err := r.search(ctx, query, first, after, brand)
+// searchCigars is the public connection: forwards or backwards over one
+// query's ranking, with cursors bound to the query.
+func (r *Resolver) searchCigars(ctx context.Context, query string, a pagination.Args, brand *string) (*model.CigarConnection, error) {
+	w, brandID, found, err := r.searchWindow(ctx, query, a, brand)
 	if err != nil {
 		return nil, err
 	}
-	conn := &model.CigarConnection{Edges: make([]*model.CigarEdge, len(res.hits)), PageInfo: &pagination.PageInfo{HasNextPage: res.more, EndCursor: res.endCursor()}}
-	for i, h := range res.hits {
-		conn.Edges[i] = &model.CigarEdge{Cursor: res.cursors[i], Node: h.Cigar}
+	var hits []search.Hit
+	if found {
+		hits = r.Search.Index().SearchWindow(query, brandID, w.Window)
 	}
-	return conn, nil
+	// Edges needs only the size and direction; the bounds were applied above.
+	req := pagination.Request{Size: w.N, Backward: w.Backward}
+	if w.After != nil {
+		req.After = []string{}
+	}
+	if w.Before != nil {
+		req.Before = []string{}
+	}
+	edges, info := pagination.Edges(hits, req, r.hitCursor(w.qk),
+		func(cur string, h search.Hit) *model.CigarEdge { return &model.CigarEdge{Cursor: cur, Node: h.Cigar} })
+	return &model.CigarConnection{Edges: edges, PageInfo: info}, nil
 }
 
-// searchPage renders the REST search page in one piece.
+// searchPage renders the REST search page in one piece: forwards only, with
+// the REST pagination object (endCursor null on the last page).
 func (r *Resolver) searchPage(ctx context.Context, query string, first int, after, brand *string) (catalog.Document, error) {
-	res, err := r.search(ctx, query, first, after, brand)
+	w, brandID, found, err := r.searchWindow(ctx, query, pagination.Args{First: &first, After: after}, brand)
 	if err != nil {
 		return nil, err
+	}
+	var hits []search.Hit
+	if found {
+		hits = r.Search.Index().SearchWindow(query, brandID, w.Window)
+	}
+	more := len(hits) > w.N
+	if more {
+		hits = hits[:w.N]
 	}
 	var buf bytes.Buffer
-	buf.Grow(600*len(res.hits) + 128)
+	buf.Grow(600*len(hits) + 128)
 	buf.WriteString(`{"data":[`)
 	ix := r.Search.Index()
-	for i, h := range res.hits {
+	for i, h := range hits {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
@@ -95,8 +111,13 @@ func (r *Resolver) searchPage(ctx context.Context, query string, first int, afte
 		}
 		buf.Write(doc)
 	}
-	end, _ := json.Marshal(res.endCursor())
-	fmt.Fprintf(&buf, `],"pagination":{"hasNextPage":%t,"endCursor":%s}}`, res.more, end)
+	var end *string
+	if more {
+		c := r.hitCursor(w.qk)(hits[len(hits)-1])
+		end = &c
+	}
+	endJSON, _ := json.Marshal(end)
+	fmt.Fprintf(&buf, `],"pagination":{"hasNextPage":%t,"endCursor":%s}}`, more, endJSON)
 	return catalog.Document(buf.Bytes()), nil
 }
 

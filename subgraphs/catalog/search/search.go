@@ -371,21 +371,48 @@ func (ix *Index) Search(text, brandID string) []Hit {
 // from the top), and whether more follow. It selects the page without sorting
 // every match.
 func (ix *Index) SearchPage(text, brandID string, after *Position, n int) ([]Hit, bool) {
+	top := ix.SearchWindow(text, brandID, Window{After: after, N: n})
+	if len(top) > n {
+		return top[:n], true
+	}
+	return top, false
+}
+
+// Window bounds a page of a search: the hits ranking strictly between After
+// and Before (nil: unbounded), the first N of them or, when Backward, the last N.
+type Window struct {
+	After, Before *Position
+	N             int
+	Backward      bool
+}
+
+// SearchWindow returns up to N+1 hits of the window in reading order: best
+// first, or worst first when Backward (the extra hit says more are left).
+func (ix *Index) SearchWindow(text, brandID string, w Window) []Hit {
 	hits := ix.run(text, brandID, allWords)
-	if after != nil {
+	if w.After != nil || w.Before != nil {
 		kept := hits[:0]
 		for _, h := range hits {
-			if ranksAfter(h, *after) {
+			if (w.After == nil || ranksAfter(h, *w.After)) && (w.Before == nil || ranksBefore(h, *w.Before)) {
 				kept = append(kept, h)
 			}
 		}
 		hits = kept
 	}
-	top := best(hits, n+1)
-	if len(top) > n {
-		return top[:n], true
+	if !w.Backward {
+		return best(hits, w.N+1)
 	}
-	return top, false
+	// Backwards pages are rarer: sort them all and read from the end.
+	sortHits(hits)
+	out := make([]Hit, 0, w.N+1)
+	for i := len(hits) - 1; i >= 0 && len(out) < w.N+1; i-- {
+		out = append(out, hits[i])
+	}
+	return out
+}
+
+func ranksBefore(h Hit, p Position) bool {
+	return h.Score > p.Score || (h.Score == p.Score && h.Cigar.ID < p.ID)
 }
 
 func ranksAfter(h Hit, p Position) bool {

@@ -77,7 +77,8 @@ func (s *Store) BrandsByIDs(ctx context.Context, ids []string) ([]*catalog.Brand
 }
 
 func (s *Store) Brands(ctx context.Context, p catalog.Page) ([]*catalog.Brand, error) {
-	return s.brands(ctx, `SELECT `+brandCols+` FROM brands WHERE id > ? ORDER BY id LIMIT ?`, p.After, p.First+1)
+	cond, args, tail := p.Keyset("id")
+	return s.brands(ctx, `SELECT `+brandCols+` FROM brands WHERE `+cond+tail, args...)
 }
 
 func (s *Store) brands(ctx context.Context, q string, args ...any) ([]*catalog.Brand, error) {
@@ -142,7 +143,8 @@ func (s *Store) CigarsByIDs(ctx context.Context, ids []string) ([]*catalog.Cigar
 }
 
 func (s *Store) CigarsOfBrand(ctx context.Context, brandID string, p catalog.Page) ([]*catalog.Cigar, error) {
-	return s.cigars(ctx, `SELECT `+cigarCols+` FROM cigars WHERE brand_id = ? AND id > ? ORDER BY id LIMIT ?`, brandID, p.After, p.First+1)
+	cond, args, tail := p.Keyset("id")
+	return s.cigars(ctx, `SELECT `+cigarCols+` FROM cigars WHERE brand_id = ? AND `+cond+tail, append([]any{brandID}, args...)...)
 }
 
 func (s *Store) cigars(ctx context.Context, q string, args ...any) ([]*catalog.Cigar, error) {
@@ -184,7 +186,8 @@ func (s *Store) ProductByGTIN(ctx context.Context, gtin string) (*catalog.Produc
 }
 
 func (s *Store) Products(ctx context.Context, p catalog.Page) ([]*catalog.Product, error) {
-	return s.products(ctx, `SELECT `+productCols+` FROM products WHERE published = ? AND id > ? ORDER BY id LIMIT ?`, true, p.After, p.First+1)
+	cond, args, tail := p.Keyset("id")
+	return s.products(ctx, `SELECT `+productCols+` FROM products WHERE published = ? AND `+cond+tail, append([]any{true}, args...)...)
 }
 
 func (s *Store) products(ctx context.Context, q string, args ...any) ([]*catalog.Product, error) {

@@ -7,7 +7,6 @@ package graph
 
 import (
 	"context"
-	"errors"
 
 	"github.com/vitolahq/vitola/subgraphs/users"
 	"github.com/vitolahq/vitola/subgraphs/users/graph/model"
@@ -18,19 +17,26 @@ func (r *entityResolver) FindBrandByID(ctx context.Context, id string) (*model.B
 	return &model.Brand{ID: id}, nil // the catalog owns the brand; its feed needs only the ID
 }
 
+// FindCheckInByID is the resolver for the findCheckInByID field.
+func (r *entityResolver) FindCheckInByID(ctx context.Context, id string) (*users.CheckIn, error) {
+	return own(ctx, r.Resolver, "checkins:read", id, r.Data.CheckIn, func(c *users.CheckIn) string { return c.UserID })
+}
+
 // FindCollectionByID is the resolver for the findCollectionByID field.
 func (r *entityResolver) FindCollectionByID(ctx context.Context, id string) (*users.Collection, error) {
 	// Only its owner, with collections:read, sees a collection: anyone else
 	// gets null, whether or not it exists.
-	caller, err := r.connectedUser(ctx, "collections:read")
-	if err != nil {
-		return nil, nil
-	}
-	c, err := r.Data.Collection(ctx, id)
-	if errors.Is(err, users.ErrNotFound) || (err == nil && c.UserID != caller.UserID) {
-		return nil, nil
-	}
-	return c, err
+	return own(ctx, r.Resolver, "collections:read", id, r.Data.Collection, func(c *users.Collection) string { return c.UserID })
+}
+
+// FindHumidorByID is the resolver for the findHumidorByID field.
+func (r *entityResolver) FindHumidorByID(ctx context.Context, id string) (*users.Humidor, error) {
+	return own(ctx, r.Resolver, "humidor:read", id, r.Data.Humidor, func(h *users.Humidor) string { return h.UserID })
+}
+
+// FindSmokeSessionByID is the resolver for the findSmokeSessionByID field.
+func (r *entityResolver) FindSmokeSessionByID(ctx context.Context, id string) (*users.SmokeSession, error) {
+	return own(ctx, r.Resolver, "sessions:read", id, r.Data.SmokeSession, func(x *users.SmokeSession) string { return x.UserID })
 }
 
 // FindUserByID is the resolver for the findUserByID field.

@@ -96,10 +96,13 @@ type ComplexityRoot struct {
 	}
 
 	Entity struct {
-		FindBrandByID      func(childComplexity int, id string) int
-		FindCollectionByID func(childComplexity int, id string) int
-		FindUserByID       func(childComplexity int, id string) int
-		FindVenueByID      func(childComplexity int, id string) int
+		FindBrandByID        func(childComplexity int, id string) int
+		FindCheckInByID      func(childComplexity int, id string) int
+		FindCollectionByID   func(childComplexity int, id string) int
+		FindHumidorByID      func(childComplexity int, id string) int
+		FindSmokeSessionByID func(childComplexity int, id string) int
+		FindUserByID         func(childComplexity int, id string) int
+		FindVenueByID        func(childComplexity int, id string) int
 	}
 
 	Humidor struct {
@@ -133,8 +136,10 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	PublicSession struct {
@@ -159,10 +164,10 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Me                  func(childComplexity int) int
-		MyCheckIns          func(childComplexity int, first *int, after *string) int
-		MyCollections       func(childComplexity int, first int, after *string) int
-		MyHumidors          func(childComplexity int, first *int, after *string) int
-		MySmokeSessions     func(childComplexity int, first *int, after *string) int
+		MyCheckIns          func(childComplexity int, first *int, after *string, last *int, before *string) int
+		MyCollections       func(childComplexity int, first *int, after *string, last *int, before *string) int
+		MyHumidors          func(childComplexity int, first *int, after *string, last *int, before *string) int
+		MySmokeSessions     func(childComplexity int, first *int, after *string, last *int, before *string) int
 		OauthAuthenticate   func(childComplexity int, email string, password string) int
 		OauthCheckAuthorize func(childComplexity int, clientID string, redirectURI string, responseType string, scope string, codeChallenge string, codeChallengeMethod string) int
 		OauthIssueCode      func(childComplexity int, clientID string, userID string, redirectURI string, scope string, codeChallenge string) int
@@ -241,7 +246,10 @@ type CollectionItemResolver interface {
 }
 type EntityResolver interface {
 	FindBrandByID(ctx context.Context, id string) (*model.Brand, error)
+	FindCheckInByID(ctx context.Context, id string) (*users.CheckIn, error)
 	FindCollectionByID(ctx context.Context, id string) (*users.Collection, error)
+	FindHumidorByID(ctx context.Context, id string) (*users.Humidor, error)
+	FindSmokeSessionByID(ctx context.Context, id string) (*users.SmokeSession, error)
 	FindUserByID(ctx context.Context, id string) (*users.User, error)
 	FindVenueByID(ctx context.Context, id string) (*model.Venue, error)
 }
@@ -251,10 +259,10 @@ type HumidorItemResolver interface {
 type QueryResolver interface {
 	User(ctx context.Context, id string) (*users.User, error)
 	Me(ctx context.Context) (*users.User, error)
-	MyCollections(ctx context.Context, first int, after *string) (*model.CollectionConnection, error)
-	MyHumidors(ctx context.Context, first *int, after *string) (*model.HumidorConnection, error)
-	MySmokeSessions(ctx context.Context, first *int, after *string) (*model.SmokeSessionConnection, error)
-	MyCheckIns(ctx context.Context, first *int, after *string) (*model.CheckInConnection, error)
+	MyCollections(ctx context.Context, first *int, after *string, last *int, before *string) (*model.CollectionConnection, error)
+	MyHumidors(ctx context.Context, first *int, after *string, last *int, before *string) (*model.HumidorConnection, error)
+	MySmokeSessions(ctx context.Context, first *int, after *string, last *int, before *string) (*model.SmokeSessionConnection, error)
+	MyCheckIns(ctx context.Context, first *int, after *string, last *int, before *string) (*model.CheckInConnection, error)
 	OauthJwks(ctx context.Context) (users.RawJSON, error)
 	OauthAuthenticate(ctx context.Context, email string, password string) (*string, error)
 	OauthCheckAuthorize(ctx context.Context, clientID string, redirectURI string, responseType string, scope string, codeChallenge string, codeChallengeMethod string) (*model.OAuthAuthorizeCheck, error)
@@ -449,6 +457,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Entity.FindBrandByID(childComplexity, args["id"].(string)), true
+	case "Entity.findCheckInByID":
+		if e.ComplexityRoot.Entity.FindCheckInByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findCheckInByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindCheckInByID(childComplexity, args["id"].(string)), true
 	case "Entity.findCollectionByID":
 		if e.ComplexityRoot.Entity.FindCollectionByID == nil {
 			break
@@ -460,6 +479,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Entity.FindCollectionByID(childComplexity, args["id"].(string)), true
+	case "Entity.findHumidorByID":
+		if e.ComplexityRoot.Entity.FindHumidorByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findHumidorByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindHumidorByID(childComplexity, args["id"].(string)), true
+	case "Entity.findSmokeSessionByID":
+		if e.ComplexityRoot.Entity.FindSmokeSessionByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findSmokeSessionByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindSmokeSessionByID(childComplexity, args["id"].(string)), true
 	case "Entity.findUserByID":
 		if e.ComplexityRoot.Entity.FindUserByID == nil {
 			break
@@ -590,6 +631,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "PublicSession.cigar":
 		if e.ComplexityRoot.PublicSession.Cigar == nil {
@@ -693,7 +746,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MyCheckIns(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.MyCheckIns(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.myCollections":
 		if e.ComplexityRoot.Query.MyCollections == nil {
 			break
@@ -704,7 +757,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MyCollections(childComplexity, args["first"].(int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.MyCollections(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.myHumidors":
 		if e.ComplexityRoot.Query.MyHumidors == nil {
 			break
@@ -715,7 +768,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MyHumidors(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.MyHumidors(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.mySmokeSessions":
 		if e.ComplexityRoot.Query.MySmokeSessions == nil {
 			break
@@ -726,7 +779,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MySmokeSessions(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.MySmokeSessions(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.oauthAuthenticate":
 		if e.ComplexityRoot.Query.OauthAuthenticate == nil {
 			break
@@ -1084,18 +1137,107 @@ directive @cost(weight: Int!) on ARGUMENT_DEFINITION | ENUM | FIELD_DEFINITION |
 directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!], requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
 
 type Query {
-  "A user's public profile; the caller's own in full when its token has profile:read."
-  user(id: ID!): User
-  "The connected user (needs an OAuth access token with profile:read)."
+  """
+  A user's profile by ID: its public fields to anyone (a private profile shows
+  only ` + "`" + `id` + "`" + ` and ` + "`" + `displayName` + "`" + `), and the caller's own profile in full when the
+  request carries that user's access token with ` + "`" + `profile:read` + "`" + ` (` + "`" + `email` + "`" + ` also
+  needs ` + "`" + `email:read` + "`" + `). Null when no user has that ID. No scope needed. Cost 1
+  plus the selection.
+  """
+  user(
+    "The user's public ID (` + "`" + `usr_...` + "`" + `)."
+    id: ID!
+  ): User
+  """
+  The connected user: the user whose OAuth access token the request carries
+  (` + "`" + `Authorization: Bearer <token>` + "`" + `), with the full profile. Needs the scope
+  ` + "`" + `profile:read` + "`" + ` (` + "`" + `email` + "`" + ` also needs ` + "`" + `email:read` + "`" + `). With no access token (or a
+  revoked one) it is null with an error whose ` + "`" + `extensions.code` + "`" + ` is
+  ` + "`" + `UNAUTHENTICATED` + "`" + `, and without the scope null with ` + "`" + `INSUFFICIENT_SCOPE` + "`" + `
+  (` + "`" + `extensions.scope` + "`" + ` names it); the rest of the operation still resolves. An
+  expired or invalid token refuses the whole request (HTTP 401). Cost 1 plus
+  the selection.
+  """
   me: User
-  "The connected user's collections (collections:read)."
-  myCollections(first: Int!, after: String): CollectionConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  "The connected user's humidors (humidor:read)."
-  myHumidors(first: Int = 20, after: String): HumidorConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  "The connected user's smoke sessions, newest first (sessions:read)."
-  mySmokeSessions(first: Int = 20, after: String): SmokeSessionConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  "The connected user's check-ins, newest first (checkins:read)."
-  myCheckIns(first: Int = 20, after: String): CheckInConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  The connected user's collections (wishlists, favorites...), in a stable
+  order (by ID), one page at a time. Needs the scope ` + "`" + `collections:read` + "`" + `. With
+  no access token (or a revoked one) it is null with an error whose
+  ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + `, and without the scope null with
+  ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names it); the rest of the
+  operation still resolves. An expired or invalid token refuses the whole
+  request (HTTP 401). Cost 1 + (first or last) × (2 + the node's object fields; a
+  collection's ` + "`" + `items` + "`" + ` count as 20).
+  """
+  myCollections(
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+  ): CollectionConnection @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
+  """
+  The connected user's humidors with the cigars in them, in a stable order (by
+  ID), one page at a time. Needs the scope ` + "`" + `humidor:read` + "`" + `. With no access
+  token (or a revoked one) it is null with an error whose ` + "`" + `extensions.code` + "`" + ` is
+  ` + "`" + `UNAUTHENTICATED` + "`" + `, and without the scope null with ` + "`" + `INSUFFICIENT_SCOPE` + "`" + `
+  (` + "`" + `extensions.scope` + "`" + ` names it); the rest of the operation still resolves. An
+  expired or invalid token refuses the whole request (HTTP 401). Cost 1 +
+  (first or last) × (2 + the node's object fields; a humidor's ` + "`" + `items` + "`" + ` count as 20).
+  """
+  myHumidors(
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+  ): HumidorConnection @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
+  """
+  The connected user's smoke sessions, public and private, in a stable order
+  (by ID, not by date: sort by ` + "`" + `startedAt` + "`" + ` to show them by time), one page at
+  a time. Needs the scope ` + "`" + `sessions:read` + "`" + `. With no access token (or a revoked
+  one) it is null with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + `,
+  and without the scope null with ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + `
+  names it); the rest of the operation still resolves. An expired or invalid
+  token refuses the whole request (HTTP 401). Cost 1 + (first or last) × (2 + the node's
+  object fields).
+  """
+  mySmokeSessions(
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+  ): SmokeSessionConnection @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
+  """
+  The connected user's check-ins at venues, in a stable order (by ID, not by
+  date: sort by ` + "`" + `checkedInAt` + "`" + ` to show them by time), one page at a time. Needs
+  the scope ` + "`" + `checkins:read` + "`" + `. With no access token (or a revoked one) it is
+  null with an error whose ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `UNAUTHENTICATED` + "`" + `, and without
+  the scope null with ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` (` + "`" + `extensions.scope` + "`" + ` names it); the
+  rest of the operation still resolves. An expired or invalid token refuses
+  the whole request (HTTP 401). Cost 1 + (first or last) × (2 + the node's object
+  fields).
+  """
+  myCheckIns(
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+  ): CheckInConnection @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
   "Internal: the public keys that verify access tokens (a JSON Web Key Set)."
   oauthJWKS: JWKS! @inaccessible
 
@@ -1129,164 +1271,288 @@ type OAuthAuthorizeCheck @inaccessible {
 "Internal: a JSON Web Key Set (RFC 7517)."
 scalar JWKS @inaccessible
 
+"""
+A person with a Vitola account, as their profile shows them. Anyone sees the
+public fields of a public profile; a private profile shows only ` + "`" + `id` + "`" + ` and
+` + "`" + `displayName` + "`" + ` to others; the user's own access token with ` + "`" + `profile:read` + "`" + `
+shows everything.
+"""
 type User @key(fields: "id") {
+  "The user's public ID (` + "`" + `usr_...` + "`" + `), for ` + "`" + `user(id:)` + "`" + ` and ` + "`" + `node(id:)` + "`" + `."
   id: ID!
+  "The name the user chose to be shown under; always present, even on a private profile."
   displayName: String!
+  "The user's given name; null when the user has not set it, or when the profile is private and not the caller's own."
   firstName: String
+  "The user's family name; null when the user has not set it, or when the profile is private and not the caller's own."
   lastName: String
+  "URL of the user's avatar picture; null when the user has not set it, or when the profile is private and not the caller's own."
   imageUrl: String
+  "URL of the user's profile banner picture; null when the user has not set it, or when the profile is private and not the caller's own."
   coverUrl: String
+  "The user's own web site URL; null when the user has not set it, or when the profile is private and not the caller's own."
   website: String
+  "A short text the user wrote about themselves; null when the user has not set it, or when the profile is private and not the caller's own."
   bio: String
-  "The user's email: only on the caller's own profile, with email:read."
+  "The user's email address: only on the caller's own profile, with both ` + "`" + `profile:read` + "`" + ` and ` + "`" + `email:read` + "`" + `; null otherwise (no error)."
   email: String
   "Internal bookkeeping, never public: proves @inaccessible stays out of the graph."
   createdAt: String! @inaccessible
 }
 
-"A user's named list of cigars. Only its owner reads it (collections:read)."
+"""
+A user's named list of cigars (a wishlist, favorites...). Only its owner
+reads it, with the scope ` + "`" + `collections:read` + "`" + `: through ` + "`" + `myCollections` + "`" + `, or
+` + "`" + `node(id:)` + "`" + `, which answers null to anyone else.
+"""
 type Collection @key(fields: "id") {
+  "The collection's public ID (` + "`" + `col_...` + "`" + `), for ` + "`" + `node(id:)` + "`" + ` (its owner only)."
   id: ID!
+  "The name the user gave the collection (e.g. ` + "`" + `Birthday wishlist` + "`" + `)."
   name: String!
-  "wishlist, favorites, tried or custom."
+  "What kind of list it is: ` + "`" + `wishlist` + "`" + `, ` + "`" + `favorites` + "`" + `, ` + "`" + `tried` + "`" + ` or ` + "`" + `custom` + "`" + `."
   type: String!
-  "RFC 3339 UTC with milliseconds."
+  "When the collection last changed: RFC 3339 UTC with milliseconds (` + "`" + `2026-11-20T20:00:00.000Z` + "`" + `)."
   updatedAt: String!
+  "True when the user marked the collection private. Either way only its owner reads it through this API."
   private: Boolean!
+  "The cigars in the collection, in their stored order. Never null; empty for an empty collection. Counts as 20 items for cost."
   items: [CollectionItem!]! @listSize(assumedSize: 20)
 }
 
+"A cigar in a collection, and when it was added."
 type CollectionItem {
+  "The cigar, with everything the catalog knows of it. Cost 1."
   cigar: Cigar!
-  "RFC 3339 UTC with milliseconds."
+  "When the cigar was added to the collection: RFC 3339 UTC with milliseconds."
   addedAt: String!
 }
 
-type Humidor {
+"A user's humidor (a box that keeps cigars): its name and what is in it. Only its owner reads it, with the scope ` + "`" + `humidor:read` + "`" + `: through ` + "`" + `myHumidors` + "`" + `, or ` + "`" + `node(id:)` + "`" + ` (null to anyone else)."
+type Humidor @key(fields: "id") {
+  "The humidor's public ID (` + "`" + `hum_...` + "`" + `)."
   id: ID!
+  "The name the user gave the humidor (e.g. ` + "`" + `Desk humidor` + "`" + `)."
   name: String!
+  "The cigars in the humidor and how many of each, in their stored order. Never null; empty for an empty humidor. Counts as 20 items for cost."
   items: [HumidorItem!]! @listSize(assumedSize: 20)
 }
 
+"A quantity of one cigar in a humidor."
 type HumidorItem {
+  "The cigar, with everything the catalog knows of it. Cost 1."
   cigar: Cigar!
+  "How many of that cigar the humidor holds."
   quantity: Int!
-  "RFC 3339 UTC with milliseconds."
+  "When the cigar was put in the humidor: RFC 3339 UTC with milliseconds."
   addedAt: String!
 }
 
-type SmokeSession {
+"""
+One cigar the connected user smoked (or is smoking), maybe at a venue, with
+their rating and note. Only its owner reads it, with the scope ` + "`" + `sessions:read` + "`" + `:
+through ` + "`" + `mySmokeSessions` + "`" + `, or ` + "`" + `node(id:)` + "`" + ` (null to anyone else); public ones also appear in business feeds
+(` + "`" + `Venue.sessions` + "`" + `, ` + "`" + `Brand.sessions` + "`" + `) as ` + "`" + `PublicSession` + "`" + `.
+"""
+type SmokeSession @key(fields: "id") {
+  "The session's public ID (` + "`" + `ses_...` + "`" + `)."
   id: ID!
+  "The cigar smoked; null when the user did not record which. Cost 1."
   cigar: Cigar
+  "Where the cigar was smoked; null when not at a known venue. Cost 1."
   venue: Venue
+  "When the session started: RFC 3339 UTC with milliseconds."
   startedAt: String!
+  "When the session ended: RFC 3339 UTC with milliseconds; null when the end was not recorded (or it is still going on)."
   endedAt: String
+  "How long the session lasted, in seconds (the time from start to end unless the user gave another); null when unknown."
   durationSeconds: Int
+  "The user's rating of the cigar, from 0 to 5 (e.g. 4.5); null when the user did not rate it."
   rating: Float
+  "The user's tasting note (e.g. ` + "`" + `Cedar and cocoa.` + "`" + `); null when none was written."
   note: String
+  "True when the session is highlighted: business feeds can list featured sessions alone (` + "`" + `sessions(featured: true)` + "`" + `)."
   featured: Boolean!
-  "public or private."
+  "Who may see the session: ` + "`" + `public` + "`" + ` (it appears in the venue's and the brand's feeds when the user's profile is public too) or ` + "`" + `private` + "`" + ` (only its owner)."
   visibility: String!
+  "When the session was recorded (business feeds order by it): RFC 3339 UTC with milliseconds."
   createdAt: String!
 }
 
-type CheckIn {
+"A visit of the connected user to a venue. Only its owner reads it, with the scope ` + "`" + `checkins:read` + "`" + `: through ` + "`" + `myCheckIns` + "`" + `, or ` + "`" + `node(id:)` + "`" + ` (null to anyone else)."
+type CheckIn @key(fields: "id") {
+  "The check-in's public ID (` + "`" + `chk_...` + "`" + `)."
   id: ID!
+  "The venue visited; never null. Cost 1."
   venue: Venue!
-  "RFC 3339 UTC with milliseconds."
+  "When the user checked in: RFC 3339 UTC with milliseconds."
   checkedInAt: String!
 }
 
-"A catalog cigar, completed by the catalog."
+# A catalog cigar, completed by the catalog.
 type Cigar @key(fields: "id", resolvable: false) {
   id: ID!
 }
 
-"A venue: the users subgraph adds its guests' public smoke sessions."
+# A venue: the users subgraph adds its guests' public smoke sessions.
 type Venue @key(fields: "id") {
   id: ID!
-  "Public smoke sessions at the venue, newest first."
-  sessions(limit: Int = 20, offset: Int = 0, from: String, to: String, featured: Boolean): SessionFeed! @listSize(slicingArguments: ["limit"], sizedFields: ["items"])
+  """
+  The public smoke sessions at the venue, newest first (by ` + "`" + `createdAt` + "`" + `), one
+  page at a time by ` + "`" + `limit` + "`" + ` and ` + "`" + `offset` + "`" + `: only sessions marked public by users
+  whose profile is public. No scope needed. Never null. Cost 1 + limit × (1 +
+  the session's object fields: ` + "`" + `user` + "`" + `, ` + "`" + `cigar` + "`" + `, ` + "`" + `venue` + "`" + ` weigh 1 each).
+  """
+  sessions(
+    "How many sessions to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `INVALID_LIMIT` + "`" + `)."
+    limit: Int = 20
+    "How many of the newest matching sessions to skip: 0 to 10000, default 0 (else ` + "`" + `INVALID_OFFSET` + "`" + `)."
+    offset: Int = 0
+    "Only sessions recorded at or after this moment: a date (` + "`" + `2026-01-02` + "`" + `, from its start) or an RFC 3339 date-time (else ` + "`" + `INVALID_FROM` + "`" + `)."
+    from: String
+    "Only sessions recorded at or before this moment: a date (` + "`" + `2026-01-31` + "`" + `, the whole day included) or an RFC 3339 date-time (else ` + "`" + `INVALID_TO` + "`" + `; before ` + "`" + `from` + "`" + ` is ` + "`" + `INVALID_RANGE` + "`" + `)."
+    to: String
+    "` + "`" + `true` + "`" + `: featured sessions only. ` + "`" + `false` + "`" + ` or omitted: every session."
+    featured: Boolean
+  ): SessionFeed! @listSize(slicingArguments: ["limit"], sizedFields: ["items"])
 }
 
-"A brand: the users subgraph adds the public smoke sessions of its cigars."
+# A brand: the users subgraph adds the public smoke sessions of its cigars.
 type Brand @key(fields: "id") {
   id: ID!
-  "Public smoke sessions of the brand's cigars, newest first."
-  sessions(limit: Int = 20, offset: Int = 0, from: String, to: String, featured: Boolean): SessionFeed! @listSize(slicingArguments: ["limit"], sizedFields: ["items"])
+  """
+  The public smoke sessions of the brand's cigars, newest first (by
+  ` + "`" + `createdAt` + "`" + `), one page at a time by ` + "`" + `limit` + "`" + ` and ` + "`" + `offset` + "`" + `: only sessions
+  marked public by users whose profile is public. No scope needed. Never null.
+  Cost 1 + limit × (1 + the session's object fields: ` + "`" + `user` + "`" + `, ` + "`" + `cigar` + "`" + `, ` + "`" + `venue` + "`" + `
+  weigh 1 each).
+  """
+  sessions(
+    "How many sessions to return: 1 to 100, default 20 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `INVALID_LIMIT` + "`" + `)."
+    limit: Int = 20
+    "How many of the newest matching sessions to skip: 0 to 10000, default 0 (else ` + "`" + `INVALID_OFFSET` + "`" + `)."
+    offset: Int = 0
+    "Only sessions recorded at or after this moment: a date (` + "`" + `2026-01-02` + "`" + `, from its start) or an RFC 3339 date-time (else ` + "`" + `INVALID_FROM` + "`" + `)."
+    from: String
+    "Only sessions recorded at or before this moment: a date (` + "`" + `2026-01-31` + "`" + `, the whole day included) or an RFC 3339 date-time (else ` + "`" + `INVALID_TO` + "`" + `; before ` + "`" + `from` + "`" + ` is ` + "`" + `INVALID_RANGE` + "`" + `)."
+    to: String
+    "` + "`" + `true` + "`" + `: featured sessions only. ` + "`" + `false` + "`" + ` or omitted: every session."
+    featured: Boolean
+  ): SessionFeed! @listSize(slicingArguments: ["limit"], sizedFields: ["items"])
 }
 
-"A page of a business's public smoke sessions."
+"One page of a venue's or a brand's public smoke sessions, with how many there are in all."
 type SessionFeed {
-  "How many sessions match in all."
+  "How many sessions match the filters in all pages together, to size a pager."
   count: Int!
+  "The page's sessions, newest first. Never null; empty past the last page. Counts as ` + "`" + `limit` + "`" + ` items for cost."
   items: [PublicSession!]!
 }
 
-"A public smoke session, as a business shows it: only public data."
+"A public smoke session as a business feed shows it: only data its user made public, and the user as a public summary."
 type PublicSession {
+  "The session's public ID (` + "`" + `ses_...` + "`" + `)."
   id: ID!
+  "When the session was recorded (the feed's order): RFC 3339 UTC with milliseconds."
   createdAt: String!
+  "When the session started: RFC 3339 UTC with milliseconds. Present on every session feeds list today; null would mean unknown."
   startedAt: String
+  "When the session ended: RFC 3339 UTC with milliseconds; null when the end was not recorded."
   endedAt: String
+  "How long the session lasted, in seconds; null when unknown."
   durationSeconds: Int
+  "The user's rating of the cigar, from 0 to 5; null when the user did not rate it."
   rating: Float
+  "The user's tasting note; null when none was written."
   note: String
+  "True when the session is highlighted (what ` + "`" + `sessions(featured: true)` + "`" + ` keeps)."
   featured: Boolean!
+  "Who smoked: their public ID, display name and avatar only. Cost 1."
   user: PublicUserSummary!
+  "The cigar smoked; null when the user did not record which. Cost 1."
   cigar: Cigar
+  "Where it was smoked; null when not at a known venue. Cost 1."
   venue: Venue
 }
 
-"The public summary of a session's user."
+"The public summary of a session's user: what a business may show of them."
 type PublicUserSummary {
+  "The user's public ID (` + "`" + `usr_...` + "`" + `), for ` + "`" + `user(id:)` + "`" + `."
   id: ID!
+  "The name the user chose to be shown under."
   displayName: String!
+  "URL of the user's avatar picture; null when the user has none."
   avatarUrl: String
 }
 
+"One page of the connected user's collections (a Relay cursor connection), from ` + "`" + `myCollections` + "`" + `."
 type CollectionConnection {
+  "The page's collections, each with its cursor, in the connection's order. Never null; empty when there are none (more). Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [CollectionEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One collection of a page, with the cursor that marks its place."
 type CollectionEdge {
+  "An opaque cursor for this collection's place: pass it as ` + "`" + `after` + "`" + ` to get the collections that follow it. Do not parse or build cursors."
   cursor: String!
+  "The collection; never null. Cost 1."
   node: Collection!
 }
 
+"One page of the connected user's humidors (a Relay cursor connection), from ` + "`" + `myHumidors` + "`" + `."
 type HumidorConnection {
+  "The page's humidors, each with its cursor, in the connection's order. Never null; empty when there are none (more). Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [HumidorEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One humidor of a page, with the cursor that marks its place."
 type HumidorEdge {
+  "An opaque cursor for this humidor's place: pass it as ` + "`" + `after` + "`" + ` to get the humidors that follow it. Do not parse or build cursors."
   cursor: String!
+  "The humidor; never null. Cost 1."
   node: Humidor!
 }
 
+"One page of the connected user's smoke sessions (a Relay cursor connection), from ` + "`" + `mySmokeSessions` + "`" + `."
 type SmokeSessionConnection {
+  "The page's smoke sessions, each with its cursor, in the connection's order. Never null; empty when there are none (more). Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [SmokeSessionEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One smoke session of a page, with the cursor that marks its place."
 type SmokeSessionEdge {
+  "An opaque cursor for this smoke session's place: pass it as ` + "`" + `after` + "`" + ` to get the smoke sessions that follow it. Do not parse or build cursors."
   cursor: String!
+  "The smoke session; never null. Cost 1."
   node: SmokeSession!
 }
 
+"One page of the connected user's check-ins (a Relay cursor connection), from ` + "`" + `myCheckIns` + "`" + `."
 type CheckInConnection {
+  "The page's check-ins, each with its cursor, in the connection's order. Never null; empty when there are none (more). Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [CheckInEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One check-in of a page, with the cursor that marks its place."
 type CheckInEdge {
+  "An opaque cursor for this check-in's place: pass it as ` + "`" + `after` + "`" + ` to get the check-ins that follow it. Do not parse or build cursors."
   cursor: String!
+  "The check-in; never null. Cost 1."
   node: CheckIn!
 }
 
 type PageInfo @shareable {
+  hasPreviousPage: Boolean!
   hasNextPage: Boolean!
+  startCursor: String
   endCursor: String
 }
 `, BuiltIn: false},
@@ -1344,12 +1610,15 @@ type PageInfo @shareable {
 `, BuiltIn: true},
 	{Name: "../federation/entity.graphql", Input: `
 # a union of all types that use the @key directive
-union _Entity = Brand | Cigar | Collection | User | Venue
+union _Entity = Brand | CheckIn | Cigar | Collection | Humidor | SmokeSession | User | Venue
 
 # fake type to build resolver interfaces for users to implement
 type Entity {
 	findBrandByID(id: ID!,): Brand!
+	findCheckInByID(id: ID!,): CheckIn!
 	findCollectionByID(id: ID!,): Collection!
+	findHumidorByID(id: ID!,): Humidor!
+	findSmokeSessionByID(id: ID!,): SmokeSession!
 	findUserByID(id: ID!,): User!
 	findVenueByID(id: ID!,): Venue!
 }
@@ -1530,8 +1799,12 @@ func (ec *executionContext) childFields_OAuthAuthorizeCheck(ctx context.Context,
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
 	case "hasNextPage":
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	case "endCursor":
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
@@ -1856,7 +2129,49 @@ func (ec *executionContext) field_Entity_findBrandByID_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Entity_findCheckInByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Entity_findCollectionByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findHumidorByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findSmokeSessionByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -1945,6 +2260,22 @@ func (ec *executionContext) field_Query_myCheckIns_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -1952,8 +2283,8 @@ func (ec *executionContext) field_Query_myCollections_args(ctx context.Context, 
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
-		func(ctx context.Context, v any) (int, error) {
-			return ec.unmarshalNInt2int(ctx, v)
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1967,6 +2298,22 @@ func (ec *executionContext) field_Query_myCollections_args(ctx context.Context, 
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -1989,6 +2336,22 @@ func (ec *executionContext) field_Query_myHumidors_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -2011,6 +2374,22 @@ func (ec *executionContext) field_Query_mySmokeSessions_args(ctx context.Context
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -3000,6 +3379,50 @@ func (ec *executionContext) fieldContext_Entity_findBrandByID(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Entity_findCheckInByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findCheckInByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindCheckInByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *users.CheckIn) graphql.Marshaler {
+			return ec.marshalNCheckIn2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚐCheckIn(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findCheckInByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckIn(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findCheckInByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Entity_findCollectionByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3038,6 +3461,94 @@ func (ec *executionContext) fieldContext_Entity_findCollectionByID(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Entity_findCollectionByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findHumidorByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findHumidorByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindHumidorByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *users.Humidor) graphql.Marshaler {
+			return ec.marshalNHumidor2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚐHumidor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findHumidorByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Humidor(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findHumidorByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findSmokeSessionByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findSmokeSessionByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindSmokeSessionByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *users.SmokeSession) graphql.Marshaler {
+			return ec.marshalNSmokeSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚐSmokeSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findSmokeSessionByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SmokeSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findSmokeSessionByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -3522,6 +4033,29 @@ func (ec *executionContext) fieldContext_OAuthAuthorizeCheck_errorDescription(_ 
 	return graphql.NewScalarFieldContext("OAuthAuthorizeCheck", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3543,6 +4077,29 @@ func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
@@ -4003,7 +4560,7 @@ func (ec *executionContext) _Query_myCollections(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().MyCollections(ctx, fc.Args["first"].(int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().MyCollections(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CollectionConnection) graphql.Marshaler {
@@ -4047,7 +4604,7 @@ func (ec *executionContext) _Query_myHumidors(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().MyHumidors(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().MyHumidors(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.HumidorConnection) graphql.Marshaler {
@@ -4091,7 +4648,7 @@ func (ec *executionContext) _Query_mySmokeSessions(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().MySmokeSessions(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().MySmokeSessions(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.SmokeSessionConnection) graphql.Marshaler {
@@ -4135,7 +4692,7 @@ func (ec *executionContext) _Query_myCheckIns(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().MyCheckIns(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().MyCheckIns(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckInConnection) graphql.Marshaler {
@@ -6410,6 +6967,20 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._User(ctx, sel, obj)
+	case users.SmokeSession:
+		return ec._SmokeSession(ctx, sel, &obj)
+	case *users.SmokeSession:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SmokeSession(ctx, sel, obj)
+	case users.Humidor:
+		return ec._Humidor(ctx, sel, &obj)
+	case *users.Humidor:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Humidor(ctx, sel, obj)
 	case users.Collection:
 		return ec._Collection(ctx, sel, &obj)
 	case *users.Collection:
@@ -6424,6 +6995,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._Cigar(ctx, sel, obj)
+	case users.CheckIn:
+		return ec._CheckIn(ctx, sel, &obj)
+	case *users.CheckIn:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CheckIn(ctx, sel, obj)
 	case model.Brand:
 		return ec._Brand(ctx, sel, &obj)
 	case *model.Brand:
@@ -6520,7 +7098,7 @@ func (ec *executionContext) _Brand(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
-var checkInImplementors = []string{"CheckIn"}
+var checkInImplementors = []string{"CheckIn", "_Entity"}
 
 func (ec *executionContext) _CheckIn(ctx context.Context, sel ast.SelectionSet, obj *users.CheckIn) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkInImplementors)
@@ -6992,6 +7570,28 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findCheckInByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findCheckInByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "findCollectionByID":
 			field := field
 
@@ -7002,6 +7602,50 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 					}
 				}()
 				res = ec._Entity_findCollectionByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findHumidorByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findHumidorByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findSmokeSessionByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findSmokeSessionByID(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -7079,7 +7723,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 	return out
 }
 
-var humidorImplementors = []string{"Humidor"}
+var humidorImplementors = []string{"Humidor", "_Entity"}
 
 func (ec *executionContext) _Humidor(ctx context.Context, sel ast.SelectionSet, obj *users.Humidor) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, humidorImplementors)
@@ -7364,9 +8008,19 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("PageInfo")
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "hasNextPage":
 			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "endCursor":
@@ -7937,7 +8591,7 @@ func (ec *executionContext) _SessionFeed(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var smokeSessionImplementors = []string{"SmokeSession"}
+var smokeSessionImplementors = []string{"SmokeSession", "_Entity"}
 
 func (ec *executionContext) _SmokeSession(ctx context.Context, sel ast.SelectionSet, obj *users.SmokeSession) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, smokeSessionImplementors)

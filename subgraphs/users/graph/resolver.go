@@ -45,23 +45,32 @@ func NewHandler(st Stores, issuer string) http.Handler {
 	return subgraph.NewGraphQLServer(NewExecutableSchema(Config{Resolvers: &Resolver{Store: st, Data: st, OAuth: st, Auth: auth}}))
 }
 
-// myPage answers a my* connection: the connected user's own items, behind scope.
-func myPage[T, E any](ctx context.Context, r *Resolver, scope string, first *int, after *string,
-	list func(ctx context.Context, userID, after string, first int) ([]T, error), id func(T) string, edge func(string, T) E) ([]E, *pagination.PageInfo, error) {
+// myPage answers a my* connection: the connected user's own items, behind
+// scope; cursors are bound to the field and the user.
+func myPage[T interface{ GetID() string }, E any](ctx context.Context, r *Resolver, scope, field string, a pagination.Args,
+	list func(ctx context.Context, userID string, page pagination.Request) ([]T, error), edge func(string, T) E) ([]E, *pagination.PageInfo, error) {
 	caller, err := r.connectedUser(ctx, scope)
 	if err != nil {
 		return nil, nil, err
 	}
-	req, err := subgraph.Page(ctx, first, after)
+	return subgraph.Connection(ctx, a, pagination.ByID(field, caller.UserID),
+		func(p pagination.Request) ([]T, error) { return list(ctx, caller.UserID, p) },
+		func(v T) []string { return []string{v.GetID()} }, edge)
+}
+
+// own answers node(id:) (through _entities) for the connected user's data: the
+// item when the caller owns it and its token has scope, else null, the same
+// null as for an ID that does not exist.
+func own[T any](ctx context.Context, r *Resolver, scope, id string, get func(ctx context.Context, id string) (*T, error), owner func(*T) string) (*T, error) {
+	caller, err := r.connectedUser(ctx, scope)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil
 	}
-	items, err := list(ctx, caller.UserID, req.Position, req.Size)
-	if err != nil {
-		return nil, nil, err
+	v, err := get(ctx, id)
+	if errors.Is(err, users.ErrNotFound) || (err == nil && owner(v) != caller.UserID) {
+		return nil, nil
 	}
-	edges, info := pagination.Edges(items, req, id, edge)
-	return edges, info, nil
+	return v, err
 }
 
 // shimOnly guards the authorization server's internal fields: only the REST

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/vitolahq/vitola/internal/pagination"
 	"github.com/vitolahq/vitola/internal/timestamp"
 	"github.com/vitolahq/vitola/subgraphs/users"
 	"github.com/vitolahq/vitola/subgraphs/users/graph/model"
@@ -55,9 +56,8 @@ func (r *queryResolver) Me(ctx context.Context) (*users.User, error) {
 }
 
 // MyCollections is the resolver for the myCollections field.
-func (r *queryResolver) MyCollections(ctx context.Context, first int, after *string) (*model.CollectionConnection, error) {
-	edges, info, err := myPage(ctx, r.Resolver, "collections:read", &first, after, r.Data.Collections,
-		func(c *users.Collection) string { return c.ID },
+func (r *queryResolver) MyCollections(ctx context.Context, first *int, after *string, last *int, before *string) (*model.CollectionConnection, error) {
+	edges, info, err := myPage(ctx, r.Resolver, "collections:read", "myCollections", pagination.Args{First: first, After: after, Last: last, Before: before}, r.Data.Collections,
 		func(cur string, c *users.Collection) *model.CollectionEdge {
 			return &model.CollectionEdge{Cursor: cur, Node: c}
 		})
@@ -68,9 +68,8 @@ func (r *queryResolver) MyCollections(ctx context.Context, first int, after *str
 }
 
 // MyHumidors is the resolver for the myHumidors field.
-func (r *queryResolver) MyHumidors(ctx context.Context, first *int, after *string) (*model.HumidorConnection, error) {
-	edges, info, err := myPage(ctx, r.Resolver, "humidor:read", first, after, r.Data.Humidors,
-		func(h *users.Humidor) string { return h.ID },
+func (r *queryResolver) MyHumidors(ctx context.Context, first *int, after *string, last *int, before *string) (*model.HumidorConnection, error) {
+	edges, info, err := myPage(ctx, r.Resolver, "humidor:read", "myHumidors", pagination.Args{First: first, After: after, Last: last, Before: before}, r.Data.Humidors,
 		func(cur string, h *users.Humidor) *model.HumidorEdge { return &model.HumidorEdge{Cursor: cur, Node: h} })
 	if err != nil {
 		return nil, err
@@ -79,9 +78,8 @@ func (r *queryResolver) MyHumidors(ctx context.Context, first *int, after *strin
 }
 
 // MySmokeSessions is the resolver for the mySmokeSessions field.
-func (r *queryResolver) MySmokeSessions(ctx context.Context, first *int, after *string) (*model.SmokeSessionConnection, error) {
-	edges, info, err := myPage(ctx, r.Resolver, "sessions:read", first, after, r.Data.SmokeSessions,
-		func(x *users.SmokeSession) string { return x.ID },
+func (r *queryResolver) MySmokeSessions(ctx context.Context, first *int, after *string, last *int, before *string) (*model.SmokeSessionConnection, error) {
+	edges, info, err := myPage(ctx, r.Resolver, "sessions:read", "mySmokeSessions", pagination.Args{First: first, After: after, Last: last, Before: before}, r.Data.SmokeSessions,
 		func(cur string, x *users.SmokeSession) *model.SmokeSessionEdge {
 			return &model.SmokeSessionEdge{Cursor: cur, Node: x}
 		})
@@ -92,9 +90,8 @@ func (r *queryResolver) MySmokeSessions(ctx context.Context, first *int, after *
 }
 
 // MyCheckIns is the resolver for the myCheckIns field.
-func (r *queryResolver) MyCheckIns(ctx context.Context, first *int, after *string) (*model.CheckInConnection, error) {
-	edges, info, err := myPage(ctx, r.Resolver, "checkins:read", first, after, r.Data.CheckIns,
-		func(c *users.CheckIn) string { return c.ID },
+func (r *queryResolver) MyCheckIns(ctx context.Context, first *int, after *string, last *int, before *string) (*model.CheckInConnection, error) {
+	edges, info, err := myPage(ctx, r.Resolver, "checkins:read", "myCheckIns", pagination.Args{First: first, After: after, Last: last, Before: before}, r.Data.CheckIns,
 		func(cur string, c *users.CheckIn) *model.CheckInEdge { return &model.CheckInEdge{Cursor: cur, Node: c} })
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/vitolahq/vitola/internal/jsonlines"
+	"github.com/vitolahq/vitola/internal/pagination"
 	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/subgraphs/users"
 )
@@ -32,9 +33,26 @@ func (r collectionRow) collection() (*users.Collection, error) {
 	return c, nil
 }
 
-func (s *Store) Collections(ctx context.Context, userID, after string, first int) ([]*users.Collection, error) {
+// ofUser selects one user's rows of table within a page: the query and its
+// arguments.
+func ofUser(table, userID string, p pagination.Request) (string, []any) {
+	cond, args, tail := p.Keyset("id")
+	return `SELECT * FROM ` + table + ` WHERE user_id = ? AND ` + cond + tail, append([]any{userID}, args...)
+}
+
+// byID selects one row of table by ID; ErrNotFound when there is none.
+func (s *Store) byID(ctx context.Context, dst any, table, id string) error {
+	err := s.db.GetContext(ctx, dst, s.db.Rebind(`SELECT * FROM `+table+` WHERE id = ?`), id)
+	if sqldb.IsNoRows(err) {
+		return users.ErrNotFound
+	}
+	return err
+}
+
+func (s *Store) Collections(ctx context.Context, userID string, p pagination.Request) ([]*users.Collection, error) {
 	var rows []collectionRow
-	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT * FROM collections WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?`), userID, after, first+1); err != nil {
+	q, args := ofUser("collections", userID, p)
+	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
 		return nil, err
 	}
 	out := make([]*users.Collection, 0, len(rows))
@@ -50,79 +68,124 @@ func (s *Store) Collections(ctx context.Context, userID, after string, first int
 
 func (s *Store) Collection(ctx context.Context, id string) (*users.Collection, error) {
 	var r collectionRow
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT * FROM collections WHERE id = ?`), id)
-	if sqldb.IsNoRows(err) {
-		return nil, users.ErrNotFound
-	}
-	if err != nil {
+	if err := s.byID(ctx, &r, "collections", id); err != nil {
 		return nil, err
 	}
 	return r.collection()
 }
 
-func (s *Store) Humidors(ctx context.Context, userID, after string, first int) ([]*users.Humidor, error) {
-	var rows []struct {
-		ID     string `db:"id"`
-		UserID string `db:"user_id"`
-		Name   string `db:"name"`
-		Items  string `db:"items"`
+type humidorRow struct {
+	ID     string `db:"id"`
+	UserID string `db:"user_id"`
+	Name   string `db:"name"`
+	Items  string `db:"items"`
+}
+
+func (r humidorRow) humidor() (*users.Humidor, error) {
+	h := &users.Humidor{ID: r.ID, UserID: r.UserID, Name: r.Name}
+	if err := json.Unmarshal([]byte(r.Items), &h.Items); err != nil {
+		return nil, fmt.Errorf("humidor %s items: %w", r.ID, err)
 	}
-	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT * FROM humidors WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?`), userID, after, first+1); err != nil {
+	return h, nil
+}
+
+func (s *Store) Humidors(ctx context.Context, userID string, p pagination.Request) ([]*users.Humidor, error) {
+	var rows []humidorRow
+	q, args := ofUser("humidors", userID, p)
+	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
 		return nil, err
 	}
 	out := make([]*users.Humidor, 0, len(rows))
 	for _, r := range rows {
-		h := &users.Humidor{ID: r.ID, UserID: r.UserID, Name: r.Name}
-		if err := json.Unmarshal([]byte(r.Items), &h.Items); err != nil {
-			return nil, fmt.Errorf("humidor %s items: %w", r.ID, err)
+		h, err := r.humidor()
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, h)
 	}
 	return out, nil
 }
 
-func (s *Store) SmokeSessions(ctx context.Context, userID, after string, first int) ([]*users.SmokeSession, error) {
-	var rows []struct {
-		ID              string   `db:"id"`
-		UserID          string   `db:"user_id"`
-		CigarID         *string  `db:"cigar_id"`
-		BrandID         *string  `db:"brand_id"`
-		VenueID         *string  `db:"venue_id"`
-		StartedAt       string   `db:"started_at"`
-		EndedAt         *string  `db:"ended_at"`
-		DurationSeconds *int     `db:"duration_seconds"`
-		Rating          *float64 `db:"rating"`
-		Note            *string  `db:"note"`
-		Featured        bool     `db:"featured"`
-		Visibility      string   `db:"visibility"`
-		CreatedAt       string   `db:"created_at"`
+func (s *Store) Humidor(ctx context.Context, id string) (*users.Humidor, error) {
+	var r humidorRow
+	if err := s.byID(ctx, &r, "humidors", id); err != nil {
+		return nil, err
 	}
-	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT * FROM smoke_sessions WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?`), userID, after, first+1); err != nil {
+	return r.humidor()
+}
+
+type smokeSessionRow struct {
+	ID              string   `db:"id"`
+	UserID          string   `db:"user_id"`
+	CigarID         *string  `db:"cigar_id"`
+	BrandID         *string  `db:"brand_id"`
+	VenueID         *string  `db:"venue_id"`
+	StartedAt       string   `db:"started_at"`
+	EndedAt         *string  `db:"ended_at"`
+	DurationSeconds *int     `db:"duration_seconds"`
+	Rating          *float64 `db:"rating"`
+	Note            *string  `db:"note"`
+	Featured        bool     `db:"featured"`
+	Visibility      string   `db:"visibility"`
+	CreatedAt       string   `db:"created_at"`
+}
+
+func (r smokeSessionRow) session() *users.SmokeSession {
+	return &users.SmokeSession{ID: r.ID, UserID: r.UserID, CigarID: r.CigarID, BrandID: r.BrandID, VenueID: r.VenueID, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+		DurationSeconds: r.DurationSeconds, Rating: r.Rating, Note: r.Note, Featured: r.Featured, Visibility: r.Visibility, CreatedAt: r.CreatedAt}
+}
+
+func (s *Store) SmokeSessions(ctx context.Context, userID string, p pagination.Request) ([]*users.SmokeSession, error) {
+	var rows []smokeSessionRow
+	q, args := ofUser("smoke_sessions", userID, p)
+	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
 		return nil, err
 	}
 	out := make([]*users.SmokeSession, len(rows))
 	for i, r := range rows {
-		out[i] = &users.SmokeSession{ID: r.ID, UserID: r.UserID, CigarID: r.CigarID, BrandID: r.BrandID, VenueID: r.VenueID, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
-			DurationSeconds: r.DurationSeconds, Rating: r.Rating, Note: r.Note, Featured: r.Featured, Visibility: r.Visibility, CreatedAt: r.CreatedAt}
+		out[i] = r.session()
 	}
 	return out, nil
 }
 
-func (s *Store) CheckIns(ctx context.Context, userID, after string, first int) ([]*users.CheckIn, error) {
-	var rows []struct {
-		ID          string `db:"id"`
-		UserID      string `db:"user_id"`
-		VenueID     string `db:"venue_id"`
-		CheckedInAt string `db:"checked_in_at"`
+func (s *Store) SmokeSession(ctx context.Context, id string) (*users.SmokeSession, error) {
+	var r smokeSessionRow
+	if err := s.byID(ctx, &r, "smoke_sessions", id); err != nil {
+		return nil, err
 	}
-	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT * FROM checkins WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?`), userID, after, first+1); err != nil {
+	return r.session(), nil
+}
+
+type checkInRow struct {
+	ID          string `db:"id"`
+	UserID      string `db:"user_id"`
+	VenueID     string `db:"venue_id"`
+	CheckedInAt string `db:"checked_in_at"`
+}
+
+func (r checkInRow) checkIn() *users.CheckIn {
+	return &users.CheckIn{ID: r.ID, UserID: r.UserID, VenueID: r.VenueID, CheckedInAt: r.CheckedInAt}
+}
+
+func (s *Store) CheckIns(ctx context.Context, userID string, p pagination.Request) ([]*users.CheckIn, error) {
+	var rows []checkInRow
+	q, args := ofUser("checkins", userID, p)
+	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
 		return nil, err
 	}
 	out := make([]*users.CheckIn, len(rows))
 	for i, r := range rows {
-		out[i] = &users.CheckIn{ID: r.ID, UserID: r.UserID, VenueID: r.VenueID, CheckedInAt: r.CheckedInAt}
+		out[i] = r.checkIn()
 	}
 	return out, nil
+}
+
+func (s *Store) CheckIn(ctx context.Context, id string) (*users.CheckIn, error) {
+	var r checkInRow
+	if err := s.byID(ctx, &r, "checkins", id); err != nil {
+		return nil, err
+	}
+	return r.checkIn(), nil
 }
 
 func (s *Store) SaveCollection(ctx context.Context, c *users.Collection) error {

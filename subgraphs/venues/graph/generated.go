@@ -43,7 +43,7 @@ type DirectiveRoot struct {
 
 type ComplexityRoot struct {
 	Brand struct {
-		Events func(childComplexity int, first *int, after *string) int
+		Events func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ID     func(childComplexity int) int
 	}
 
@@ -73,15 +73,17 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	Query struct {
 		Event              func(childComplexity int, id string) int
-		Events             func(childComplexity int, first *int, after *string) int
+		Events             func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Venue              func(childComplexity int, id string) int
-		Venues             func(childComplexity int, first *int, after *string) int
+		Venues             func(childComplexity int, first *int, after *string, last *int, before *string) int
 		__resolve__service func(childComplexity int) int
 		__resolve_entities func(childComplexity int, representations []map[string]any) int
 	}
@@ -89,7 +91,7 @@ type ComplexityRoot struct {
 	Venue struct {
 		City    func(childComplexity int) int
 		Country func(childComplexity int) int
-		Events  func(childComplexity int, first *int, after *string) int
+		Events  func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ID      func(childComplexity int) int
 		Name    func(childComplexity int) int
 		Website func(childComplexity int) int
@@ -115,7 +117,7 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type BrandResolver interface {
-	Events(ctx context.Context, obj *model.Brand, first *int, after *string) (*model.EventConnection, error)
+	Events(ctx context.Context, obj *model.Brand, first *int, after *string, last *int, before *string) (*model.EventConnection, error)
 }
 type EntityResolver interface {
 	FindBrandByID(ctx context.Context, id string) (*model.Brand, error)
@@ -130,12 +132,12 @@ type EventResolver interface {
 }
 type QueryResolver interface {
 	Venue(ctx context.Context, id string) (*venues.Venue, error)
-	Venues(ctx context.Context, first *int, after *string) (*model.VenueConnection, error)
+	Venues(ctx context.Context, first *int, after *string, last *int, before *string) (*model.VenueConnection, error)
 	Event(ctx context.Context, id string) (*venues.Event, error)
-	Events(ctx context.Context, first *int, after *string) (*model.EventConnection, error)
+	Events(ctx context.Context, first *int, after *string, last *int, before *string) (*model.EventConnection, error)
 }
 type VenueResolver interface {
-	Events(ctx context.Context, obj *venues.Venue, first *int, after *string) (*model.EventConnection, error)
+	Events(ctx context.Context, obj *venues.Venue, first *int, after *string, last *int, before *string) (*model.EventConnection, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -166,7 +168,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Brand.Events(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Brand.Events(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Brand.id":
 		if e.ComplexityRoot.Brand.ID == nil {
 			break
@@ -283,6 +285,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Query.event":
 		if e.ComplexityRoot.Query.Event == nil {
@@ -305,7 +319,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Events(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Events(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "Query.venue":
 		if e.ComplexityRoot.Query.Venue == nil {
@@ -328,7 +342,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Venues(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Venues(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query._service":
 		if e.ComplexityRoot.Query.__resolve__service == nil {
 			break
@@ -369,7 +383,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Venue.Events(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Venue.Events(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Venue.id":
 		if e.ComplexityRoot.Venue.ID == nil {
 			break
@@ -497,63 +511,158 @@ directive @cost(weight: Int!) on ARGUMENT_DEFINITION | ENUM | FIELD_DEFINITION |
 directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!], requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
 
 type Query {
-  venue(id: ID!): Venue
-  venues(first: Int = 20, after: String): VenueConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  event(id: ID!): Event
-  "Events, soonest first."
-  events(first: Int = 20, after: String): EventConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  A venue (a cigar lounge, shop or bar) by its ID, with its events and public
+  smoke sessions. Null when no venue has that ID. Cost 1 plus the selection.
+  """
+  venue(
+    "The venue's public ID (` + "`" + `ven_...` + "`" + `)."
+    id: ID!
+  ): Venue
+  """
+  Every venue, in a stable order (by ID, not by name), one page at a time.
+  Never null. Cost 1 + (first or last) × (2 + the node's object fields).
+  """
+  venues(
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+  ): VenueConnection! @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
+  """
+  An event by its ID, with its venue and featured brand. Null when no event
+  has that ID. Cost 1 plus the selection.
+  """
+  event(
+    "The event's public ID (` + "`" + `evt_...` + "`" + `)."
+    id: ID!
+  ): Event
+  """
+  Every event at every venue, by start time, earliest first (past events
+  included: filter on ` + "`" + `startsAt` + "`" + ` to show upcoming ones), one page at a time.
+  Never null. Cost 1 + (first or last) × (2 + the node's object fields).
+  """
+  events(
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+  ): EventConnection! @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
 }
 
+"""
+A place where people smoke or buy cigars (a lounge, a shop, a bar), with its
+events; the users part of the graph adds the public smoke sessions there.
+"""
 type Venue @key(fields: "id") {
+  "The venue's public ID (` + "`" + `ven_...` + "`" + `), for ` + "`" + `venue(id:)` + "`" + `, ` + "`" + `node(id:)` + "`" + ` and ` + "`" + `GET /venues/{id}/sessions` + "`" + `."
   id: ID!
+  "The venue's name (e.g. ` + "`" + `The Ember Room` + "`" + `)."
   name: String!
+  "The city the venue is in (e.g. ` + "`" + `Miami` + "`" + `)."
   city: String!
-  "Canonical country name."
+  "The venue's country as a canonical English country name (e.g. ` + "`" + `United States` + "`" + `)."
   country: String!
+  "The venue's web site URL; null when it has none on record."
   website: String
-  events(first: Int = 20, after: String): EventConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  The events at the venue, by start time, earliest first (past events
+  included: filter on ` + "`" + `startsAt` + "`" + ` to show upcoming ones), one page at a time.
+  Never null; empty when the venue has none. Cost 1 + (first or last) × (2 + the node's
+  object fields).
+  """
+  events(
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+  ): EventConnection! @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
 }
 
+"An event at a venue (a tasting, a launch, a cigar night), maybe featuring one brand."
 type Event @key(fields: "id") {
+  "The event's public ID (` + "`" + `evt_...` + "`" + `), for ` + "`" + `event(id:)` + "`" + ` and ` + "`" + `node(id:)` + "`" + `."
   id: ID!
+  "The event's title (e.g. ` + "`" + `Padrón Anniversary Night` + "`" + `)."
   name: String!
-  "RFC 3339 UTC with milliseconds."
+  "When the event starts: RFC 3339 UTC with milliseconds (` + "`" + `2026-12-04T19:00:00.000Z` + "`" + `); convert to the venue's local time to show it."
   startsAt: String!
-  "RFC 3339 UTC with milliseconds."
+  "When the event ends: RFC 3339 UTC with milliseconds."
   endsAt: String!
+  "Where the event takes place; never null. Cost 1."
   venue: Venue!
-  "The brand the event features, if any."
+  "The brand the event features; null when it features none. Cost 1."
   brand: Brand
 }
 
 type Brand @key(fields: "id") {
   id: ID!
-  "Events featuring the brand, soonest first."
-  events(first: Int = 20, after: String): EventConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  """
+  The events that feature the brand, at any venue, by start time, earliest
+  first (past events included: filter on ` + "`" + `startsAt` + "`" + ` to show upcoming ones),
+  one page at a time. Never null; empty when there are none. Cost 1 + (first or last) ×
+  (2 + the node's object fields).
+  """
+  events(
+    "How many to return from the start of the list, or from just after the ` + "`" + `after` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `last` + "`" + `. Without ` + "`" + `first` + "`" + ` or ` + "`" + `last` + "`" + `, a page holds the first 20."
+    first: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `endCursor` + "`" + `) of the previous page, to continue after it; omit it for the first page. A string that is not a cursor is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    after: String
+    "Page backwards: how many to return from the end of the list, or from just before the ` + "`" + `before` + "`" + ` cursor: 1 to 100 (more is a 400 ` + "`" + `PAGE_SIZE_EXCEEDED` + "`" + `, fewer ` + "`" + `BAD_USER_INPUT` + "`" + `); not with ` + "`" + `first` + "`" + ` (` + "`" + `BAD_USER_INPUT` + "`" + `)."
+    last: Int
+    "The ` + "`" + `cursor` + "`" + ` of an edge (or the ` + "`" + `startCursor` + "`" + `) of a page of this same field with the same arguments, to page backwards: the page ends just before it. A cursor of another list is refused with ` + "`" + `INVALID_CURSOR` + "`" + `."
+    before: String
+  ): EventConnection! @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"])
 }
 
+"One page of venues (a Relay cursor connection): the venues as edges, and whether more follow."
 type VenueConnection {
+  "The page's venues, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [VenueEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One venue of a page, with the cursor that marks its place."
 type VenueEdge {
+  "An opaque cursor for this venue's place: pass it as ` + "`" + `after` + "`" + ` to get the venues that follow it. Do not parse or build cursors."
   cursor: String!
+  "The venue; never null. Cost 1."
   node: Venue!
 }
 
+"One page of events (a Relay cursor connection): the events as edges, and whether more follow."
 type EventConnection {
+  "The page's events, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as ` + "`" + `first` + "`" + ` items for cost."
   edges: [EventEdge!]!
+  "Whether another page follows, and the cursor to ask for it with ` + "`" + `after` + "`" + `. Cost 1."
   pageInfo: PageInfo!
 }
 
+"One event of a page, with the cursor that marks its place."
 type EventEdge {
+  "An opaque cursor for this event's place: pass it as ` + "`" + `after` + "`" + ` to get the events that follow it. Do not parse or build cursors."
   cursor: String!
+  "The event; never null. Cost 1."
   node: Event!
 }
 
 type PageInfo @shareable {
+  hasPreviousPage: Boolean!
   hasNextPage: Boolean!
+  startCursor: String
   endCursor: String
 }
 `, BuiltIn: false},
@@ -686,8 +795,12 @@ func (ec *executionContext) childFields_EventEdge(ctx context.Context, field gra
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
 	case "hasNextPage":
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	case "endCursor":
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
@@ -875,6 +988,22 @@ func (ec *executionContext) field_Brand_events_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -981,6 +1110,22 @@ func (ec *executionContext) field_Query_events_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -1017,6 +1162,22 @@ func (ec *executionContext) field_Query_venues_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -1039,6 +1200,22 @@ func (ec *executionContext) field_Venue_events_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -1135,7 +1312,7 @@ func (ec *executionContext) _Brand_events(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Brand().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Brand().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
@@ -1576,6 +1753,29 @@ func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1597,6 +1797,29 @@ func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *pagination.PageInfo) (ret graphql.Marshaler) {
@@ -1676,7 +1899,7 @@ func (ec *executionContext) _Query_venues(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Venues(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Venues(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.VenueConnection) graphql.Marshaler {
@@ -1764,7 +1987,7 @@ func (ec *executionContext) _Query_events(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Events(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Events(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
@@ -2075,7 +2298,7 @@ func (ec *executionContext) _Venue_events(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Venue().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Venue().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
@@ -3828,9 +4051,19 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("PageInfo")
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "hasNextPage":
 			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "endCursor":

@@ -30,17 +30,14 @@ func notFoundAsNil[T any](v *T, err error) (*T, error) {
 	return v, err
 }
 
-// events answers every events connection of the subgraph.
-func (r *Resolver) events(ctx context.Context, f venues.EventFilter, first *int, after *string) (*model.EventConnection, error) {
-	req, err := subgraph.Page(ctx, first, after)
-	if err != nil {
-		return nil, err
-	}
-	es, err := r.Store.Events(ctx, f, venues.Page{First: req.Size, After: req.Position})
-	if err != nil {
-		return nil, err
-	}
-	edges, info := pagination.Edges(es, req, venues.EventPosition,
+// events answers every events connection of the subgraph; cursors are bound
+// to the field and its filter.
+func (r *Resolver) events(ctx context.Context, field string, f venues.EventFilter, a pagination.Args) (*model.EventConnection, error) {
+	edges, info, err := subgraph.Connection(ctx, a, pagination.Keyed(2, field, f.VenueID, f.BrandID),
+		func(p venues.Page) ([]*venues.Event, error) { return r.Store.Events(ctx, f, p) }, venues.EventPosition,
 		func(cur string, e *venues.Event) *model.EventEdge { return &model.EventEdge{Cursor: cur, Node: e} })
+	if err != nil {
+		return nil, err
+	}
 	return &model.EventConnection{Edges: edges, PageInfo: info}, nil
 }

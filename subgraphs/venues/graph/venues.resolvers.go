@@ -16,8 +16,8 @@ import (
 )
 
 // Events is the resolver for the events field.
-func (r *brandResolver) Events(ctx context.Context, obj *model.Brand, first *int, after *string) (*model.EventConnection, error) {
-	return r.events(ctx, venues.EventFilter{BrandID: obj.ID}, first, after)
+func (r *brandResolver) Events(ctx context.Context, obj *model.Brand, first *int, after *string, last *int, before *string) (*model.EventConnection, error) {
+	return r.events(ctx, "Brand.events", venues.EventFilter{BrandID: obj.ID}, pagination.Args{First: first, After: after, Last: last, Before: before})
 }
 
 // StartsAt is the resolver for the startsAt field.
@@ -49,17 +49,13 @@ func (r *queryResolver) Venue(ctx context.Context, id string) (*venues.Venue, er
 }
 
 // Venues is the resolver for the venues field.
-func (r *queryResolver) Venues(ctx context.Context, first *int, after *string) (*model.VenueConnection, error) {
-	req, err := subgraph.Page(ctx, first, after)
-	if err != nil {
-		return nil, err
-	}
-	vs, err := r.Store.Venues(ctx, venues.Page{First: req.Size, After: req.Position})
-	if err != nil {
-		return nil, err
-	}
-	edges, info := pagination.Edges(vs, req, func(v *venues.Venue) string { return v.ID },
+func (r *queryResolver) Venues(ctx context.Context, first *int, after *string, last *int, before *string) (*model.VenueConnection, error) {
+	edges, info, err := subgraph.Connection(ctx, pagination.Args{First: first, After: after, Last: last, Before: before}, pagination.ByID("venues"),
+		func(p venues.Page) ([]*venues.Venue, error) { return r.Store.Venues(ctx, p) }, func(v *venues.Venue) []string { return []string{v.ID} },
 		func(cur string, v *venues.Venue) *model.VenueEdge { return &model.VenueEdge{Cursor: cur, Node: v} })
+	if err != nil {
+		return nil, err
+	}
 	return &model.VenueConnection{Edges: edges, PageInfo: info}, nil
 }
 
@@ -69,13 +65,13 @@ func (r *queryResolver) Event(ctx context.Context, id string) (*venues.Event, er
 }
 
 // Events is the resolver for the events field.
-func (r *queryResolver) Events(ctx context.Context, first *int, after *string) (*model.EventConnection, error) {
-	return r.events(ctx, venues.EventFilter{}, first, after)
+func (r *queryResolver) Events(ctx context.Context, first *int, after *string, last *int, before *string) (*model.EventConnection, error) {
+	return r.events(ctx, "events", venues.EventFilter{}, pagination.Args{First: first, After: after, Last: last, Before: before})
 }
 
 // Events is the resolver for the events field.
-func (r *venueResolver) Events(ctx context.Context, obj *venues.Venue, first *int, after *string) (*model.EventConnection, error) {
-	return r.events(ctx, venues.EventFilter{VenueID: obj.ID}, first, after)
+func (r *venueResolver) Events(ctx context.Context, obj *venues.Venue, first *int, after *string, last *int, before *string) (*model.EventConnection, error) {
+	return r.events(ctx, "Venue.events", venues.EventFilter{VenueID: obj.ID}, pagination.Args{First: first, After: after, Last: last, Before: before})
 }
 
 // Brand returns BrandResolver implementation.

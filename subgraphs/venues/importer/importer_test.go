@@ -108,7 +108,7 @@ func TestImportVenuesAndEventsAllOrNothing(t *testing.T) {
 		if sum, _ := importer.ApplyEvents(ctx, st, fakeCatalogBrands, es, nil); sum.New != 0 {
 			t.Fatalf("events again: %+v", sum)
 		}
-		got, err := st.Events(ctx, venues.EventFilter{VenueID: venues.VenueID("ember")}, venues.Page{First: 10})
+		got, err := st.Events(ctx, venues.EventFilter{VenueID: venues.VenueID("ember")}, venues.Page{Size: 10})
 		if err != nil || len(got) != 1 || got[0].Name != "Padrón Night" || *got[0].BrandID != ids.Derive(ids.Brand, "Padrón") ||
 			got[0].StartsAt.Format("2006-01-02T15:04Z07:00") != "2027-01-09T00:00Z" {
 			t.Fatalf("imported event: %+v %v", got, err)

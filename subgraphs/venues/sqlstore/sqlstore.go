@@ -6,7 +6,6 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -75,7 +74,8 @@ func (s *Store) Venue(ctx context.Context, id string) (*venues.Venue, error) {
 }
 
 func (s *Store) Venues(ctx context.Context, p venues.Page) ([]*venues.Venue, error) {
-	return s.venues(ctx, `SELECT `+venueCols+` FROM venues WHERE id > ? ORDER BY id LIMIT ?`, p.After, p.First+1)
+	cond, args, tail := p.Keyset("id")
+	return s.venues(ctx, `SELECT `+venueCols+` FROM venues WHERE `+cond+tail, args...)
 }
 
 func (s *Store) venues(ctx context.Context, q string, args ...any) ([]*venues.Venue, error) {
@@ -123,17 +123,8 @@ func (s *Store) Events(ctx context.Context, f venues.EventFilter, p venues.Page)
 		q += ` AND brand_id = ?`
 		args = append(args, f.BrandID)
 	}
-	if p.After != "" {
-		key, id, ok := strings.Cut(p.After, "|")
-		if !ok {
-			return nil, fmt.Errorf("malformed event position")
-		}
-		q += ` AND (starts_key > ? OR (starts_key = ? AND id > ?))`
-		args = append(args, key, key, id)
-	}
-	q += ` ORDER BY starts_key, id LIMIT ?`
-	args = append(args, p.First+1)
-	return s.events(ctx, q, args...)
+	cond, kargs, tail := p.Keyset("starts_key", "id")
+	return s.events(ctx, q+` AND `+cond+tail, append(args, kargs...)...)
 }
 
 func (s *Store) events(ctx context.Context, q string, args ...any) ([]*venues.Event, error) {

@@ -32,14 +32,14 @@ func TestEventsPageThroughEveryEvent(t *testing.T) {
 			want = append(want, e.ID)
 		}
 		var got []string
-		page := venues.Page{First: 2}
+		page := venues.Page{Size: 2}
 		for range len(starts) {
 			es, err := st.Events(ctx, venues.EventFilter{VenueID: "ven_1"}, page)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(es) > page.First {
-				es = es[:page.First]
+			if len(es) > page.Size {
+				es = es[:page.Size]
 			}
 			if len(es) == 0 {
 				break

@@ -7,30 +7,58 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 )
 
+// An object that has a public ID and can be fetched again by it with
+// `node(id:)`: the Relay object identification interface. Brand, Cigar,
+// Product, Venue, Event, User, Collection, Humidor, SmokeSession and CheckIn
+// implement it.
 type Node interface {
 	IsEntity()
 	IsNode()
+	// The object's public ID: opaque, prefixed by its type (`cig_...`), the same in REST and GraphQL. Pass it to `node(id:)` to fetch the object again.
 	GetID() string
 }
 
+// One page of brands (a Relay cursor connection): the brands as edges, and whether more follow.
 type BrandConnection struct {
-	Edges    []*BrandEdge         `json:"edges"`
+	// The page's brands, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as `first` items for cost.
+	Edges []*BrandEdge `json:"edges"`
+	// Whether another page follows, and the cursor to ask for it with `after`. Cost 1.
 	PageInfo *pagination.PageInfo `json:"pageInfo"`
 }
 
+// One brand of a page, with the cursor that marks its place.
 type BrandEdge struct {
-	Cursor string         `json:"cursor"`
-	Node   *catalog.Brand `json:"node"`
+	// An opaque cursor for this brand's place: pass it as `after` to get the brands that follow it. Do not parse or build cursors.
+	Cursor string `json:"cursor"`
+	// The brand; never null. Cost 1.
+	Node *catalog.Brand `json:"node"`
 }
 
+type CheckIn struct {
+	ID string `json:"id"`
+}
+
+func (CheckIn) IsNode() {}
+
+// The object's public ID: opaque, prefixed by its type (`cig_...`), the same in REST and GraphQL. Pass it to `node(id:)` to fetch the object again.
+func (this CheckIn) GetID() string { return this.ID }
+
+func (CheckIn) IsEntity() {}
+
+// One page of cigars (a Relay cursor connection): the cigars as edges, and whether more follow.
 type CigarConnection struct {
-	Edges    []*CigarEdge         `json:"edges"`
+	// The page's cigars, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as `first` items for cost.
+	Edges []*CigarEdge `json:"edges"`
+	// Whether another page follows, and the cursor to ask for it with `after`. Cost 1.
 	PageInfo *pagination.PageInfo `json:"pageInfo"`
 }
 
+// One cigar of a page, with the cursor that marks its place.
 type CigarEdge struct {
-	Cursor string         `json:"cursor"`
-	Node   *catalog.Cigar `json:"node"`
+	// An opaque cursor for this cigar's place: pass it as `after` to get the cigars that follow it. Do not parse or build cursors.
+	Cursor string `json:"cursor"`
+	// The cigar; never null. Cost 1.
+	Node *catalog.Cigar `json:"node"`
 }
 
 // Internal: what resolveCigar found.
@@ -46,7 +74,9 @@ type Collection struct {
 	ID string `json:"id"`
 }
 
-func (Collection) IsNode()            {}
+func (Collection) IsNode() {}
+
+// The object's public ID: opaque, prefixed by its type (`cig_...`), the same in REST and GraphQL. Pass it to `node(id:)` to fetch the object again.
 func (this Collection) GetID() string { return this.ID }
 
 func (Collection) IsEntity() {}
@@ -55,29 +85,75 @@ type Event struct {
 	ID string `json:"id"`
 }
 
-func (Event) IsNode()            {}
+func (Event) IsNode() {}
+
+// The object's public ID: opaque, prefixed by its type (`cig_...`), the same in REST and GraphQL. Pass it to `node(id:)` to fetch the object again.
 func (this Event) GetID() string { return this.ID }
 
 func (Event) IsEntity() {}
 
+type Humidor struct {
+	ID string `json:"id"`
+}
+
+func (Humidor) IsNode() {}
+
+// The object's public ID: opaque, prefixed by its type (`cig_...`), the same in REST and GraphQL. Pass it to `node(id:)` to fetch the object again.
+func (this Humidor) GetID() string { return this.ID }
+
+func (Humidor) IsEntity() {}
+
+// One page of products (a Relay cursor connection): the products as edges, and whether more follow.
 type ProductConnection struct {
-	Edges    []*ProductEdge       `json:"edges"`
+	// The page's products, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as `first` items for cost.
+	Edges []*ProductEdge `json:"edges"`
+	// Whether another page follows, and the cursor to ask for it with `after`. Cost 1.
 	PageInfo *pagination.PageInfo `json:"pageInfo"`
 }
 
+// One product of a page, with the cursor that marks its place.
 type ProductEdge struct {
-	Cursor string           `json:"cursor"`
-	Node   *catalog.Product `json:"node"`
+	// An opaque cursor for this product's place: pass it as `after` to get the products that follow it. Do not parse or build cursors.
+	Cursor string `json:"cursor"`
+	// The product; never null. Cost 1.
+	Node *catalog.Product `json:"node"`
 }
 
+// The root of every read. Every operation needs a developer key in the
+// `x-service-key` header (a publishable key is refused); the connected-user
+// fields (`me`, `myCollections`, `myHumidors`, `mySmokeSessions`,
+// `myCheckIns`) also need the user's OAuth access token as
+// `Authorization: Bearer <token>` with the scope each one names. There is no
+// mutation root.
+//
+// Limits, checked before anything runs (a rejection is an HTTP 400 naming the
+// limit in `extensions`): depth 8, aliases 20, root fields 10, page size 100 on
+// every `first`, `last` and `limit`, and cost 1000. Cost: a field whose type is an object
+// weighs 1, a scalar 0, and a list multiplies its own weight and its selection
+// by its size (a connection's `edges` by its `first` or `last`, 20 without
+// either; other lists by the size
+// their description gives). Introspection is free.
 type Query struct {
 }
+
+type SmokeSession struct {
+	ID string `json:"id"`
+}
+
+func (SmokeSession) IsNode() {}
+
+// The object's public ID: opaque, prefixed by its type (`cig_...`), the same in REST and GraphQL. Pass it to `node(id:)` to fetch the object again.
+func (this SmokeSession) GetID() string { return this.ID }
+
+func (SmokeSession) IsEntity() {}
 
 type User struct {
 	ID string `json:"id"`
 }
 
-func (User) IsNode()            {}
+func (User) IsNode() {}
+
+// The object's public ID: opaque, prefixed by its type (`cig_...`), the same in REST and GraphQL. Pass it to `node(id:)` to fetch the object again.
 func (this User) GetID() string { return this.ID }
 
 func (User) IsEntity() {}
@@ -86,7 +162,9 @@ type Venue struct {
 	ID string `json:"id"`
 }
 
-func (Venue) IsNode()            {}
+func (Venue) IsNode() {}
+
+// The object's public ID: opaque, prefixed by its type (`cig_...`), the same in REST and GraphQL. Pass it to `node(id:)` to fetch the object again.
 func (this Venue) GetID() string { return this.ID }
 
 func (Venue) IsEntity() {}

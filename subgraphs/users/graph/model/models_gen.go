@@ -7,50 +7,70 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/users"
 )
 
-// A brand: the users subgraph adds the public smoke sessions of its cigars.
 type Brand struct {
 	ID string `json:"id"`
-	// Public smoke sessions of the brand's cigars, newest first.
+	// The public smoke sessions of the brand's cigars, newest first (by
+	// `createdAt`), one page at a time by `limit` and `offset`: only sessions
+	// marked public by users whose profile is public. No scope needed. Never null.
+	// Cost 1 + limit × (1 + the session's object fields: `user`, `cigar`, `venue`
+	// weigh 1 each).
 	Sessions *SessionFeed `json:"sessions"`
 }
 
 func (Brand) IsEntity() {}
 
+// One page of the connected user's check-ins (a Relay cursor connection), from `myCheckIns`.
 type CheckInConnection struct {
-	Edges    []*CheckInEdge       `json:"edges"`
+	// The page's check-ins, each with its cursor, in the connection's order. Never null; empty when there are none (more). Counts as `first` items for cost.
+	Edges []*CheckInEdge `json:"edges"`
+	// Whether another page follows, and the cursor to ask for it with `after`. Cost 1.
 	PageInfo *pagination.PageInfo `json:"pageInfo"`
 }
 
+// One check-in of a page, with the cursor that marks its place.
 type CheckInEdge struct {
-	Cursor string         `json:"cursor"`
-	Node   *users.CheckIn `json:"node"`
+	// An opaque cursor for this check-in's place: pass it as `after` to get the check-ins that follow it. Do not parse or build cursors.
+	Cursor string `json:"cursor"`
+	// The check-in; never null. Cost 1.
+	Node *users.CheckIn `json:"node"`
 }
 
-// A catalog cigar, completed by the catalog.
 type Cigar struct {
 	ID string `json:"id"`
 }
 
 func (Cigar) IsEntity() {}
 
+// One page of the connected user's collections (a Relay cursor connection), from `myCollections`.
 type CollectionConnection struct {
-	Edges    []*CollectionEdge    `json:"edges"`
+	// The page's collections, each with its cursor, in the connection's order. Never null; empty when there are none (more). Counts as `first` items for cost.
+	Edges []*CollectionEdge `json:"edges"`
+	// Whether another page follows, and the cursor to ask for it with `after`. Cost 1.
 	PageInfo *pagination.PageInfo `json:"pageInfo"`
 }
 
+// One collection of a page, with the cursor that marks its place.
 type CollectionEdge struct {
-	Cursor string            `json:"cursor"`
-	Node   *users.Collection `json:"node"`
+	// An opaque cursor for this collection's place: pass it as `after` to get the collections that follow it. Do not parse or build cursors.
+	Cursor string `json:"cursor"`
+	// The collection; never null. Cost 1.
+	Node *users.Collection `json:"node"`
 }
 
+// One page of the connected user's humidors (a Relay cursor connection), from `myHumidors`.
 type HumidorConnection struct {
-	Edges    []*HumidorEdge       `json:"edges"`
+	// The page's humidors, each with its cursor, in the connection's order. Never null; empty when there are none (more). Counts as `first` items for cost.
+	Edges []*HumidorEdge `json:"edges"`
+	// Whether another page follows, and the cursor to ask for it with `after`. Cost 1.
 	PageInfo *pagination.PageInfo `json:"pageInfo"`
 }
 
+// One humidor of a page, with the cursor that marks its place.
 type HumidorEdge struct {
-	Cursor string         `json:"cursor"`
-	Node   *users.Humidor `json:"node"`
+	// An opaque cursor for this humidor's place: pass it as `after` to get the humidors that follow it. Do not parse or build cursors.
+	Cursor string `json:"cursor"`
+	// The humidor; never null. Cost 1.
+	Node *users.Humidor `json:"node"`
 }
 
 // Internal: the verdict on an authorization request.
@@ -64,52 +84,75 @@ type OAuthAuthorizeCheck struct {
 	ErrorDescription *string `json:"errorDescription,omitempty"`
 }
 
-// A public smoke session, as a business shows it: only public data.
+// A public smoke session as a business feed shows it: only data its user made public, and the user as a public summary.
 type PublicSession struct {
-	ID              string             `json:"id"`
-	CreatedAt       string             `json:"createdAt"`
-	StartedAt       *string            `json:"startedAt,omitempty"`
-	EndedAt         *string            `json:"endedAt,omitempty"`
-	DurationSeconds *int               `json:"durationSeconds,omitempty"`
-	Rating          *float64           `json:"rating,omitempty"`
-	Note            *string            `json:"note,omitempty"`
-	Featured        bool               `json:"featured"`
-	User            *PublicUserSummary `json:"user"`
-	Cigar           *Cigar             `json:"cigar,omitempty"`
-	Venue           *Venue             `json:"venue,omitempty"`
+	// The session's public ID (`ses_...`).
+	ID string `json:"id"`
+	// When the session was recorded (the feed's order): RFC 3339 UTC with milliseconds.
+	CreatedAt string `json:"createdAt"`
+	// When the session started: RFC 3339 UTC with milliseconds. Present on every session feeds list today; null would mean unknown.
+	StartedAt *string `json:"startedAt,omitempty"`
+	// When the session ended: RFC 3339 UTC with milliseconds; null when the end was not recorded.
+	EndedAt *string `json:"endedAt,omitempty"`
+	// How long the session lasted, in seconds; null when unknown.
+	DurationSeconds *int `json:"durationSeconds,omitempty"`
+	// The user's rating of the cigar, from 0 to 5; null when the user did not rate it.
+	Rating *float64 `json:"rating,omitempty"`
+	// The user's tasting note; null when none was written.
+	Note *string `json:"note,omitempty"`
+	// True when the session is highlighted (what `sessions(featured: true)` keeps).
+	Featured bool `json:"featured"`
+	// Who smoked: their public ID, display name and avatar only. Cost 1.
+	User *PublicUserSummary `json:"user"`
+	// The cigar smoked; null when the user did not record which. Cost 1.
+	Cigar *Cigar `json:"cigar,omitempty"`
+	// Where it was smoked; null when not at a known venue. Cost 1.
+	Venue *Venue `json:"venue,omitempty"`
 }
 
-// The public summary of a session's user.
+// The public summary of a session's user: what a business may show of them.
 type PublicUserSummary struct {
-	ID          string  `json:"id"`
-	DisplayName string  `json:"displayName"`
-	AvatarURL   *string `json:"avatarUrl,omitempty"`
+	// The user's public ID (`usr_...`), for `user(id:)`.
+	ID string `json:"id"`
+	// The name the user chose to be shown under.
+	DisplayName string `json:"displayName"`
+	// URL of the user's avatar picture; null when the user has none.
+	AvatarURL *string `json:"avatarUrl,omitempty"`
 }
 
 type Query struct {
 }
 
-// A page of a business's public smoke sessions.
+// One page of a venue's or a brand's public smoke sessions, with how many there are in all.
 type SessionFeed struct {
-	// How many sessions match in all.
-	Count int              `json:"count"`
+	// How many sessions match the filters in all pages together, to size a pager.
+	Count int `json:"count"`
+	// The page's sessions, newest first. Never null; empty past the last page. Counts as `limit` items for cost.
 	Items []*PublicSession `json:"items"`
 }
 
+// One page of the connected user's smoke sessions (a Relay cursor connection), from `mySmokeSessions`.
 type SmokeSessionConnection struct {
-	Edges    []*SmokeSessionEdge  `json:"edges"`
+	// The page's smoke sessions, each with its cursor, in the connection's order. Never null; empty when there are none (more). Counts as `first` items for cost.
+	Edges []*SmokeSessionEdge `json:"edges"`
+	// Whether another page follows, and the cursor to ask for it with `after`. Cost 1.
 	PageInfo *pagination.PageInfo `json:"pageInfo"`
 }
 
+// One smoke session of a page, with the cursor that marks its place.
 type SmokeSessionEdge struct {
-	Cursor string              `json:"cursor"`
-	Node   *users.SmokeSession `json:"node"`
+	// An opaque cursor for this smoke session's place: pass it as `after` to get the smoke sessions that follow it. Do not parse or build cursors.
+	Cursor string `json:"cursor"`
+	// The smoke session; never null. Cost 1.
+	Node *users.SmokeSession `json:"node"`
 }
 
-// A venue: the users subgraph adds its guests' public smoke sessions.
 type Venue struct {
 	ID string `json:"id"`
-	// Public smoke sessions at the venue, newest first.
+	// The public smoke sessions at the venue, newest first (by `createdAt`), one
+	// page at a time by `limit` and `offset`: only sessions marked public by users
+	// whose profile is public. No scope needed. Never null. Cost 1 + limit × (1 +
+	// the session's object fields: `user`, `cigar`, `venue` weigh 1 each).
 	Sessions *SessionFeed `json:"sessions"`
 }
 

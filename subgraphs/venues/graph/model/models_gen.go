@@ -9,31 +9,46 @@ import (
 
 type Brand struct {
 	ID string `json:"id"`
-	// Events featuring the brand, soonest first.
+	// The events that feature the brand, at any venue, by start time, earliest
+	// first (past events included: filter on `startsAt` to show upcoming ones),
+	// one page at a time. Never null; empty when there are none. Cost 1 + (first or last) ×
+	// (2 + the node's object fields).
 	Events *EventConnection `json:"events"`
 }
 
 func (Brand) IsEntity() {}
 
+// One page of events (a Relay cursor connection): the events as edges, and whether more follow.
 type EventConnection struct {
-	Edges    []*EventEdge         `json:"edges"`
+	// The page's events, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as `first` items for cost.
+	Edges []*EventEdge `json:"edges"`
+	// Whether another page follows, and the cursor to ask for it with `after`. Cost 1.
 	PageInfo *pagination.PageInfo `json:"pageInfo"`
 }
 
+// One event of a page, with the cursor that marks its place.
 type EventEdge struct {
-	Cursor string        `json:"cursor"`
-	Node   *venues.Event `json:"node"`
+	// An opaque cursor for this event's place: pass it as `after` to get the events that follow it. Do not parse or build cursors.
+	Cursor string `json:"cursor"`
+	// The event; never null. Cost 1.
+	Node *venues.Event `json:"node"`
 }
 
 type Query struct {
 }
 
+// One page of venues (a Relay cursor connection): the venues as edges, and whether more follow.
 type VenueConnection struct {
-	Edges    []*VenueEdge         `json:"edges"`
+	// The page's venues, each with its cursor, in the connection's order. Never null; empty when nothing (more) matches. Counts as `first` items for cost.
+	Edges []*VenueEdge `json:"edges"`
+	// Whether another page follows, and the cursor to ask for it with `after`. Cost 1.
 	PageInfo *pagination.PageInfo `json:"pageInfo"`
 }
 
+// One venue of a page, with the cursor that marks its place.
 type VenueEdge struct {
-	Cursor string        `json:"cursor"`
-	Node   *venues.Venue `json:"node"`
+	// An opaque cursor for this venue's place: pass it as `after` to get the venues that follow it. Do not parse or build cursors.
+	Cursor string `json:"cursor"`
+	// The venue; never null. Cost 1.
+	Node *venues.Venue `json:"node"`
 }
