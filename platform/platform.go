@@ -28,6 +28,7 @@ import (
 	"github.com/vitolahq/vitola/internal/kv/memory"
 	kvredis "github.com/vitolahq/vitola/internal/kv/redis"
 	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/telemetry"
 	"github.com/vitolahq/vitola/internal/trust"
 	restshim "github.com/vitolahq/vitola/rest-shim"
 	"github.com/vitolahq/vitola/router"
@@ -72,6 +73,10 @@ type Options struct {
 	// WrapShimTransport, when set, wraps the shim's transport to the
 	// subgraphs (tests break the ledger's answers with it).
 	WrapShimTransport func(http.RoundTripper) http.RoundTripper
+	// Telemetry reports metrics and traces (nil: none).
+	Telemetry *telemetry.Telemetry
+	// ReadyTimeout bounds /health/ready's checks (0: the default).
+	ReadyTimeout time.Duration
 }
 
 // Platform is every component in one process.
@@ -126,7 +131,8 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	log := o.Logger
 	log.Info().Str("store", o.Store.Backend()).Msg("opening stores")
 
-	kvs, err := OpenKV(ctx, o.RedisURL, o.RedisPrefix)
+	tel := o.Telemetry
+	kvs, err := OpenKV(ctx, o.RedisURL, o.RedisPrefix, tel)
 	if err != nil {
 		return nil, err
 	}
@@ -142,14 +148,20 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	checks := slices.Clone(edgeChecks)
 	hosts := map[string]http.Handler{}
 	urls := map[string]string{}
+	names := map[string]string{InternalHost("router"): "router"} // by host, for telemetry
 	for _, name := range schema.Subgraphs {
 		urls[name] = "http://" + InternalHost(name) + "/graphql"
 	}
-	prober := EntityProber(&trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: catalogIssuer}, urls)
+	for _, name := range schema.All {
+		names[InternalHost(name)] = name
+	}
+	// Every internal call is traced and counted by caller and callee.
+	internal := func(caller string, t http.RoundTripper) http.RoundTripper { return tel.Transport(caller, names, t) }
+	prober := EntityProber(&trust.Transport{Base: internal(schema.Catalog, &inproc.Transport{Handlers: hosts}), Issuer: catalogIssuer}, urls)
 	var credits payments.Ledger
 	var paymentsChecks []restshim.Check
 	matchingIssuer, _ := trust.NewIssuer(o.InternalKey, schema.Matching)
-	matchingCatalog := &subgraph.Client{URL: urls[schema.Catalog], HTTP: &http.Client{Transport: &trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: matchingIssuer}}}
+	matchingCatalog := &subgraph.Client{URL: urls[schema.Catalog], HTTP: &http.Client{Transport: &trust.Transport{Base: internal(schema.Matching, &inproc.Transport{Handlers: hosts}), Issuer: matchingIssuer}}}
 	for _, name := range schema.All {
 		sg, err := OpenSubgraph(ctx, name, o.Store, SubgraphOptions{Demo: o.Demo, Prober: prober, Secret: o.InternalKey, PublicURL: o.PublicURL,
 			FetchAllow: o.FetchAllow, ImageDecodeBudget: o.ImageDecodeBudget, Catalog: matchingCatalog, VisionModelURL: o.VisionModelURL, VisionModelKey: o.VisionModelKey, Payments: o.Payments, Logger: log})
@@ -157,7 +169,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 			return nil, err
 		}
 		p.closers = append(p.closers, sg.Store)
-		h := subgraph.Handler(name, sg.GraphQL, verifier, sg.Store, sg.Routes...)
+		h := tel.Handler(name, subgraph.Handler(name, sg.GraphQL, verifier, sg.Store, sg.Routes...))
 		hosts[InternalHost(name)] = h
 		p.Subgraphs[name] = h
 		checks = append(checks, restshim.Check{Name: name, Check: sg.Store.Ping})
@@ -187,18 +199,19 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	if o.WrapSubgraphTransport != nil {
 		transport = o.WrapSubgraphTransport(transport)
 	}
-	client := &http.Client{Transport: &trust.Transport{Base: transport, Issuer: routerIssuer}}
+	client := &http.Client{Transport: &trust.Transport{Base: internal("router", transport), Issuer: routerIssuer}}
 	var shimTransport http.RoundTripper = &inproc.Transport{Handlers: hosts}
 	if o.WrapShimTransport != nil {
 		shimTransport = o.WrapShimTransport(shimTransport)
 	}
-	shimClient := &http.Client{Transport: &trust.Transport{Base: shimTransport, Issuer: shimIssuer}}
+	shimClient := &http.Client{Transport: &trust.Transport{Base: internal("shim", shimTransport), Issuer: shimIssuer}}
 	p.Idempotency = idempotency.New(accessStore.Idempotency())
 	usersClient := &subgraph.Client{HTTP: shimClient, URL: urls[schema.Users]}
 	tokens := access.NewTokens(o.PublicURL, restshim.FetchJWKS(usersClient))
 	var quotas *access.Quotas
 	if o.Quotas != nil {
 		quotas = access.NewQuotas(kvs, *o.Quotas, log)
+		quotas.Observe(tel.QuotaRefused)
 	}
 	var apq kv.Store // automatic persisted queries: in Redis when there is one, else bounded in process
 	if o.RedisURL != "" {
@@ -209,22 +222,31 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// The shim reaches the router through the in-process transport too.
-	routerClient := &subgraph.Client{URL: "http://router.vitola.internal/graphql", HTTP: &http.Client{Transport: &trust.Transport{
-		Base: &inproc.Transport{Handlers: map[string]http.Handler{"router.vitola.internal": rt}}, Issuer: shimIssuer}}}
-	p.API = restshim.NewServer(restshim.Deps{
+	// The shim reaches the router through the in-process transport too, to
+	// the router's own route as the router component serves it.
+	routerMux := http.NewServeMux()
+	routerMux.Handle("/graphql", rt)
+	routerClient := &subgraph.Client{URL: "http://" + InternalHost("router") + "/graphql", HTTP: &http.Client{Transport: &trust.Transport{
+		Base: internal("shim", &inproc.Transport{Handlers: map[string]http.Handler{InternalHost("router"): tel.Handler("router", routerMux)}}), Issuer: shimIssuer}}}
+	onCheckFailed := func(name string) {
+		if name == "kv" {
+			return // Redis errors are counted by command
+		}
+		tel.StoreError(name)
+	}
+	p.API = tel.EdgeHandler("api", restshim.NewServer(restshim.Deps{
 		GraphQL: rt, Router: routerClient, Keys: keys, Origins: keys, Tokens: tokens, Users: usersClient, PublicURL: o.PublicURL, CookieKey: CookieKey(o.InternalKey), KV: kvs, Quotas: quotas,
 		Catalog:     &subgraph.Client{HTTP: shimClient, URL: urls[schema.Catalog]},
 		Payments:    &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Payments) + "/graphql"},
 		Matching:    &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Matching) + "/graphql"},
 		Idempotency: p.Idempotency,
-		OpenAPI:     schema.OpenAPI, Checks: checks, Logger: log,
-	})
-	p.Payments = restshim.NewPaymentsServer(restshim.Deps{
+		OpenAPI:     schema.OpenAPI, Checks: checks, ReadyTimeout: o.ReadyTimeout, OnCheckFailed: onCheckFailed, Logger: log,
+	}))
+	p.Payments = tel.EdgeHandler("payments", restshim.NewPaymentsServer(restshim.Deps{
 		Payments:    &subgraph.Client{HTTP: shimClient, URL: "http://" + InternalHost(schema.Payments) + "/graphql"},
 		Idempotency: p.Idempotency, PaymentsPublicURL: o.Payments.PublicURL, PaymentsOpenAPI: schema.PaymentsOpenAPI, CookieKey: CookieKey(o.InternalKey),
-		Checks: paymentsChecks, Logger: log,
-	})
+		Checks: paymentsChecks, ReadyTimeout: o.ReadyTimeout, OnCheckFailed: onCheckFailed, Logger: log,
+	}))
 	return p, nil
 }
 
@@ -261,12 +283,20 @@ func SignedHosts(subgraphs map[string]string) map[string]bool {
 	return signed
 }
 
-// OpenKV opens Redis when url is set, the in-process store otherwise.
-func OpenKV(ctx context.Context, url, prefix string) (kv.Store, error) {
+// OpenKV opens Redis when url is set, the in-process store otherwise; tel
+// counts Redis's failed commands.
+func OpenKV(ctx context.Context, url, prefix string, tel *telemetry.Telemetry) (kv.Store, error) {
 	if url == "" {
 		return memory.New(nil), nil
 	}
-	return kvredis.Open(ctx, url, prefix)
+	st, err := kvredis.Open(ctx, url, prefix)
+	if err != nil {
+		return nil, err
+	}
+	if tel != nil && tel.Metrics != nil {
+		st.OnError(tel.RedisError)
+	}
+	return st, nil
 }
 
 // OpenAccess opens the developer-key store and its service.

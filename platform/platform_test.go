@@ -554,7 +554,12 @@ func (f *fixture) testRouterInternalDoor(t *testing.T) {
 }
 
 func (f *fixture) testHealth(t *testing.T) {
-	res, err := http.Get(f.srv.URL + "/health")
+	if res, err := http.Get(f.srv.URL + "/health"); err != nil || res.StatusCode != 200 {
+		t.Fatalf("liveness: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
+	res, err := http.Get(f.srv.URL + "/health/ready")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,7 +572,7 @@ func (f *fixture) testHealth(t *testing.T) {
 	if res.StatusCode != 200 || h.Status != "ok" {
 		t.Fatalf("health %d %+v", res.StatusCode, h)
 	}
-	for _, c := range []string{"access", "kv", "catalog", "users", "venues"} {
+	for _, c := range []string{"access", "kv", "catalog", "users", "venues", "payments", "matching"} {
 		if h.Components[c].Status != "ok" {
 			t.Errorf("component %s: %+v", c, h.Components[c])
 		}

@@ -144,7 +144,7 @@ func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReade
 // mux in the same run.
 func BenchmarkEdge(b *testing.B) {
 	bare := http.NewServeMux()
-	bare.Handle("GET /health", restshim.HealthHandler(nil))
+	bare.Handle("GET /health", restshim.HealthHandler())
 	for _, c := range []struct {
 		name string
 		h    http.Handler

@@ -10,20 +10,36 @@ import (
 	"github.com/vitolahq/vitola/internal/timestamp"
 )
 
+// DefaultReadyTimeout bounds a readiness check when none is configured.
+const DefaultReadyTimeout = 2 * time.Second
+
 type componentStatus struct {
 	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`
 }
 
-// HealthHandler serves /health over checks (components that are not the shim
-// use it too).
-func HealthHandler(checks []Check) http.Handler { return handleHealth(checks) }
-
-// handleHealth runs every check in parallel, each bounded in time: 200 when all
-// pass, 503 naming what failed.
-func handleHealth(checks []Check) http.Handler {
+// HealthHandler serves GET /health: liveness, cheap and dependency-free. It
+// answers 200 while the process serves HTTP; a store or a subgraph being
+// down is readiness's business (ReadyHandler), so an orchestrator never
+// restarts a process for a database outage.
+func HealthHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		json.NewEncoder(w).Encode(map[string]any{"status": "ok", "time": timestamp.Format(time.Now())})
+	})
+}
+
+// ReadyHandler serves GET /health/ready over checks (components that are not
+// the shim use it too): every check runs in parallel within timeout (0:
+// DefaultReadyTimeout); 200 when all pass, 503 naming each that failed.
+// onFail, when set, is told the name of each check that failed.
+func ReadyHandler(checks []Check, timeout time.Duration, onFail func(name string)) http.Handler {
+	if timeout <= 0 {
+		timeout = DefaultReadyTimeout
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
 		results := make(map[string]componentStatus, len(checks))
 		var mu sync.Mutex
@@ -34,8 +50,12 @@ func handleHealth(checks []Check) http.Handler {
 				defer wg.Done()
 				st := componentStatus{Status: "ok"}
 				if err := c.Check(ctx); err != nil {
-					// The error names what is down, never a connection string.
-					st = componentStatus{Status: "unavailable", Error: "check failed: " + errorClass(err)}
+					// The error names what is down, never a host or a
+					// connection string.
+					st = componentStatus{Status: "unavailable", Error: "check failed: " + errorClass(ctx, err)}
+					if onFail != nil {
+						onFail(c.Name)
+					}
 				}
 				mu.Lock()
 				results[c.Name] = st
@@ -60,9 +80,9 @@ func handleHealth(checks []Check) http.Handler {
 	})
 }
 
-func errorClass(err error) string {
+func errorClass(ctx context.Context, err error) string {
 	switch {
-	case err == context.DeadlineExceeded || err == context.Canceled:
+	case err == context.DeadlineExceeded || err == context.Canceled || ctx.Err() != nil:
 		return "timed out"
 	default:
 		return "unreachable"

@@ -6,6 +6,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/internal/apierr"
+	"github.com/vitolahq/vitola/internal/telemetry"
 )
 
 // withRecovery turns a panic into a 500 with the error body, logged once.
@@ -16,7 +17,7 @@ func withRecovery(log zerolog.Logger, next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				log.Error().Interface("panic", v).Str("path", r.URL.Path).Msg("handler panicked")
+				log.Error().Interface("panic", v).Str("request_id", telemetry.RequestID(r.Context())).Str("path", r.URL.Path).Msg("handler panicked")
 				apierr.Write(w, http.StatusInternalServerError, apierr.CodeInternal, "internal error")
 			}
 		}()

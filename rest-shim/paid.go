@@ -15,6 +15,7 @@ import (
 	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/internal/idempotency"
 	"github.com/vitolahq/vitola/internal/jsonbody"
+	"github.com/vitolahq/vitola/internal/telemetry"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
@@ -255,11 +256,15 @@ func runPaid(ctx context.Context, payments *subgraph.Client, rt paidRoute, req a
 		return 0, nil, err
 	}
 	holdID := hold.ReserveCredits.ID
+	tel := telemetry.FromContext(ctx)
+	tel.Credits("held", price)
 	release := func() error {
 		err := ledgerCall(ctx, payments, opReleaseCredits, map[string]any{"id": holdID}, nil, len(ledgerRetryDelays))
 		if err != nil {
 			// The hold is given back when it expires.
 			log.Error().Err(err).Str("reservation", holdID).Msg("release credits")
+		} else {
+			tel.Credits("released", price)
 		}
 		return err
 	}
@@ -278,6 +283,9 @@ func runPaid(ctx context.Context, payments *subgraph.Client, rt paidRoute, req a
 		}
 		return 0, nil, err
 	}
+	// Settling charges the cost and gives the rest of the hold back.
+	tel.Credits("charged", cost)
+	tel.Credits("released", price-cost)
 	return settled.SettleCredits.Balance, body, nil
 }
 

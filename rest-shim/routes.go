@@ -11,7 +11,8 @@ import (
 
 // addRoutes lists every route of {base_url}.
 func addRoutes(mux routes, d Deps) {
-	mux.Handle("GET /health", handleHealth(d.Checks))
+	mux.Handle("GET /health", HealthHandler())
+	mux.Handle("GET /health/ready", ReadyHandler(d.Checks, d.ReadyTimeout, d.OnCheckFailed))
 	mux.Handle("/docs", webui.DocsHandler(d.OpenAPI))
 	mux.Handle("/docs/", webui.DocsHandler(d.OpenAPI))
 	mux.Handle("/graphql", d.GraphQL)
@@ -60,7 +61,8 @@ func addRoutes(mux routes, d Deps) {
 
 // addPaymentsRoutes lists every route of {payments_origin}.
 func addPaymentsRoutes(mux routes, d Deps) {
-	mux.Handle("GET /health", handleHealth(d.Checks))
+	mux.Handle("GET /health", HealthHandler())
+	mux.Handle("GET /health/ready", ReadyHandler(d.Checks, d.ReadyTimeout, d.OnCheckFailed))
 	mux.Handle("/docs", webui.DocsHandler(d.PaymentsOpenAPI))
 	mux.Handle("/docs/", webui.DocsHandler(d.PaymentsOpenAPI))
 

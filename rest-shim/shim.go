@@ -6,6 +6,7 @@ package restshim
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -15,7 +16,7 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
 
-// Check is one component or store /health reports on.
+// Check is one component or store /health/ready reports on.
 type Check struct {
 	Name  string
 	Check func(ctx context.Context) error
@@ -54,9 +55,13 @@ type Deps struct {
 	PaymentsOpenAPI []byte
 	// PaymentsPublicURL is {payments_origin} as clients and browsers reach it.
 	PaymentsPublicURL string
-	// Checks are what /health reports.
-	Checks []Check
-	Logger zerolog.Logger
+	// Checks are what /health/ready reports, each within ReadyTimeout (0:
+	// DefaultReadyTimeout); OnCheckFailed, when set, is told each failure
+	// (the platform counts them).
+	Checks        []Check
+	ReadyTimeout  time.Duration
+	OnCheckFailed func(name string)
+	Logger        zerolog.Logger
 }
 
 // NewServer returns the public API handler ({base_url}). Every error it

@@ -24,6 +24,8 @@ import (
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/operationreport"
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/pool"
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/variablesvalidation"
+
+	"github.com/vitolahq/vitola/internal/telemetry"
 )
 
 // executor runs operations on graphql-go-tools' planner and resolver, the steps
@@ -150,7 +152,7 @@ func (e *RequestError) Unwrap() error { return e.Err }
 // what subgraph header templates may read, and part of what makes two queries
 // identical.
 func (x *executor) Execute(ctx context.Context, query, operationName string, variables []byte, header http.Header, w io.Writer) error {
-	op, err := x.operation(query, operationName, variables)
+	op, err := x.operation(ctx, query, operationName, variables)
 	if err != nil {
 		return err
 	}
@@ -211,7 +213,7 @@ const maxCachedRequest = 16 << 10
 // prepare into the same operation, so only the first pays for parsing,
 // normalization, validation and planning. Request errors come back as a
 // *RequestError.
-func (x *executor) operation(query, operationName string, variables []byte) (*prepared, error) {
+func (x *executor) operation(ctx context.Context, query, operationName string, variables []byte) (*prepared, error) {
 	h := pool.Hash64.Get()
 	h.Reset()
 	h.WriteString(query)
@@ -224,6 +226,7 @@ func (x *executor) operation(query, operationName string, variables []byte) (*pr
 	// The whole request is compared, not only its hash: a colliding request
 	// must never run another's plan (nor escape its own limits).
 	if op, ok := x.ops.Get(key); ok && op.query == query && op.operationName == operationName && bytes.Equal(op.variables, variables) {
+		telemetry.FromContext(ctx).PlanCache(true)
 		return op, nil
 	}
 	k := x.kits.Get().(*kit)
@@ -233,7 +236,7 @@ func (x *executor) operation(query, operationName string, variables []byte) (*pr
 	if err != nil {
 		return nil, &RequestError{Err: err}
 	}
-	p, opHash, err := x.plan(k, k.doc, query, operationName, variables)
+	p, opHash, err := x.plan(ctx, k, k.doc, query, operationName, variables)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +295,7 @@ func (x *executor) prepare(k *kit, doc *ast.Document, query, operationName strin
 // plan returns the cached plan of a normalized operation, planning it once. A
 // plan keeps pointers into the document it was made from, so it is made from a
 // document of its own, never from a pooled one that the next request reuses.
-func (x *executor) plan(k *kit, doc *ast.Document, query, operationName string, variables []byte) (plan.Plan, uint64, error) {
+func (x *executor) plan(ctx context.Context, k *kit, doc *ast.Document, query, operationName string, variables []byte) (plan.Plan, uint64, error) {
 	h := pool.Hash64.Get()
 	h.Reset()
 	defer pool.Hash64.Put(h)
@@ -300,9 +303,14 @@ func (x *executor) plan(k *kit, doc *ast.Document, query, operationName string, 
 		return nil, 0, err
 	}
 	key := h.Sum64()
+	tel := telemetry.FromContext(ctx)
 	if p, ok := x.plans.Get(key); ok {
+		tel.PlanCache(true)
 		return p, key, nil
 	}
+	tel.PlanCache(false)
+	_, span := telemetry.Start(ctx, "plan")
+	defer span.End()
 	own := ast.NewSmallDocument()
 	if _, _, err := x.prepare(k, own, query, operationName, variables); err != nil {
 		return nil, 0, err

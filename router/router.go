@@ -23,6 +23,7 @@ import (
 	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/internal/jsonbody"
 	"github.com/vitolahq/vitola/internal/kv"
+	"github.com/vitolahq/vitola/internal/telemetry"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/router/limits"
 	"github.com/vitolahq/vitola/webui"
@@ -157,7 +158,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Bound the JSON's tokens and nesting before anything decodes it.
 	if err := rt.analyzer.CheckRequestJSON(body); err != nil {
-		rt.refuse(rs, err)
+		rt.refuse(r.Context(), rs, err)
 		return
 	}
 	// One JSON value, no member twice, names as spelt: what the analyzer and
@@ -197,12 +198,16 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m, err = rt.analyzer.Check(req.Query, req.OperationName, vars)
 	}
 	if err != nil {
-		rt.refuse(rs, err)
+		rt.refuse(r.Context(), rs, err)
 		return
 	}
 	if !rt.spend(rs, rt.quotas.Cost(r.Context(), key, m.Cost)) {
 		return
 	}
+	failed := true
+	defer func() {
+		telemetry.FromContext(r.Context()).Operation(r.Context(), req.OperationName, m.Type, failed, time.Since(start))
+	}()
 
 	// One deadline for the whole operation: cheaper than a client timeout, which
 	// arms a timer per subgraph call.
@@ -218,13 +223,14 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			rs.errors(http.StatusGatewayTimeout, gqlErr(CodeTimeout, fmt.Sprintf("the operation took longer than %s: ask for less", rt.timeout)))
 		default:
-			rt.log.Error().Err(err).Str("operation", req.OperationName).Msg("execute operation")
+			rt.log.Error().Err(err).Str("request_id", telemetry.RequestID(ctx)).Str("operation", req.OperationName).Msg("execute operation")
 			rs.errors(http.StatusInternalServerError, gqlErr(CodeInternal, "the operation failed: try again later"))
 		}
 		return
 	}
 	rt.log.Debug().Str("operation", req.OperationName).Int("depth", m.Depth).Int("cost", m.Cost).
 		Dur("took", time.Since(start)).Msg("graphql")
+	failed = false
 	rs.data(buf.Bytes())
 }
 
@@ -290,9 +296,10 @@ func (rt *Router) queryOverGET(rs responder, req gqlRequest) bool {
 }
 
 // refuse answers an analyzer's error: a *limits.Rejection is the client's.
-func (rt *Router) refuse(rs responder, err error) {
+func (rt *Router) refuse(ctx context.Context, rs responder, err error) {
 	var rej *limits.Rejection
 	if errors.As(err, &rej) {
+		telemetry.FromContext(ctx).Rejected(rejectedLimit(rej))
 		rs.failed(rej.Errors...)
 		return
 	}
@@ -357,6 +364,25 @@ func (rt *Router) caller(rs responder, r *http.Request) (id trust.Identity, key 
 		id = access.ForUser(id, claims)
 	}
 	return id, key, true
+}
+
+// rejectedLimit names the rule a rejection broke, for metrics: the limit
+// (depth, aliases, cost, tokens...), or parse / validation.
+func rejectedLimit(rej *limits.Rejection) string {
+	if len(rej.Errors) == 0 {
+		return "other"
+	}
+	ext := rej.Errors[0].Extensions
+	if l, ok := ext["limit"].(string); ok {
+		return l
+	}
+	switch ext["code"] {
+	case limits.CodeParseFailed:
+		return "parse"
+	case limits.CodeValidationFailed:
+		return "validation"
+	}
+	return "other"
 }
 
 func gqlErr(code, msg string) *gqlerror.Error {

@@ -219,6 +219,7 @@ func describeLimits(l access.Limits) string {
 	}
 	return "rps=" + show(l.RPS) + " cost-per-minute=" + show(l.CostPerMinute)
 }
+
 // optionalBool is a boolean flag that knows whether it was given.
 type optionalBool struct{ set, value bool }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -173,7 +174,8 @@ func TestQuotasPerKey(t *testing.T) {
 func TestQuotaMeasureModeRefusesNothing(t *testing.T) {
 	data := t.TempDir()
 	addr := loopbackAddr(t)
-	_, stderr := serveForTest(t, addr, "--data", data, "--payments-addr", loopbackAddr(t), "--quota-rps", "2", "--quota-mode", "measure")
+	metrics := loopbackAddr(t)
+	_, stderr := serveForTest(t, addr, "--data", data, "--payments-addr", loopbackAddr(t), "--quota-rps", "2", "--quota-mode", "measure", "--metrics-addr", metrics)
 	key, _ := admin(t, "keys", "create", "--name", "measured", "--data", data)
 	for i := range 6 {
 		if res, out := call(t, addr, key, `{ __typename }`); res.StatusCode != 200 || res.Header.Get("RateLimit") == "" {
@@ -185,6 +187,18 @@ func TestQuotaMeasureModeRefusesNothing(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), key) {
 		t.Fatal("the key itself is in the log")
+	}
+	// And counted: 6 requests on a burst of 2 are 4 (or, if the loop took
+	// over half a second, 3) would-be refusals.
+	res, err := http.Get("http://" + metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := regexp.MustCompile(`(?m)^vitola_quota_refusals_total\{mode="measure",policy="requests"\} (\d+)$`).FindSubmatch(body)
+	if m == nil || (string(m[1]) != "4" && string(m[1]) != "3") {
+		t.Fatalf("quota refusals metric: %q", m)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/vitolahq/vitola/internal/idempotency"
 	"github.com/vitolahq/vitola/internal/kv"
 	"github.com/vitolahq/vitola/internal/logging"
+	"github.com/vitolahq/vitola/internal/telemetry"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/platform"
 	restshim "github.com/vitolahq/vitola/rest-shim"
@@ -78,6 +79,11 @@ type serveSettings struct {
 	CallbackMaxAge    time.Duration
 	ChargeLease       time.Duration
 	StripeAPIURL      string
+	// Telemetry and readiness.
+	MetricsAddr      string
+	OTLPEndpoint     string
+	TraceSampleRatio float64
+	ReadyTimeout     time.Duration
 }
 
 // paymentsOptions are the payments settings for the platform, the payments
@@ -111,6 +117,12 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 		return nil, fmt.Errorf("--fetch-allow-cidrs: %w", err)
 	}
 	s.fetchAllow = allow
+	if s.TraceSampleRatio < 0 || s.TraceSampleRatio > 1 {
+		return nil, fmt.Errorf("--trace-sample-ratio %v: give a number from 0 to 1", s.TraceSampleRatio)
+	}
+	if s.ReadyTimeout <= 0 {
+		return nil, fmt.Errorf("--ready-timeout %s: give a positive duration, e.g. 2s", s.ReadyTimeout)
+	}
 	if s.Quotas.Mode, err = access.ParseQuotaMode(s.QuotaMode); err != nil {
 		return nil, fmt.Errorf("--quota-mode: %w", err)
 	}
@@ -148,6 +160,10 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	secretVar(fs, &s.VisionModelKey, "vision-model-key", "VITOLA_VISION_MODEL_KEY", getenv, "identify: the vision-model vendor's API key, sent as a bearer token (env VITOLA_VISION_MODEL_KEY)")
 	fs.StringVar(&s.FetchAllowCIDRs, "fetch-allow-cidrs", envOr(getenv, "VITOLA_FETCH_ALLOW_CIDRS", ""), "image fetching: comma-separated address ranges (e.g. 10.0.0.0/8) that may be fetched although not public, for private deployments; empty: public addresses only (env VITOLA_FETCH_ALLOW_CIDRS)")
 	fs.IntVar(&s.ImageDecodeMB, "image-decode-budget", envInt(getenv, "VITOLA_IMAGE_DECODE_BUDGET", imagefetch.DefaultDecodeBudget>>20), "image matching: MiB that decoding images (and fingerprinting them) may hold at once; an image needing more is refused (env VITOLA_IMAGE_DECODE_BUDGET)")
+	fs.StringVar(&s.MetricsAddr, "metrics-addr", envOr(getenv, "VITOLA_METRICS_ADDR", ""), "address of a listener of its own serving Prometheus metrics at /metrics, never on the public origins (e.g. 127.0.0.1:9090); empty: no metrics (env VITOLA_METRICS_ADDR)")
+	secretVar(fs, &s.OTLPEndpoint, "otlp-endpoint", "VITOLA_OTLP_ENDPOINT", getenv, "an OpenTelemetry collector's OTLP/HTTP URL (e.g. http://127.0.0.1:4318; /v1/traces is added to a URL without a path) to send traces to; empty: no tracing (env VITOLA_OTLP_ENDPOINT)")
+	fs.Float64Var(&s.TraceSampleRatio, "trace-sample-ratio", envFloat(getenv, "VITOLA_TRACE_SAMPLE_RATIO", 1), "share of new traces recorded, 0 to 1; a request carrying a traceparent follows its caller's decision (env VITOLA_TRACE_SAMPLE_RATIO)")
+	fs.DurationVar(&s.ReadyTimeout, "ready-timeout", envDuration(getenv, "VITOLA_READY_TIMEOUT", restshim.DefaultReadyTimeout), "how long /health/ready waits for its checks (stores, Redis, subgraphs) before it answers 503 (env VITOLA_READY_TIMEOUT)")
 	fs.StringVar(&s.LogLevel, "log-level", envOr(getenv, "VITOLA_LOG_LEVEL", "info"), "debug, info, warn or error (env VITOLA_LOG_LEVEL)")
 	fs.StringVar(&s.LogFormat, "log-format", envOr(getenv, "VITOLA_LOG_FORMAT", "auto"), "json, console, or auto: console on a terminal (env VITOLA_LOG_FORMAT)")
 	fs.Int64Var(&s.Quotas.Default.RPS, "quota-rps", envInt64(getenv, "VITOLA_QUOTA_RPS", 50), "quotas: requests per second a developer key may send (as a burst, then at that rate), unless the key has its own (vitola keys limits set); 0: no quota (env VITOLA_QUOTA_RPS)")
@@ -181,46 +197,97 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := startPprof(ctx, s.PprofAddr, log); err != nil {
 		return err
 	}
+	service := "vitola"
+	if s.Component != "" {
+		service += "-" + s.Component
+	}
+	tel, err := telemetry.New(ctx, telemetry.Options{Metrics: s.MetricsAddr != "", OTLPEndpoint: s.OTLPEndpoint, SampleRatio: s.TraceSampleRatio, Service: service, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Send the spans still buffered before exiting.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		tel.Close(cctx)
+	}()
 	switch s.Component {
 	case "":
-		return serveAll(ctx, s, log, stdout)
+		return serveAll(ctx, s, tel, log, stdout)
 	case "router":
-		return serveRouter(ctx, s, log)
+		return serveRouter(ctx, s, tel, log)
 	case "shim":
-		return serveShim(ctx, s, log)
+		return serveShim(ctx, s, tel, log)
 	default:
-		return serveSubgraph(ctx, s, log)
+		return serveSubgraph(ctx, s, tel, log)
 	}
 }
 
+// metricsListener is the --metrics-addr listener (none when it is empty):
+// /metrics alone, on an address of its own.
+func (s *serveSettings) metricsListener(tel *telemetry.Telemetry) []*listener {
+	if s.MetricsAddr == "" || tel.Metrics == nil {
+		return nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", tel.Metrics.Handler())
+	return []*listener{{name: "metrics", addr: s.MetricsAddr, handler: mux}}
+}
+
+// hostNames names internal services by the host of their URL (name=URL), for
+// telemetry.
+func hostNames(urls map[string]string) map[string]string {
+	names := map[string]string{}
+	for name, raw := range urls {
+		if u, err := url.Parse(raw); err == nil {
+			names[u.Host] = name
+		}
+	}
+	return names
+}
+
+// remoteReady checks other components' readiness (name=URL of their
+// /graphql) from their /health/ready.
+func remoteReady(urls map[string]string, only []string) []restshim.Check {
+	var checks []restshim.Check
+	for name, u := range urls {
+		if only == nil || slices.Contains(only, name) {
+			checks = append(checks, restshim.Check{Name: name, Check: remoteHealth(strings.TrimSuffix(u, "/graphql") + "/health/ready")})
+		}
+	}
+	return checks
+}
+
 // serveAll runs every component in one process.
-func serveAll(ctx context.Context, s *serveSettings, log zerolog.Logger, stdout io.Writer) error {
+func serveAll(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, log zerolog.Logger, stdout io.Writer) error {
 	key, err := internalKey(s.InternalKey, s.store, true)
 	if err != nil {
 		return err
 	}
 	api, pay := &listener{name: "api", addr: s.Addr}, &listener{name: "payments", addr: s.PaymentsAddr}
-	if err := listen(api, pay); err != nil {
+	all := append([]*listener{api, pay}, s.metricsListener(tel)...)
+	if err := listen(all...); err != nil {
 		return err
 	}
-	defer closeListeners(api, pay) // when start-up fails; serve closes them otherwise
+	defer closeListeners(all...) // when start-up fails; serve closes them otherwise
 	publicURL, payments := publicURL(s.PublicURL, api.bound()), s.paymentsOptions(pay.bound())
 	logPublicURLs(log, publicURL, payments.PublicURL)
 	p, err := platform.Open(ctx, platform.Options{
 		Store: s.store.config(), RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix, InternalKey: key,
 		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Quotas: &s.Quotas, RouterTuning: s.Tuning, Logger: log, PublicURL: publicURL, FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20,
 		VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: payments,
+		Telemetry: tel, ReadyTimeout: s.ReadyTimeout,
 	})
 	if err != nil {
 		return err
 	}
 	defer p.Close()
 	api.handler, pay.handler = p.API, p.Payments
-	return serve(ctx, log, api, pay)
+	return serve(ctx, log, all...)
 }
 
 // serveRouter runs the router alone, over Vitola's composition or any other.
-func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) error {
+func serveRouter(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, log zerolog.Logger) error {
 	raw := schema.RouterConfig
 	if s.RouterConfig != "" {
 		b, err := os.ReadFile(s.RouterConfig)
@@ -244,18 +311,19 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 		return err
 	}
 	defer accessStore.Close()
-	client := &http.Client{Transport: &trust.Transport{Base: router.SubgraphTransport(s.SubgraphH2C), Issuer: issuer, Hosts: platform.SignedHosts(composed.Subgraphs)}}
+	client := &http.Client{Transport: &trust.Transport{Base: tel.Transport("router", hostNames(composed.Subgraphs), router.SubgraphTransport(s.SubgraphH2C)), Issuer: issuer, Hosts: platform.SignedHosts(composed.Subgraphs)}}
 	var tokens *access.Tokens // access tokens need Vitola's users subgraph
 	if u, ok := s.SubgraphURLs[schema.Users]; ok && s.RouterConfig == "" {
 		tokens = access.NewTokens(s.componentPublicURL(log), restshim.FetchJWKS(&subgraph.Client{HTTP: client, URL: u}))
 	}
 	verifier, _ := trust.NewVerifier(key)
-	kvs, err := platform.OpenKV(ctx, s.RedisURL, s.RedisPrefix)
+	kvs, err := platform.OpenKV(ctx, s.RedisURL, s.RedisPrefix, tel)
 	if err != nil {
 		return err
 	}
 	defer kvs.Close()
 	quotas := access.NewQuotas(kvs, s.Quotas, log)
+	quotas.Observe(tel.QuotaRefused)
 	// Automatic persisted queries are shared by the router's replicas through
 	// Redis; without it each keeps its own, bounded.
 	var apq kv.Store
@@ -270,18 +338,23 @@ func serveRouter(ctx context.Context, s *serveSettings, log zerolog.Logger) erro
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", rt)
 	mux.Handle("/graphql/assets/", rt)
-	mux.Handle("GET /health", restshim.HealthHandler([]restshim.Check{{Name: "access", Check: keys.Ping}}))
+	mux.Handle("GET /health", restshim.HealthHandler())
+	// Ready: the key store and Redis (the quotas') answer, and so does each
+	// of Vitola's subgraphs
+	// (a foreign composition's subgraphs need not serve /health/ready).
+	checks := append([]restshim.Check{{Name: "access", Check: keys.Ping}, {Name: "kv", Check: kvs.Ping}}, remoteReady(composed.Subgraphs, schema.Subgraphs)...)
+	mux.Handle("GET /health/ready", restshim.ReadyHandler(checks, s.ReadyTimeout, nil))
 	log.Info().Interface("subgraphs", redactURLs(composed.Subgraphs)).Msg("router")
-	return listenAndServe(ctx, log, &listener{name: "router", addr: s.Addr, handler: mux})
+	return listenAndServe(ctx, log, append([]*listener{{name: "router", addr: s.Addr, handler: tel.Handler("router", mux)}}, s.metricsListener(tel)...)...)
 }
 
 // serveShim runs the public edge alone; /graphql goes to the router over HTTP.
-func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error {
+func serveShim(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, log zerolog.Logger) error {
 	routerURL, err := url.Parse(s.RouterURL)
 	if err != nil || routerURL.Host == "" {
 		return fmt.Errorf("--router-url %q is not a URL", s.RouterURL)
 	}
-	kvs, err := platform.OpenKV(ctx, s.RedisURL, s.RedisPrefix)
+	kvs, err := platform.OpenKV(ctx, s.RedisURL, s.RedisPrefix, tel)
 	if err != nil {
 		return err
 	}
@@ -296,13 +369,13 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 			pr.SetURL(&url.URL{Scheme: routerURL.Scheme, Host: routerURL.Host})
 			pr.SetXForwarded()
 		},
-		Transport: newHTTPTransport(),
+		Transport: tel.Transport("shim", map[string]string{routerURL.Host: "router"}, newHTTPTransport()),
 	}
+	// Ready: the key store and Redis answer, the router serves, and each
+	// subgraph is ready (its store answers).
 	checks := []restshim.Check{{Name: "access", Check: keys.Ping}, {Name: "kv", Check: kvs.Ping},
 		{Name: "router", Check: remoteHealth(strings.TrimSuffix(s.RouterURL, "/graphql") + "/health")}}
-	for name, u := range s.SubgraphURLs {
-		checks = append(checks, restshim.Check{Name: name, Check: remoteHealth(strings.TrimSuffix(u, "/graphql") + "/health")})
-	}
+	checks = append(checks, remoteReady(s.SubgraphURLs, nil)...)
 	catalogURL, okC := s.SubgraphURLs[schema.Catalog]
 	usersURL, okU := s.SubgraphURLs[schema.Users]
 	paymentsGraphQL, okP := s.SubgraphURLs[schema.Payments]
@@ -315,39 +388,50 @@ func serveShim(ctx context.Context, s *serveSettings, log zerolog.Logger) error 
 		return err
 	}
 	issuer, _ := trust.NewIssuer(key, "shim")
-	internal := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer}}
+	targets := hostNames(s.SubgraphURLs)
+	targets[routerURL.Host] = "router"
+	internal := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: tel.Transport("shim", targets, newHTTPTransport()), Issuer: issuer}}
 	// Identify may take up to the shim's paid deadline (90 s: fetches,
 	// fingerprints, a vision model); matching calls get a cap above it.
 	slowInternal := &http.Client{Timeout: 100 * time.Second, Transport: internal.Transport}
 	usersClient := &subgraph.Client{HTTP: internal, URL: usersURL}
 	idem := idempotency.New(accessStore.Idempotency())
 	api, pay := &listener{name: "api", addr: s.Addr}, &listener{name: "payments", addr: s.PaymentsAddr}
-	if err := listen(api, pay); err != nil {
+	all := append([]*listener{api, pay}, s.metricsListener(tel)...)
+	if err := listen(all...); err != nil {
 		return err
 	}
-	defer closeListeners(api, pay)
+	defer closeListeners(all...)
 	publicURL, paymentsURL := publicURL(s.PublicURL, api.bound()), s.paymentsOptions(pay.bound()).PublicURL
 	logPublicURLs(log, publicURL, paymentsURL)
-	api.handler = restshim.NewServer(restshim.Deps{
+	onCheckFailed := func(name string) {
+		if name != "kv" && name != "router" && !slices.Contains(schema.All, name) {
+			tel.StoreError(name)
+		}
+	}
+	quotas := access.NewQuotas(kvs, s.Quotas, log)
+	quotas.Observe(tel.QuotaRefused)
+	api.handler = tel.EdgeHandler("api", restshim.NewServer(restshim.Deps{
 		GraphQL: proxy, Keys: keys, Origins: keys, Catalog: &subgraph.Client{HTTP: internal, URL: catalogURL},
 		Payments: &subgraph.Client{HTTP: internal, URL: paymentsGraphQL},
 		Matching: &subgraph.Client{HTTP: slowInternal, URL: matchingURL}, Idempotency: idem,
 		Router: &subgraph.Client{HTTP: internal, URL: s.RouterURL},
 		Users:  usersClient, Tokens: access.NewTokens(publicURL, restshim.FetchJWKS(usersClient)),
-		PublicURL: publicURL, CookieKey: platform.CookieKey(key), KV: kvs, Quotas: access.NewQuotas(kvs, s.Quotas, log),
-		OpenAPI: schema.OpenAPI, Checks: checks, Logger: log,
-	})
-	pay.handler = restshim.NewPaymentsServer(restshim.Deps{
+		PublicURL: publicURL, CookieKey: platform.CookieKey(key), KV: kvs, Quotas: quotas,
+		OpenAPI: schema.OpenAPI, Checks: checks, ReadyTimeout: s.ReadyTimeout, OnCheckFailed: onCheckFailed, Logger: log,
+	}))
+	pay.handler = tel.EdgeHandler("payments", restshim.NewPaymentsServer(restshim.Deps{
 		Payments: &subgraph.Client{HTTP: internal, URL: paymentsGraphQL}, Idempotency: idem,
 		PaymentsPublicURL: paymentsURL, PaymentsOpenAPI: schema.PaymentsOpenAPI, CookieKey: platform.CookieKey(key),
-		Checks: append(checks[:2:2], restshim.Check{Name: schema.Payments, Check: remoteHealth(strings.TrimSuffix(paymentsGraphQL, "/graphql") + "/health")}), Logger: log,
-	})
-	return serve(ctx, log, api, pay)
+		Checks:       append(checks[:2:2], restshim.Check{Name: schema.Payments, Check: remoteHealth(strings.TrimSuffix(paymentsGraphQL, "/graphql") + "/health/ready")}),
+		ReadyTimeout: s.ReadyTimeout, OnCheckFailed: onCheckFailed, Logger: log,
+	}))
+	return serve(ctx, log, all...)
 }
 
 // serveSubgraph runs one subgraph alone: its /graphql answers only calls with an
 // internal token.
-func serveSubgraph(ctx context.Context, s *serveSettings, log zerolog.Logger) error {
+func serveSubgraph(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, log zerolog.Logger) error {
 	key, err := internalKey(s.InternalKey, s.store, false)
 	if err != nil {
 		return err
@@ -356,12 +440,12 @@ func serveSubgraph(ctx context.Context, s *serveSettings, log zerolog.Logger) er
 	var prober cataloggraph.Prober
 	if s.Component == schema.Catalog {
 		issuer, _ := trust.NewIssuer(key, schema.Catalog)
-		prober = platform.EntityProber(&trust.Transport{Base: newHTTPTransport(), Issuer: issuer}, s.SubgraphURLs)
+		prober = platform.EntityProber(&trust.Transport{Base: tel.Transport(s.Component, hostNames(s.SubgraphURLs), newHTTPTransport()), Issuer: issuer}, s.SubgraphURLs)
 	}
 	var catalogClient *subgraph.Client
 	if u, ok := s.SubgraphURLs[schema.Catalog]; ok && s.Component == schema.Matching {
 		issuer, _ := trust.NewIssuer(key, schema.Matching)
-		catalogClient = &subgraph.Client{URL: u, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: newHTTPTransport(), Issuer: issuer}}}
+		catalogClient = &subgraph.Client{URL: u, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: tel.Transport(s.Component, hostNames(s.SubgraphURLs), newHTTPTransport()), Issuer: issuer}}}
 	}
 	sg, err := platform.OpenSubgraph(ctx, s.Component, s.store.config(), platform.SubgraphOptions{Demo: s.Demo, Prober: prober, Secret: key, PublicURL: s.componentPublicURL(log),
 		FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(s.PaymentsAddr), Logger: log})
@@ -369,7 +453,8 @@ func serveSubgraph(ctx context.Context, s *serveSettings, log zerolog.Logger) er
 		return err
 	}
 	defer sg.Store.Close()
-	return listenAndServe(ctx, log, &listener{name: s.Component, addr: s.Addr, h2c: true, handler: subgraph.Handler(s.Component, sg.GraphQL, verifier, sg.Store, sg.Routes...)})
+	h := tel.Handler(s.Component, subgraph.Handler(s.Component, sg.GraphQL, verifier, sg.Store, sg.Routes...))
+	return listenAndServe(ctx, log, append([]*listener{{name: s.Component, addr: s.Addr, h2c: true, handler: h}}, s.metricsListener(tel)...)...)
 }
 
 func newHTTPTransport() *http.Transport {
@@ -379,8 +464,10 @@ func newHTTPTransport() *http.Transport {
 	return t
 }
 
+// remoteHealth checks a component's health URL answers 200 (the readiness
+// check's context bounds it).
 func remoteHealth(u string) func(ctx context.Context) error {
-	client := &http.Client{Timeout: 2 * time.Second, Transport: newHTTPTransport()}
+	client := &http.Client{Transport: newHTTPTransport()}
 	return func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {

@@ -238,6 +238,13 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
+func envFloat(getenv func(string) string, name string, def float64) float64 {
+	if f, err := strconv.ParseFloat(getenv(name), 64); err == nil {
+		return f
+	}
+	return def
+}
+
 func envDuration(getenv func(string) string, name string, def time.Duration) time.Duration {
 	if d, err := time.ParseDuration(getenv(name)); err == nil {
 		return d

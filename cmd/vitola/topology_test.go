@@ -243,7 +243,8 @@ func TestScaleOutTopology(t *testing.T) {
 
 	checkPaymentsReplicas(topo, client)
 
-	// Stopping the catalog degrades the shim's /health, naming the catalog.
+	// Stopping the catalog degrades the shim's /health/ready, naming the
+	// catalog.
 	topo.stop("catalog", 15*time.Second)
 	health := topo.waitHealth(shimService, shimHealth, http.StatusServiceUnavailable, 15*time.Second)
 	var hb struct {
@@ -304,8 +305,8 @@ func TestDeployFiles(t *testing.T) {
 		if !slices.Contains(s.Command, "--addr") || !strings.Contains(strings.Join(s.Command, " "), "--addr 0.0.0.0:") {
 			t.Errorf("%s: command %v, want --addr 0.0.0.0:PORT", name, s.Command)
 		}
-		if s.Healthcheck == nil || !strings.Contains(strings.Join(s.Healthcheck.Test, " "), "/health") {
-			t.Errorf("%s: want a healthcheck against /health", name)
+		if s.Healthcheck == nil || !strings.Contains(strings.Join(s.Healthcheck.Test, " "), "/health/ready") {
+			t.Errorf("%s: want a healthcheck against /health/ready (readiness)", name)
 		}
 		if _, err := parseServe(args[1:], envLookup(env), io.Discard); err != nil {
 			t.Errorf("%s: vitola serve rejects its compose settings: %v", name, err)
@@ -327,7 +328,7 @@ func TestDeployFiles(t *testing.T) {
 			t.Errorf("router: no subgraph URL for %s", sg)
 		}
 		if shimSettings == nil || shimSettings.SubgraphURLs[sg] == "" {
-			t.Errorf("shim: no subgraph URL for %s (its /health would not check it)", sg)
+			t.Errorf("shim: no subgraph URL for %s (its /health/ready would not check it)", sg)
 		}
 	}
 	topo.startOrder() // fails on a dependency cycle or an unknown service

@@ -25,6 +25,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/vitolahq/vitola/internal/telemetry"
 )
 
 // MaxKeyLength bounds an Idempotency-Key.
@@ -179,10 +181,13 @@ func (s *Service) Begin(ctx context.Context, scope, key, hash string) (Decision,
 	case existing == nil:
 		return Decision{Outcome: Proceed, Claim: c}, nil
 	case existing.RequestHash != hash:
+		telemetry.FromContext(ctx).Idempotency("conflict")
 		return Decision{Outcome: Mismatch}, nil
 	case !existing.Done:
+		telemetry.FromContext(ctx).Idempotency("in_flight")
 		return Decision{Outcome: InFlight}, nil
 	default:
+		telemetry.FromContext(ctx).Idempotency("replayed")
 		return Decision{Outcome: Replay, Response: existing.Response}, nil
 	}
 }

@@ -8,6 +8,7 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -96,7 +97,7 @@ func openSQLite(ctx context.Context, dir, name string, migrations fs.FS) (*DB, e
 	// write lock up front so concurrent writers queue on busy_timeout instead of
 	// failing with SQLITE_BUSY half-way through.
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-	sdb, err := sqlx.Open("sqlite", dsn)
+	sdb, err := openObserved("sqlite", dsn, name)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +155,7 @@ func openPostgres(ctx context.Context, cfg Config, name string, migrations fs.FS
 	// Every connection of this store sees only its own schema first: the
 	// subgraph's tables and its own goose version table.
 	pcfg.RuntimeParams["search_path"] = schema
-	sdb := sqlx.NewDb(stdlib.OpenDB(*pcfg), "pgx")
+	sdb := sqlx.NewDb(sql.OpenDB(observed{Connector: stdlib.GetConnector(*pcfg), store: name}), "pgx")
 	sdb.SetMaxOpenConns(16)
 	sdb.SetMaxIdleConns(8)
 	sdb.SetConnMaxIdleTime(5 * time.Minute)
@@ -185,6 +186,24 @@ func openPostgres(ctx context.Context, cfg Config, name string, migrations fs.FS
 		return nil, err
 	}
 	return db, nil
+}
+
+// openObserved opens a database/sql driver by name with its queries
+// observed (observe.go).
+func openObserved(driverName, dsn, store string) (*sqlx.DB, error) {
+	probe, err := sql.Open(driverName, dsn)
+	if err != nil {
+		return nil, err
+	}
+	drv := probe.Driver()
+	probe.Close()
+	var connector driver.Connector = dsnConnector{dsn: dsn, drv: drv}
+	if dc, ok := drv.(driver.DriverContext); ok {
+		if connector, err = dc.OpenConnector(dsn); err != nil {
+			return nil, err
+		}
+	}
+	return sqlx.NewDb(sql.OpenDB(observed{Connector: connector, store: store}), driverName), nil
 }
 
 func migrate(ctx context.Context, db *DB, dialect goose.Dialect, migrations fs.FS) error {

@@ -122,6 +122,8 @@ func (c Config) withDefaults() Config {
 
 // Measure is what the analyzer found in an operation.
 type Measure struct {
+	// Type is the operation's: query, mutation or subscription.
+	Type       string
 	Depth      int
 	Aliases    int
 	RootFields int
@@ -410,7 +412,7 @@ func (a *Analyzer) analyze(query, operationName string) *analysis {
 	}
 
 	w := &walker{a: a, doc: doc, op: op}
-	m := Measure{}
+	m := Measure{Type: string(op.Operation)}
 	m.RootFields = w.rootFields(op.SelectionSet)
 	depth, introDepth := w.depth(op.SelectionSet, 0, false)
 	m.Depth = depth

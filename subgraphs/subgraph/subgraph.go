@@ -1,6 +1,6 @@
 // Package subgraph holds what every subgraph server shares: the gqlgen server
 // set-up and the HTTP shape of a subgraph component (GraphQL behind the
-// internal-token check, plus /health).
+// internal-token check, plus /health and /health/ready).
 package subgraph
 
 import (
@@ -36,7 +36,7 @@ func NewGraphQLServer(es graphql.ExecutableSchema) http.Handler {
 	return srv
 }
 
-// Pinger is a store /health can check.
+// Pinger is a store /health/ready checks.
 type Pinger interface {
 	Ping(ctx context.Context) error
 }
@@ -49,22 +49,30 @@ type Route struct {
 }
 
 // Handler is a subgraph component's HTTP surface: POST /graphql and its own
-// routes behind the internal-token check, and an anonymous GET /health
-// reporting its store.
+// routes behind the internal-token check; an anonymous GET /health
+// (liveness: the process serves) and GET /health/ready (its store answers,
+// within the store's own bound).
 func Handler(name string, gql http.Handler, verifier *trust.Verifier, store Pinger, routes ...Route) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /graphql", trust.Require(verifier, gql))
 	for _, r := range routes {
 		mux.Handle(r.Pattern, trust.Require(verifier, r.Handler))
 	}
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
-		status, code := "ok", http.StatusOK
-		if err := store.Ping(r.Context()); err != nil {
-			status, code = "unavailable", http.StatusServiceUnavailable
-		}
+	answer := func(w http.ResponseWriter, code int, status string) {
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(code)
 		json.NewEncoder(w).Encode(map[string]any{"status": status, "component": name, "time": timestamp.Format(time.Now())})
+	}
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		answer(w, http.StatusOK, "ok")
+	})
+	mux.HandleFunc("GET /health/ready", func(w http.ResponseWriter, r *http.Request) {
+		if err := store.Ping(r.Context()); err != nil {
+			answer(w, http.StatusServiceUnavailable, "unavailable")
+			return
+		}
+		answer(w, http.StatusOK, "ok")
 	})
 	return mux
 }

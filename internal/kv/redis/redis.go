@@ -118,3 +118,31 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 func (s *Store) Close() error { return s.client.Close() }
+
+// OnError calls fn for every command that fails (a missing key is not a
+// failure): the platform counts Redis errors with it.
+func (s *Store) OnError(fn func()) { s.client.AddHook(errorHook{fn}) }
+
+type errorHook struct{ fn func() }
+
+func (h errorHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (h errorHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		err := next(ctx, cmd)
+		if err != nil && !errors.Is(err, goredis.Nil) {
+			h.fn()
+		}
+		return err
+	}
+}
+
+func (h errorHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		err := next(ctx, cmds)
+		if err != nil && !errors.Is(err, goredis.Nil) {
+			h.fn()
+		}
+		return err
+	}
+}

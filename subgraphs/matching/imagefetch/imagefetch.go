@@ -29,8 +29,11 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/codes"
 	"golang.org/x/image/webp"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/vitolahq/vitola/internal/telemetry"
 )
 
 // Limits and defaults. They are part of the API contract: document them where
@@ -309,8 +312,23 @@ func (f *Fetcher) each(ctx context.Context, r ref, fn func(*Image) error) error 
 	return fn(img)
 }
 
-// load fetches (or, for a data URL, decodes) and decodes one image.
-func (f *Fetcher) load(ctx context.Context, r ref) (*Image, func(), error) {
+// load fetches (or, for a data URL, decodes) and decodes one image, in a
+// span of its own, counting its outcome (ok or the refusal's code).
+func (f *Fetcher) load(ctx context.Context, r ref) (img *Image, release func(), err error) {
+	ctx, span := telemetry.Start(ctx, "image fetch")
+	defer func() {
+		outcome := "ok"
+		if err != nil {
+			outcome = "error"
+			var e *Error
+			if errors.As(err, &e) {
+				outcome = e.Code
+			}
+			span.SetStatus(codes.Error, outcome)
+		}
+		telemetry.FromContext(ctx).ImageFetch(outcome)
+		span.End()
+	}()
 	if r.url != nil {
 		return f.fetch(ctx, r.url, r.raw)
 	}

@@ -1,0 +1,153 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/vitolahq/vitola/internal/telemetry"
+)
+
+// observed wraps a driver's connector so that every query and statement
+// run for a request (Exec and Query, in or out of a transaction) is a span
+// of that request's trace ("sql STORE") and a failure counts as the store's
+// error (vitola_store_errors_total). Work outside a request, and prepared
+// statements, go straight to the driver. Everything else is the driver's:
+// the connection's optional interfaces are passed through.
+type observed struct {
+	driver.Connector
+	store string
+}
+
+func (o observed) Connect(ctx context.Context) (driver.Conn, error) {
+	c, err := o.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{Conn: c, store: o.store, span: "sql " + o.store}, nil
+}
+
+// dsnConnector is a driver.Connector over a driver that has none.
+type dsnConnector struct {
+	dsn string
+	drv driver.Driver
+}
+
+func (c dsnConnector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
+func (c dsnConnector) Driver() driver.Driver                        { return c.drv }
+
+type conn struct {
+	driver.Conn
+	store, span string
+}
+
+var sqlSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+
+// start begins observing a query when ctx belongs to an observed request
+// (t nil otherwise); done ends it.
+func (c *conn) start(ctx context.Context) (context.Context, *telemetry.Telemetry, trace.Span) {
+	t := telemetry.FromContext(ctx)
+	if t == nil {
+		return ctx, nil, nil
+	}
+	ctx, span := telemetry.Start(ctx, c.span, sqlSpan...)
+	return ctx, t, span
+}
+
+// done records a query's span (its text, never its arguments: they may be
+// personal) and counts its failure.
+func (c *conn) done(t *telemetry.Telemetry, span trace.Span, query string, err error) {
+	if t == nil {
+		return
+	}
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("db.query.text", query))
+		if err != nil {
+			span.SetStatus(codes.Error, "")
+		}
+		span.End()
+	}
+	if err != nil && !errors.Is(err, driver.ErrSkip) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		t.StoreError(c.store)
+	}
+}
+
+func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	e, ok := c.Conn.(driver.ExecerContext)
+	if !ok {
+		return nil, driver.ErrSkip
+	}
+	ctx, t, span := c.start(ctx)
+	res, err := e.ExecContext(ctx, query, args)
+	c.done(t, span, query, err)
+	return res, err
+}
+
+func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	q, ok := c.Conn.(driver.QueryerContext)
+	if !ok {
+		return nil, driver.ErrSkip
+	}
+	ctx, t, span := c.start(ctx)
+	rows, err := q.QueryContext(ctx, query, args)
+	c.done(t, span, query, err)
+	return rows, err
+}
+
+func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	if p, ok := c.Conn.(driver.ConnPrepareContext); ok {
+		return p.PrepareContext(ctx, query)
+	}
+	return c.Conn.Prepare(query)
+}
+
+func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
+		return b.BeginTx(ctx, opts)
+	}
+	//lint:ignore SA1019 the driver has nothing else
+	return c.Conn.Begin()
+}
+
+func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
+	if n, ok := c.Conn.(driver.NamedValueChecker); ok {
+		return n.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip // database/sql's default conversion
+}
+
+func (c *conn) ResetSession(ctx context.Context) error {
+	if r, ok := c.Conn.(driver.SessionResetter); ok {
+		return r.ResetSession(ctx)
+	}
+	return nil
+}
+
+func (c *conn) IsValid() bool {
+	if v, ok := c.Conn.(driver.Validator); ok {
+		return v.IsValid()
+	}
+	return true
+}
+
+func (c *conn) Ping(ctx context.Context) error {
+	if p, ok := c.Conn.(driver.Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+var (
+	_ driver.ExecerContext      = (*conn)(nil)
+	_ driver.QueryerContext     = (*conn)(nil)
+	_ driver.ConnPrepareContext = (*conn)(nil)
+	_ driver.ConnBeginTx        = (*conn)(nil)
+	_ driver.NamedValueChecker  = (*conn)(nil)
+	_ driver.SessionResetter    = (*conn)(nil)
+	_ driver.Validator          = (*conn)(nil)
+	_ driver.Pinger             = (*conn)(nil)
+)
