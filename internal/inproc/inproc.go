@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 )
 
@@ -38,7 +39,7 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	body := bytes.Clone(w.buf.Bytes())
 	res := &http.Response{
 		StatusCode:    w.status,
-		Status:        fmt.Sprintf("%d %s", w.status, http.StatusText(w.status)),
+		Status:        strconv.Itoa(w.status) + " " + http.StatusText(w.status),
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,

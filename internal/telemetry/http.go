@@ -43,10 +43,19 @@ func (t *Telemetry) handler(server string, edge bool, next http.Handler) http.Ha
 		// Unsampled requests (most, at a low ratio) allocate only what
 		// propagation needs: names and attributes are set on recorded spans.
 		start := time.Now()
-		ctx := with(r.Context(), t)
+		// An in-process call arrives with its caller's context, which holds
+		// this Telemetry and the trace already (the transport put the same
+		// into traceparent): then neither is added again, and the request
+		// is not copied.
+		ctx := r.Context()
+		if FromContext(ctx) != t {
+			ctx = with(ctx, t)
+		}
 		var span trace.Span
 		if t.tracing {
-			ctx = propagator.Extract(ctx, headerCarrier(r.Header))
+			if !trace.SpanContextFromContext(ctx).IsValid() {
+				ctx = propagator.Extract(ctx, headerCarrier(r.Header))
+			}
 			// A caller's unsampled trace goes on without spans here.
 			if !unsampled(ctx) {
 				ctx, span = t.tracer.Start(ctx, spanName, serverSpan...)
@@ -56,7 +65,9 @@ func (t *Telemetry) handler(server string, edge bool, next http.Handler) http.Ha
 			}
 		}
 		sw := &statusWriter{ResponseWriter: w}
-		r = r.WithContext(ctx)
+		if ctx != r.Context() {
+			r = r.WithContext(ctx)
+		}
 		defer func() {
 			route := r.Pattern // set by the ServeMux below
 			if route == "" {
