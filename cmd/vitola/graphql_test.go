@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,15 +43,7 @@ func TestTrustedDocumentsCommands(t *testing.T) {
 	}
 
 	post := func(body string) (int, string) {
-		req, _ := http.NewRequest("POST", "http://"+addr+"/graphql", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("x-service-key", key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
+		res, b := postJSON(t, "http://"+addr+"/graphql", key, "", []byte(body))
 		return res.StatusCode, string(b)
 	}
 	// Relay sends its document ID; Apollo its hash.

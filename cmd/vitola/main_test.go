@@ -163,14 +163,16 @@ func admin(t *testing.T, args ...string) (string, error) {
 	return lines[len(lines)-1], err
 }
 
-func graphql(t *testing.T, url, key, query string) (int, map[string]any) {
+// postJSON POSTs a JSON body to url with the developer key (none when empty)
+// and the Accept header (none when empty), and returns the response with its
+// body read.
+func postJSON(t *testing.T, url, key, accept string, body []byte) (*http.Response, []byte) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query})
 	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	// The specification's media type: a request that fails before execution
-	// answers 400 (in application/json it would answer 200 with errors).
-	req.Header.Set("Accept", "application/graphql-response+json")
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	if key != "" {
 		req.Header.Set("x-service-key", key)
 	}
@@ -179,8 +181,17 @@ func graphql(t *testing.T, url, key, query string) (int, map[string]any) {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var out map[string]any
 	raw, _ := io.ReadAll(res.Body)
+	return res, raw
+}
+
+func graphql(t *testing.T, url, key, query string) (int, map[string]any) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query})
+	// The specification's media type: a request that fails before execution
+	// answers 400 (in application/json it would answer 200 with errors).
+	res, raw := postJSON(t, url, key, "application/graphql-response+json", body)
+	var out map[string]any
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("not JSON (%d): %s", res.StatusCode, raw)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -19,16 +18,9 @@ import (
 func call(t *testing.T, addr, key, query string) (*http.Response, map[string]any) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query})
-	req, _ := http.NewRequest("POST", "http://"+addr+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-service-key", key)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
+	res, raw := postJSON(t, "http://"+addr+"/graphql", key, "", body)
 	var out map[string]any
-	json.NewDecoder(res.Body).Decode(&out)
+	json.Unmarshal(raw, &out)
 	return res, out
 }
 

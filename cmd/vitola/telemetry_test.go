@@ -118,16 +118,9 @@ func TestMetricsAndTraces(t *testing.T) {
 
 	post := func(body map[string]any) (*http.Response, map[string]any) {
 		b, _ := json.Marshal(body)
-		req, _ := http.NewRequest("POST", "http://"+addr+"/graphql", bytes.NewReader(b))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("x-service-key", key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
+		res, raw := postJSON(t, "http://"+addr+"/graphql", key, "", b)
 		var out map[string]any
-		json.NewDecoder(res.Body).Decode(&out)
+		json.Unmarshal(raw, &out)
 		return res, out
 	}
 	get := func(path string) (*http.Response, []byte) {
