@@ -21,6 +21,7 @@ import (
 	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/internal/telemetry"
 	"github.com/vitolahq/vitola/platform"
+	"github.com/vitolahq/vitola/router"
 )
 
 // telemetryPair is two demo platforms in one process: one with telemetry
@@ -48,6 +49,10 @@ func openTelemetryPair(tb testing.TB) *telemetryPair {
 		p, err := platform.Open(context.Background(), platform.Options{
 			Store: sqldb.Config{DataDir: tb.TempDir()}, InternalKey: internalKey, Demo: true, PublicURL: publicURL,
 			Logger: zerolog.Nop(), Telemetry: t,
+			// VITOLA_BENCH_DEDUP=off: identical requests in flight share no
+			// execution, so the telemetry's cost is not mixed with how many
+			// of the load's identical queries happen to overlap.
+			RouterTuning: router.Tuning{NoInboundDedup: os.Getenv("VITOLA_BENCH_DEDUP") == "off", NoSingleFlight: os.Getenv("VITOLA_BENCH_DEDUP") == "off"},
 		})
 		if err != nil {
 			tb.Fatal(err)
