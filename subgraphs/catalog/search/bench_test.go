@@ -146,3 +146,36 @@ func TestSearchLatency(t *testing.T) {
 		}
 	}
 }
+
+// TestTopEqualsRankAll holds the top-k selection of search and resolve (which
+// scores only the cigars that can rank) to the ranking of scoring all of them,
+// over the query mix at ×10, first and second pages.
+func TestTopEqualsRankAll(t *testing.T) {
+	ix := buildScaled(t, 10).ix
+	same := func(what, q string, got, want []search.Hit) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Errorf("%s %q: %d hits, want %d", what, q, len(got), len(want))
+			return
+		}
+		for i := range got {
+			if got[i].Cigar.ID != want[i].Cigar.ID || got[i].Score != want[i].Score {
+				t.Errorf("%s %q: hit %d is %s (%d), want %s (%d)", what, q, i, got[i].Cigar.ID, got[i].Score, want[i].Cigar.ID, want[i].Score)
+				return
+			}
+		}
+	}
+	for _, q := range benchQueries(t) {
+		all := ix.RankAll(q, false)
+		page, _ := ix.SearchPage(q, "", nil, 20)
+		same("search", q, page, all[:min(20, len(all))])
+		if len(all) > 20 {
+			after := &search.Position{Score: all[19].Score, ID: all[19].Cigar.ID}
+			page2, _ := ix.SearchPage(q, "", after, 20)
+			same("search page 2", q, page2, all[20:min(40, len(all))])
+		}
+		all = ix.RankAll(q, true)
+		hits, _ := ix.Resolve(q, "", 5)
+		same("resolve", q, hits, all[:min(5, len(all))])
+	}
+}
