@@ -67,12 +67,16 @@ func (ix *Index) clearlyFirst(first Hit, required int, brandID string, sc *scrat
 	if !first.matchedAll {
 		return false
 	}
+	self := ix.docOf[first.Cigar.ID]
 	for _, di := range sc.touched {
-		if int(sc.matched[di]) != required || !ix.kept(di, brandID, anyWord, required, sc) || ix.docs[di].cigar.ID == first.Cigar.ID {
+		if int(sc.matched[di]) != required || di == self || !ix.kept(di, brandID, anyWord, required, sc) {
 			continue
 		}
 		// Another cigar matches every word: the first must name more.
-		if first.unmatchedDistinct > 0 || ix.score(di, required, sc).unmatchedDistinct == 0 {
+		if first.unmatchedDistinct > 0 {
+			return false
+		}
+		if _, distinct, _ := ix.points(di, required, sc); distinct == 0 {
 			return false
 		}
 	}

@@ -87,6 +87,10 @@ type Index struct {
 	brandList   []brandEntry
 	docBrand    []int32
 	docHasAlias []bool
+	// nameFlat holds every document's name words end to end, document i's at
+	// nameFlat[nameOff[i]:nameOff[i+1]], read in order when scoring many.
+	nameFlat []int32
+	nameOff  []int32
 }
 
 // brandEntry is a brand's words: its name's and each of its aliases'.
@@ -179,7 +183,10 @@ func Build(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index {
 		}
 		ix.docBrand[i] = bi
 		ix.docHasAlias[i] = len(d.cigarAliases) > 0
+		ix.nameOff = append(ix.nameOff, int32(len(ix.nameFlat)))
+		ix.nameFlat = append(ix.nameFlat, d.nameWords...)
 	}
+	ix.nameOff = append(ix.nameOff, int32(len(ix.nameFlat)))
 	ix.scratch.New = func() any { return newScratch(len(ix.docs), len(ix.words), len(ix.brandList)) }
 	ix.docOf = make(map[string]int32, len(ix.docs))
 	for i, d := range ix.docs {
@@ -640,28 +647,34 @@ func (ix *Index) kept(di int32, brandID string, m mode, required int, sc *scratc
 
 // score is a collected document's hit.
 func (ix *Index) score(di int32, required int, sc *scratch) Hit {
-	d := &ix.docs[di]
-	points := int(sc.points[di]) + missingWordPoints*(required-int(sc.matched[di]))
-	distinct := 0
+	points, distinct, named := ix.points(di, required, sc)
+	d, bi := &ix.docs[di], ix.docBrand[di]
+	return Hit{Cigar: d.cigar, Brand: d.brand, Score: int(points), matchedAll: int(sc.matched[di]) == required,
+		unmatchedDistinct: distinct, brandNamed: sc.brandAll[bi] || named || sc.aliasNamed[bi]}
+}
+
+// points is a collected document's score, with the distinctive words of its
+// name the query left out and whether it named one of the cigar's aliases.
+func (ix *Index) points(di int32, required int, sc *scratch) (points int32, distinct int, named bool) {
+	points = sc.points[di] + missingWordPoints*int32(required-int(sc.matched[di]))
 	// A cigar alias the text names in full stands for the whole name.
-	named := ix.cigarAliasNamed(d, sc)
-	for _, nw := range d.nameWords {
-		switch {
-		case sc.termSeen[nw] || named:
-		case ix.generic[nw]:
-			points += unmatchedGeneric
-		default:
-			points += unmatchedNamePoints
-			distinct++
+	named = ix.docHasAlias[di] && ix.cigarAliasNamed(&ix.docs[di], sc)
+	if !named {
+		for _, nw := range ix.nameFlat[ix.nameOff[di]:ix.nameOff[di+1]] {
+			switch {
+			case sc.termSeen[nw]:
+			case ix.generic[nw]:
+				points += unmatchedGeneric
+			default:
+				points += unmatchedNamePoints
+				distinct++
+			}
 		}
 	}
-	bi := ix.docBrand[di]
-	brandAll := sc.brandAll[bi]
-	if brandAll || named {
+	if sc.brandAll[ix.docBrand[di]] || named {
 		points += brandBonus
 	}
-	return Hit{Cigar: d.cigar, Brand: d.brand, Score: points, matchedAll: int(sc.matched[di]) == required,
-		unmatchedDistinct: distinct, brandNamed: brandAll || named || sc.aliasNamed[bi]}
+	return points, distinct, named
 }
 
 // upperBound is the most a collected document can score: its words' points
@@ -710,30 +723,40 @@ func (ix *Index) top(required int, brandID string, m mode, k int, keep func(Hit)
 			break
 		}
 	}
-	win := make([]Hit, 0, k+1)
-	add := func(h Hit) {
-		if keep != nil && !keep(h) || len(win) == k && !less(h, win[k-1]) {
+	// Documents are in ID order, so a document's position breaks ties as its
+	// ID does: a hit is built only for a document entering the window.
+	type ranked struct{ score, di int32 }
+	better := func(a, b ranked) bool { return a.score > b.score || a.score == b.score && a.di < b.di }
+	win, rank := make([]Hit, 0, k+1), make([]ranked, 0, k+1)
+	add := func(di int32) {
+		p, _, _ := ix.points(di, required, sc)
+		r := ranked{p, di}
+		if len(win) == k && !better(r, rank[k-1]) {
 			return
 		}
-		j := sort.Search(len(win), func(j int) bool { return less(h, win[j]) })
-		win = slices.Insert(win, j, h)
+		h := ix.score(di, required, sc)
+		if keep != nil && !keep(h) {
+			return
+		}
+		j := sort.Search(len(rank), func(j int) bool { return better(r, rank[j]) })
+		win, rank = slices.Insert(win, j, h), slices.Insert(rank, j, r)
 		if len(win) > k {
-			win = win[:k]
+			win, rank = win[:k], rank[:k]
 		}
 	}
 	for i, di := range sc.cand {
 		if sc.bound[i] >= threshold {
-			add(ix.score(di, required, sc))
+			add(di)
 		}
 	}
 	floor := lo // with fewer than k kept, every bound can still rank
 	if len(win) == k {
-		floor = int32(win[k-1].Score)
+		floor = rank[k-1].score
 	}
 	if floor < threshold {
 		for i, di := range sc.cand {
 			if b := sc.bound[i]; b < threshold && b >= floor {
-				add(ix.score(di, required, sc))
+				add(di)
 			}
 		}
 	}
