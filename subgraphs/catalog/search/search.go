@@ -531,15 +531,17 @@ func (sc *scratch) reset() {
 
 var weights = [...]int32{fieldBrand: 10, fieldName: 10, fieldLeaf: 3}
 
-func bestWeight(fields uint8) int32 {
-	w := int32(0)
-	for _, f := range [...]uint8{fieldBrand, fieldName, fieldLeaf} {
-		if fields&f != 0 && weights[f] > w {
-			w = weights[f]
+// fieldWeight is the weight of a posting's best field, by its field bits.
+var fieldWeight = func() (out [8]int32) {
+	for fields := range out {
+		for _, f := range [...]uint8{fieldBrand, fieldName, fieldLeaf} {
+			if uint8(fields)&f != 0 && weights[f] > out[fields] {
+				out[fields] = weights[f]
+			}
 		}
 	}
-	return w
-}
+	return out
+}()
 
 // searchWords are the words of a search query, all required.
 func (ix *Index) searchWords(text string) []qword {
@@ -579,7 +581,7 @@ func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 				sc.terms = append(sc.terms, tm.word)
 			}
 			for _, p := range ix.postings[tm.word] {
-				pts := tm.quality * bestWeight(p.fields) / 10
+				pts := tm.quality * fieldWeight[p.fields&7] / 10
 				if sc.wordBest[p.doc] == 0 {
 					sc.wordDocs = append(sc.wordDocs, p.doc)
 				}
