@@ -46,7 +46,8 @@ const (
 type doc struct {
 	cigar *catalog.Cigar
 	brand *catalog.Brand
-	// nameWords are the word IDs of the cigar's name; brandWords of its brand's;
+	// nameWords are the word IDs of the cigar's name while building (then
+	// Index.nameFlat holds them); brandWords of its brand's;
 	// aliasWords of each of the brand's aliases.
 	nameWords  []int32
 	brandWords []int32
@@ -187,6 +188,9 @@ func Build(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index {
 		ix.nameFlat = append(ix.nameFlat, d.nameWords...)
 	}
 	ix.nameOff = append(ix.nameOff, int32(len(ix.nameFlat)))
+	for i := range ix.docs { // the flat array holds the names now
+		ix.docs[i].nameWords = nil
+	}
 	ix.scratch.New = func() any { return newScratch(len(ix.docs), len(ix.words), len(ix.brandList)) }
 	ix.docOf = make(map[string]int32, len(ix.docs))
 	for i, d := range ix.docs {
