@@ -125,12 +125,24 @@ func (c *Client) post(ctx context.Context, op *Operation, vars map[string]any) (
 	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusUnprocessableEntity && res.StatusCode != http.StatusBadRequest {
 		return nil, false, fmt.Errorf("%s: subgraph answered %d", op.Name, res.StatusCode)
 	}
-	b, err := io.ReadAll(res.Body)
+	var b []byte
+	if n := res.ContentLength; n > 0 && n <= maxPrealloc {
+		// The length is known (always in process): read into one buffer
+		// instead of growing one, a search page being a dozen kilobytes.
+		b = make([]byte, n)
+		_, err = io.ReadFull(res.Body, b)
+	} else {
+		b, err = io.ReadAll(res.Body)
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: read response: %w", op.Name, err)
 	}
 	return b, res.Header.Get(DataLastHeader) == "1", nil
 }
+
+// maxPrealloc bounds the buffer a response's Content-Length makes Client
+// allocate before reading it.
+const maxPrealloc = 1 << 20
 
 // decode reads a GraphQL response: its data into out, its errors as Errors.
 func decode(op *Operation, r io.Reader, out any) error {

@@ -22,7 +22,7 @@ type resolveCase struct {
 	Why        string `json:"why"`
 }
 
-func readCases(t *testing.T, path string) []resolveCase {
+func readCases(t testing.TB, path string) []resolveCase {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {

@@ -41,12 +41,18 @@ func (ix *Index) Resolve(text, brandHint string, limit int) (hits []Hit, resolve
 			text = brandHint + " " + text
 		}
 	}
-	all := ix.run(ix.resolveWords(text), brandID, anyWord)
-	top := best(all, max(limit, 2))
+	words := ix.resolveWords(text)
+	if len(words) == 0 || len(ix.docs) == 0 {
+		return nil, false
+	}
+	sc := ix.scratch.Get().(*scratch)
+	defer func() { sc.reset(); ix.scratch.Put(sc) }()
+	required := ix.collect(words, anyWord, sc)
+	top := ix.top(required, brandID, anyWord, max(limit, 2), nil, sc)
 	if len(top) == 0 {
 		return nil, false
 	}
-	resolved = clearlyFirst(top[0], all) && (brandID != "" || top[0].brandNamed) &&
+	resolved = ix.clearlyFirst(top[0], required, brandID, sc) && (brandID != "" || top[0].brandNamed) &&
 		(len(top) == 1 || top[0].Score > top[1].Score)
 	if len(top) > limit {
 		top = top[:limit]
@@ -55,17 +61,22 @@ func (ix *Index) Resolve(text, brandHint string, limit int) (hits []Hit, resolve
 }
 
 // clearlyFirst applies the matching rules of Resolve to the first candidate
-// against all the others.
-func clearlyFirst(first Hit, all []Hit) bool {
+// against all the others of the brand asked for: only those matching every
+// word are scored.
+func (ix *Index) clearlyFirst(first Hit, required int, brandID string, sc *scratch) bool {
 	if !first.matchedAll {
 		return false
 	}
-	for _, h := range all {
-		if h.Cigar.ID == first.Cigar.ID || !h.matchedAll {
+	self := ix.docOf[first.Cigar.ID]
+	for _, di := range sc.touched {
+		if int(sc.matched[di]) != required || di == self || !ix.kept(di, brandID, anyWord, required, sc) {
 			continue
 		}
 		// Another cigar matches every word: the first must name more.
-		if first.unmatchedDistinct > 0 || h.unmatchedDistinct == 0 {
+		if first.unmatchedDistinct > 0 {
+			return false
+		}
+		if _, distinct, _ := ix.points(di, required, sc); distinct == 0 {
 			return false
 		}
 	}

@@ -46,7 +46,8 @@ const (
 type doc struct {
 	cigar *catalog.Cigar
 	brand *catalog.Brand
-	// nameWords are the word IDs of the cigar's name; brandWords of its brand's;
+	// nameWords are the word IDs of the cigar's name while building (then
+	// Index.nameFlat holds them); brandWords of its brand's;
 	// aliasWords of each of the brand's aliases.
 	nameWords  []int32
 	brandWords []int32
@@ -81,6 +82,23 @@ type Index struct {
 	// docOf finds a cigar's position; documents caches its rendered REST form.
 	docOf     map[string]int32
 	documents []atomic.Pointer[catalog.Document]
+	// brandWords of each distinct brand, and per document its brand's position
+	// there and whether it has aliases of its own: what a query needs to bound
+	// a cigar's score without reading its document.
+	brandList   []brandEntry
+	docBrand    []int32
+	docHasAlias []bool
+	// nameFlat holds every document's name words end to end, document i's at
+	// nameFlat[nameOff[i]:nameOff[i+1]], read in order when scoring many.
+	nameFlat []int32
+	nameOff  []int32
+}
+
+// brandEntry is a brand's words: its name's and each of its aliases'.
+type brandEntry struct {
+	id      string
+	words   []int32
+	aliases [][]int32
 }
 
 // Words splits folded text into words: runs of letters and digits, with Roman
@@ -154,7 +172,26 @@ func Build(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index {
 	for _, ps := range ix.postings {
 		sort.Slice(ps, func(i, j int) bool { return ps[i].doc < ps[j].doc })
 	}
-	ix.scratch.New = func() any { return newScratch(len(ix.docs), len(ix.words)) }
+	brandPos := map[string]int32{}
+	ix.docBrand = make([]int32, len(ix.docs))
+	ix.docHasAlias = make([]bool, len(ix.docs))
+	for i, d := range ix.docs {
+		bi, ok := brandPos[d.brand.ID]
+		if !ok {
+			bi = int32(len(ix.brandList))
+			brandPos[d.brand.ID] = bi
+			ix.brandList = append(ix.brandList, brandEntry{id: d.brand.ID, words: d.brandWords, aliases: d.aliasWords})
+		}
+		ix.docBrand[i] = bi
+		ix.docHasAlias[i] = len(d.cigarAliases) > 0
+		ix.nameOff = append(ix.nameOff, int32(len(ix.nameFlat)))
+		ix.nameFlat = append(ix.nameFlat, d.nameWords...)
+	}
+	ix.nameOff = append(ix.nameOff, int32(len(ix.nameFlat)))
+	for i := range ix.docs { // the flat array holds the names now
+		ix.docs[i].nameWords = nil
+	}
+	ix.scratch.New = func() any { return newScratch(len(ix.docs), len(ix.words), len(ix.brandList)) }
 	ix.docOf = make(map[string]int32, len(ix.docs))
 	for i, d := range ix.docs {
 		ix.docOf[d.cigar.ID] = int32(i)
@@ -406,6 +443,22 @@ type Window struct {
 // SearchWindow returns up to N+1 hits of the window in reading order: best
 // first, or worst first when Backward (the extra hit says more are left).
 func (ix *Index) SearchWindow(text, brandID string, w Window) []Hit {
+	if !w.Backward {
+		words := ix.searchWords(text)
+		if len(words) == 0 || len(ix.docs) == 0 {
+			return nil
+		}
+		sc := ix.scratch.Get().(*scratch)
+		defer func() { sc.reset(); ix.scratch.Put(sc) }()
+		required := ix.collect(words, allWords, sc)
+		var keep func(Hit) bool
+		if w.After != nil || w.Before != nil {
+			keep = func(h Hit) bool {
+				return (w.After == nil || ranksAfter(h, *w.After)) && (w.Before == nil || ranksBefore(h, *w.Before))
+			}
+		}
+		return ix.top(required, brandID, allWords, w.N+1, keep, sc)
+	}
 	hits := ix.run(ix.searchWords(text), brandID, allWords)
 	if w.After != nil || w.Before != nil {
 		kept := hits[:0]
@@ -415,9 +468,6 @@ func (ix *Index) SearchWindow(text, brandID string, w Window) []Hit {
 			}
 		}
 		hits = kept
-	}
-	if !w.Backward {
-		return best(hits, w.N+1)
 	}
 	// Backwards pages are rarer: sort them all and read from the end.
 	sortHits(hits)
@@ -445,30 +495,6 @@ func less(a, b Hit) bool {
 
 func sortHits(hits []Hit) { sort.Slice(hits, func(i, j int) bool { return less(hits[i], hits[j]) }) }
 
-// best returns the k best hits in order, partially selecting when there are many.
-func best(hits []Hit, k int) []Hit {
-	if len(hits) <= 4*k {
-		sortHits(hits)
-		if len(hits) > k {
-			hits = hits[:k]
-		}
-		return hits
-	}
-	// Keep the k best seen so far, best first, in a small sorted window.
-	win := make([]Hit, 0, k+1)
-	for _, h := range hits {
-		if len(win) == k && !less(h, win[k-1]) {
-			continue
-		}
-		j := sort.Search(len(win), func(j int) bool { return less(h, win[j]) })
-		win = slices.Insert(win, j, h)
-		if len(win) > k {
-			win = win[:k]
-		}
-	}
-	return win
-}
-
 // scratch holds one query's working arrays, reused through a pool.
 type scratch struct {
 	points   []int32 // per document
@@ -479,11 +505,21 @@ type scratch struct {
 	termSeen []bool  // per vocabulary word: matched by some query word
 	brandHit []bool  // per vocabulary word: matched as a brand word
 	terms    []int32 // words set in termSeen/brandHit, to reset them
+	// Per brand: every word of its name matched as a brand word; every word of
+	// one of its aliases did.
+	brandAll   []bool
+	aliasNamed []bool
+	// Candidates of a top-k selection with their score bounds, and a histogram
+	// of the bounds.
+	cand   []int32
+	bound  []int32
+	counts []int32
 }
 
-func newScratch(docs, words int) *scratch {
+func newScratch(docs, words, brands int) *scratch {
 	return &scratch{points: make([]int32, docs), matched: make([]uint8, docs), wordBest: make([]int32, docs),
-		termSeen: make([]bool, words), brandHit: make([]bool, words)}
+		termSeen: make([]bool, words), brandHit: make([]bool, words),
+		brandAll: make([]bool, brands), aliasNamed: make([]bool, brands)}
 }
 
 func (sc *scratch) reset() {
@@ -494,19 +530,22 @@ func (sc *scratch) reset() {
 		sc.termSeen[w], sc.brandHit[w] = false, false
 	}
 	sc.touched, sc.wordDocs, sc.terms = sc.touched[:0], sc.wordDocs[:0], sc.terms[:0]
+	sc.cand, sc.bound = sc.cand[:0], sc.bound[:0]
 }
 
 var weights = [...]int32{fieldBrand: 10, fieldName: 10, fieldLeaf: 3}
 
-func bestWeight(fields uint8) int32 {
-	w := int32(0)
-	for _, f := range [...]uint8{fieldBrand, fieldName, fieldLeaf} {
-		if fields&f != 0 && weights[f] > w {
-			w = weights[f]
+// fieldWeight is the weight of a posting's best field, by its field bits.
+var fieldWeight = func() (out [8]int32) {
+	for fields := range out {
+		for _, f := range [...]uint8{fieldBrand, fieldName, fieldLeaf} {
+			if uint8(fields)&f != 0 && weights[f] > out[fields] {
+				out[fields] = weights[f]
+			}
 		}
 	}
-	return w
-}
+	return out
+}()
 
 // searchWords are the words of a search query, all required.
 func (ix *Index) searchWords(text string) []qword {
@@ -518,14 +557,27 @@ func (ix *Index) searchWords(text string) []qword {
 	return out
 }
 
+// run returns every cigar the words reach (search: that match them all), with
+// its score.
 func (ix *Index) run(words []qword, brandID string, m mode) []Hit {
 	if len(words) == 0 || len(ix.docs) == 0 {
 		return nil
 	}
-	required := 0 // words before each word that are not optional, then all
 	sc := ix.scratch.Get().(*scratch)
 	defer func() { sc.reset(); ix.scratch.Put(sc) }()
+	required := ix.collect(words, m, sc)
+	hits := make([]Hit, 0, len(sc.touched))
+	for _, di := range sc.touched {
+		if ix.kept(di, brandID, m, required, sc) {
+			hits = append(hits, ix.score(di, required, sc))
+		}
+	}
+	return hits
+}
 
+// collect adds up, per document, the points of the words it matches and how
+// many it matches, and returns the number of words that are not optional.
+func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 	for i, w := range words {
 		for _, tm := range ix.matches(w.text, i == len(words)-1) {
 			if !sc.termSeen[tm.word] {
@@ -533,7 +585,7 @@ func (ix *Index) run(words []qword, brandID string, m mode) []Hit {
 				sc.terms = append(sc.terms, tm.word)
 			}
 			for _, p := range ix.postings[tm.word] {
-				pts := tm.quality * bestWeight(p.fields) / 10
+				pts := tm.quality * fieldWeight[p.fields&7] / 10
 				if sc.wordBest[p.doc] == 0 {
 					sc.wordDocs = append(sc.wordDocs, p.doc)
 				}
@@ -568,20 +620,55 @@ func (ix *Index) run(words []qword, brandID string, m mode) []Hit {
 			required++
 		}
 	}
-
-	hits := make([]Hit, 0, len(sc.touched))
-	for _, di := range sc.touched {
-		d := &ix.docs[di]
-		if (m == allWords && int(sc.matched[di]) != required) || (brandID != "" && d.brand.ID != brandID) {
-			continue
+	// A brand's words are the same in each of its cigars: decide once per brand
+	// whether the query named it.
+	for bi, b := range ix.brandList {
+		sc.brandAll[bi] = allHit(b.words, sc)
+		sc.aliasNamed[bi] = false
+		for _, ws := range b.aliases {
+			if len(ws) > 0 && allHit(ws, sc) {
+				sc.aliasNamed[bi] = true
+				break
+			}
 		}
-		points := int(sc.points[di]) + missingWordPoints*(required-int(sc.matched[di]))
-		distinct := 0
-		// A cigar alias the text names in full stands for the whole name.
-		named := ix.cigarAliasNamed(d, sc)
-		for _, nw := range d.nameWords {
+	}
+	return required
+}
+
+func allHit(ws []int32, sc *scratch) bool {
+	for _, w := range ws {
+		if !sc.brandHit[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// kept says whether a document the words reached is a result: of the brand
+// asked for, and in search matching every word.
+func (ix *Index) kept(di int32, brandID string, m mode, required int, sc *scratch) bool {
+	return (m != allWords || int(sc.matched[di]) == required) &&
+		(brandID == "" || ix.brandList[ix.docBrand[di]].id == brandID)
+}
+
+// score is a collected document's hit.
+func (ix *Index) score(di int32, required int, sc *scratch) Hit {
+	points, distinct, named := ix.points(di, required, sc)
+	d, bi := &ix.docs[di], ix.docBrand[di]
+	return Hit{Cigar: d.cigar, Brand: d.brand, Score: int(points), matchedAll: int(sc.matched[di]) == required,
+		unmatchedDistinct: distinct, brandNamed: sc.brandAll[bi] || named || sc.aliasNamed[bi]}
+}
+
+// points is a collected document's score, with the distinctive words of its
+// name the query left out and whether it named one of the cigar's aliases.
+func (ix *Index) points(di int32, required int, sc *scratch) (points int32, distinct int, named bool) {
+	points = sc.points[di] + missingWordPoints*int32(required-int(sc.matched[di]))
+	// A cigar alias the text names in full stands for the whole name.
+	named = ix.docHasAlias[di] && ix.cigarAliasNamed(&ix.docs[di], sc)
+	if !named {
+		for _, nw := range ix.nameFlat[ix.nameOff[di]:ix.nameOff[di+1]] {
 			switch {
-			case sc.termSeen[nw] || named:
+			case sc.termSeen[nw]:
 			case ix.generic[nw]:
 				points += unmatchedGeneric
 			default:
@@ -589,38 +676,97 @@ func (ix *Index) run(words []qword, brandID string, m mode) []Hit {
 				distinct++
 			}
 		}
-		brandAll := true
-		for _, bw := range d.brandWords {
-			if !sc.brandHit[bw] {
-				brandAll = false
-				break
-			}
-		}
-		if brandAll || named {
-			points += brandBonus
-		}
-		hits = append(hits, Hit{Cigar: d.cigar, Brand: d.brand, Score: points, matchedAll: int(sc.matched[di]) == required,
-			unmatchedDistinct: distinct, brandNamed: brandAll || named || aliasNamed(d, sc)})
 	}
-	return hits
+	if sc.brandAll[ix.docBrand[di]] || named {
+		points += brandBonus
+	}
+	return points, distinct, named
 }
 
-// aliasNamed reports whether the query matched every word of one of the brand's
-// aliases ("RyJ", "H Upmann").
-func aliasNamed(d *doc, sc *scratch) bool {
-	for _, ws := range d.aliasWords {
-		all := len(ws) > 0
-		for _, w := range ws {
-			if !sc.brandHit[w] {
-				all = false
-				break
-			}
+// upperBound is the most a collected document can score: its words' points
+// and the brand bonus, were no word of its name left unmatched.
+func (ix *Index) upperBound(di int32, required int, sc *scratch) int32 {
+	b := int32(sc.points[di]) + missingWordPoints*int32(required-int(sc.matched[di]))
+	if sc.brandAll[ix.docBrand[di]] || ix.docHasAlias[di] {
+		b += brandBonus
+	}
+	return b
+}
+
+// top returns the k best results that keep passes, best first, scoring only
+// the documents that can rank among them: a histogram of the score bounds
+// gives the bound T above which k documents lie; those are scored, and then
+// the ones whose bound reaches the k-th score found. A document whose bound is
+// under the k-th score cannot displace it, so the result is that of scoring
+// all and sorting.
+func (ix *Index) top(required int, brandID string, m mode, k int, keep func(Hit) bool, sc *scratch) []Hit {
+	lo, hi := int32(0), int32(0)
+	for _, di := range sc.touched {
+		if !ix.kept(di, brandID, m, required, sc) {
+			continue
 		}
-		if all {
-			return true
+		b := ix.upperBound(di, required, sc)
+		if len(sc.cand) == 0 {
+			lo, hi = b, b
+		}
+		lo, hi = min(lo, b), max(hi, b)
+		sc.cand = append(sc.cand, di)
+		sc.bound = append(sc.bound, b)
+	}
+	if len(sc.cand) == 0 || k <= 0 {
+		return nil
+	}
+	sc.counts = slices.Grow(sc.counts[:0], int(hi-lo)+1)[:int(hi-lo)+1]
+	clear(sc.counts)
+	for _, b := range sc.bound {
+		sc.counts[b-lo]++
+	}
+	threshold, above := lo, 0
+	for v := hi; v >= lo; v-- {
+		above += int(sc.counts[v-lo])
+		if above >= k {
+			threshold = v
+			break
 		}
 	}
-	return false
+	// Documents are in ID order, so a document's position breaks ties as its
+	// ID does: a hit is built only for a document entering the window.
+	type ranked struct{ score, di int32 }
+	better := func(a, b ranked) bool { return a.score > b.score || a.score == b.score && a.di < b.di }
+	win, rank := make([]Hit, 0, k+1), make([]ranked, 0, k+1)
+	add := func(di int32) {
+		p, _, _ := ix.points(di, required, sc)
+		r := ranked{p, di}
+		if len(win) == k && !better(r, rank[k-1]) {
+			return
+		}
+		h := ix.score(di, required, sc)
+		if keep != nil && !keep(h) {
+			return
+		}
+		j := sort.Search(len(rank), func(j int) bool { return better(r, rank[j]) })
+		win, rank = slices.Insert(win, j, h), slices.Insert(rank, j, r)
+		if len(win) > k {
+			win, rank = win[:k], rank[:k]
+		}
+	}
+	for i, di := range sc.cand {
+		if sc.bound[i] >= threshold {
+			add(di)
+		}
+	}
+	floor := lo // with fewer than k kept, every bound can still rank
+	if len(win) == k {
+		floor = rank[k-1].score
+	}
+	if floor < threshold {
+		for i, di := range sc.cand {
+			if b := sc.bound[i]; b < threshold && b >= floor {
+				add(di)
+			}
+		}
+	}
+	return win
 }
 
 // cigarAliasNamed reports whether the query matched every distinctive word of
