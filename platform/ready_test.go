@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/rs/zerolog"
 
+	"github.com/vitolahq/vitola/internal/kv/kvtest"
 	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/internal/telemetry"
 	"github.com/vitolahq/vitola/platform"
@@ -69,13 +69,7 @@ func (p *tcpProxy) stop() {
 // answer, and 503 naming Redis (and nothing of its address) once Redis is
 // gone, while /health, liveness, stays 200; the failures are counted.
 func TestReadiness(t *testing.T) {
-	redisURL := os.Getenv("VITOLA_TEST_REDIS_URL")
-	if redisURL == "" {
-		if os.Getenv("VITOLA_TEST_REQUIRE_SERVICES") == "1" {
-			t.Fatal("VITOLA_TEST_REQUIRE_SERVICES=1 but VITOLA_TEST_REDIS_URL is not set")
-		}
-		t.Skip("missing Redis: set VITOLA_TEST_REDIS_URL=redis://127.0.0.1:6379/0 to run this test")
-	}
+	redisURL := kvtest.RedisURL(t)
 	u, err := url.Parse(redisURL)
 	if err != nil {
 		t.Fatal(err)

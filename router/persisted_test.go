@@ -3,8 +3,6 @@ package router_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/internal/kv/kvtest"
 	kvredis "github.com/vitolahq/vitola/internal/kv/redis"
 	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/platform"
@@ -119,16 +118,8 @@ func TestAutomaticPersistedQueries(t *testing.T) {
 // Automatic persisted queries live in Redis when the platform has it: one
 // router registers, another runs the hash alone.
 func TestAutomaticPersistedQueriesSharedThroughRedis(t *testing.T) {
-	url := os.Getenv("VITOLA_TEST_REDIS_URL")
-	if url == "" {
-		if os.Getenv("VITOLA_TEST_REQUIRE_SERVICES") == "1" {
-			t.Fatal("VITOLA_TEST_REQUIRE_SERVICES=1 but VITOLA_TEST_REDIS_URL is not set")
-		}
-		t.Skip("missing Redis: set VITOLA_TEST_REDIS_URL=redis://127.0.0.1:6379/0 to run this test")
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	prefix := "vitola-test:apq:" + hex.EncodeToString(b) + ":"
+	url := kvtest.RedisURL(t)
+	prefix := kvtest.Prefix("apq")
 	open := func() *testRouter {
 		st, err := kvredis.Open(context.Background(), url, prefix)
 		if err != nil {

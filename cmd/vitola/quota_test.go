@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vitolahq/vitola/internal/kv/kvtest"
 )
 
 // call sends query to /graphql with key and returns the response, its body read
@@ -199,9 +199,7 @@ func TestQuotaMeasureModeRefusesNothing(t *testing.T) {
 func TestQuotaSharedByReplicas(t *testing.T) {
 	dbURL, redisURL := topologyServices(t)
 	db := createTestDatabase(t, dbURL)
-	b := make([]byte, 6)
-	rand.Read(b)
-	common := []string{"--database-url", db, "--redis-url", redisURL, "--redis-prefix", "vitola-test:quota:" + hex.EncodeToString(b) + ":", "--quota-rps", "5"}
+	common := []string{"--database-url", db, "--redis-url", redisURL, "--redis-prefix", kvtest.Prefix("quota"), "--quota-rps", "5"}
 	a, c := loopbackAddr(t), loopbackAddr(t)
 	serveForTest(t, a, append([]string{"--payments-addr", loopbackAddr(t)}, common...)...)
 	serveForTest(t, c, append([]string{"--payments-addr", loopbackAddr(t)}, common...)...)

@@ -4,8 +4,11 @@ package kvtest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -210,4 +213,27 @@ func RunSpendConcurrent(t *testing.T, h Harness) {
 	if ok != 20 {
 		t.Fatalf("%d of 50 concurrent spends passed, want exactly 20", ok)
 	}
+}
+
+// RedisURL is the test Redis server's URL (VITOLA_TEST_REDIS_URL). Without it
+// the test skips, or fails with VITOLA_TEST_REQUIRE_SERVICES=1 (CI), where
+// nothing may skip for want of a service.
+func RedisURL(t testing.TB) string {
+	t.Helper()
+	url := os.Getenv("VITOLA_TEST_REDIS_URL")
+	if url == "" {
+		if os.Getenv("VITOLA_TEST_REQUIRE_SERVICES") == "1" {
+			t.Fatal("VITOLA_TEST_REQUIRE_SERVICES=1 but VITOLA_TEST_REDIS_URL is not set")
+		}
+		t.Skip("missing Redis: set VITOLA_TEST_REDIS_URL=redis://127.0.0.1:6379/0 to run this test")
+	}
+	return url
+}
+
+// Prefix is a Redis key prefix of the caller's own, "vitola-test:NAME:RANDOM:",
+// so that tests and packages sharing one server never meet.
+func Prefix(name string) string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return "vitola-test:" + name + ":" + hex.EncodeToString(b) + ":"
 }

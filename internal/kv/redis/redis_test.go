@@ -2,9 +2,6 @@ package redis_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"testing"
 	"time"
 
@@ -16,18 +13,10 @@ import (
 // TestContract runs against a real Redis server (VITOLA_TEST_REDIS_URL), each store
 // under a key prefix of its own.
 func TestContract(t *testing.T) {
-	url := os.Getenv("VITOLA_TEST_REDIS_URL")
-	if url == "" {
-		if os.Getenv("VITOLA_TEST_REQUIRE_SERVICES") == "1" {
-			t.Fatal("VITOLA_TEST_REQUIRE_SERVICES=1 but VITOLA_TEST_REDIS_URL is not set")
-		}
-		t.Skip("missing Redis: set VITOLA_TEST_REDIS_URL=redis://127.0.0.1:6379/0 to run these tests")
-	}
+	url := kvtest.RedisURL(t)
 	h := kvtest.Harness{
 		New: func(t *testing.T) kv.Store {
-			b := make([]byte, 6)
-			rand.Read(b)
-			s, err := redis.Open(context.Background(), url, "vitola-test:kv:"+hex.EncodeToString(b)+":")
+			s, err := redis.Open(context.Background(), url, kvtest.Prefix("kv"))
 			if err != nil {
 				t.Fatalf("Redis unreachable: %v", err)
 			}
