@@ -97,7 +97,9 @@ type Platform struct {
 	Subgraphs map[string]http.Handler
 	// Idempotency keeps the paid routes' Idempotency-Key records.
 	Idempotency *idempotency.Service
-	closers     []io.Closer
+	// Router is the federation router (its counters, for tests and benchmarks).
+	Router  *router.Router
+	closers []io.Closer
 }
 
 // Close releases every store.
@@ -219,6 +221,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	}
 	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Quotas: quotas, Tuning: o.RouterTuning, Logger: log, DemoKey: demoKey,
 		PersistedQueries: apq, Documents: accessStore})
+	p.Router = rt
 	if err != nil {
 		return nil, err
 	}

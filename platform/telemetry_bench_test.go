@@ -39,7 +39,16 @@ func openTelemetryPair(tb testing.TB) *telemetryPair {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	tb.Cleanup(receiver.Close)
-	tel, err := telemetry.New(context.Background(), telemetry.Options{Metrics: true, OTLPEndpoint: receiver.URL, SampleRatio: 0.01, Logger: zerolog.Nop()})
+	// VITOLA_BENCH_TELEMETRY=metrics or =traces turns on one half only, to
+	// tell their costs apart.
+	o := telemetry.Options{Metrics: true, OTLPEndpoint: receiver.URL, SampleRatio: 0.01, Logger: zerolog.Nop()}
+	switch os.Getenv("VITOLA_BENCH_TELEMETRY") {
+	case "metrics":
+		o.OTLPEndpoint = ""
+	case "traces":
+		o.Metrics = false
+	}
+	tel, err := telemetry.New(context.Background(), o)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -170,6 +179,14 @@ func TestTelemetryLoad(t *testing.T) {
 		// On a machine shared with other work, throughput swings with it;
 		// the process's CPU per request (client included) is steadier, and
 		// the throughput a saturated server reaches follows its inverse.
+		// Inbound deduplication shares executions among identical queries in
+		// flight: how many share depends on timing, so it is shown for both.
+		if q.method == "POST" {
+			for i, p := range []*platform.Platform{tp.off, tp.on} {
+				st := p.Router.DedupStats()
+				t.Logf("%-18s telemetry %-3s router executions %d, callers served by another's execution %d (totals so far)", q.name, sides[i].name, st.Executions, st.Shared)
+			}
+		}
 		ratio := (float64(sides[1].n) / sides[1].took.Seconds()) / (float64(sides[0].n) / sides[0].took.Seconds())
 		cpuRatio := (float64(sides[0].cpu) / float64(sides[0].n)) / (float64(sides[1].cpu) / float64(sides[1].n))
 		t.Logf("%-18s with telemetry on: throughput %.1f%% of off, CPU-bound throughput (inverse CPU per request) %.1f%% (target ≥ 95%%)", q.name, ratio*100, cpuRatio*100)
