@@ -342,17 +342,19 @@ func (s *Store) AllCigars(ctx context.Context) ([]*catalog.Cigar, error) {
 
 // ChangesSince returns the brands and cigars written after version, for the
 // search index to apply instead of rebuilding. The version is read first: the
-// rows read after it hold every change up to it.
+// rows read after it hold every change up to it. The rows come in no order:
+// ordered by ID, SQLite would scan the whole table in ID order rather than
+// search the changed_at index.
 func (s *Store) ChangesSince(ctx context.Context, version int64) (*catalog.Changes, error) {
 	ch := &catalog.Changes{}
 	var err error
 	if ch.Version, err = s.Version(ctx); err != nil {
 		return nil, err
 	}
-	if ch.Brands, err = s.brands(ctx, `SELECT `+brandCols+` FROM brands WHERE changed_at > ? ORDER BY id`, version); err != nil {
+	if ch.Brands, err = s.brands(ctx, `SELECT `+brandCols+` FROM brands WHERE changed_at > ?`, version); err != nil {
 		return nil, err
 	}
-	if ch.Cigars, err = s.cigars(ctx, `SELECT `+cigarCols+` FROM cigars WHERE changed_at > ? ORDER BY id`, version); err != nil {
+	if ch.Cigars, err = s.cigars(ctx, `SELECT `+cigarCols+` FROM cigars WHERE changed_at > ?`, version); err != nil {
 		return nil, err
 	}
 	return ch, nil
