@@ -83,20 +83,23 @@ func (ix *Index) Apply(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index 
 		return ix.rebuild(byID, todo)
 	}
 
+	// The per-document arrays are copied once, to their new length (appending
+	// to a shared array would write into this snapshot's spare capacity).
+	n := len(todo)
 	nx := &Index{
-		docs: slices.Clip(ix.docs), sorted: ix.sorted,
+		docs: slices.Grow(slices.Clip(ix.docs), n), sorted: ix.sorted,
 		words: slices.Clip(ix.words), wordID: maps.Clone(ix.wordID), generic: slices.Clip(ix.generic),
 		postings: slices.Clone(ix.postings), byLen: make(map[int][]int32, len(ix.byLen)),
 		brands: ix.brands, byID: byID, docOf: maps.Clone(ix.docOf),
 		brandList: slices.Clip(ix.brandList), brandPos: maps.Clone(ix.brandPos),
-		docBrand: slices.Clip(ix.docBrand), docHasAlias: slices.Clip(ix.docHasAlias),
-		nameFlat: slices.Clip(ix.nameFlat), nameOff: slices.Clip(ix.nameOff),
+		docBrand: slices.Grow(slices.Clip(ix.docBrand), n), docHasAlias: slices.Grow(slices.Clip(ix.docHasAlias), n),
+		nameOff:  slices.Grow(slices.Clip(ix.nameOff), n),
+		nameFlat: slices.Grow(slices.Clip(ix.nameFlat), n*(len(ix.nameFlat)/max(1, len(ix.docs))+1)),
 	}
 	if changedBrand != nil {
 		nx.brands = brandKeys(byID)
 	}
-	// Appending to a shared list would write into this snapshot's spare
-	// capacity: clipped, a list is copied on its first append.
+	// Clipped, a word's list is copied on its first append.
 	for i, ps := range nx.postings {
 		nx.postings[i] = slices.Clip(ps)
 	}
