@@ -1,5 +1,6 @@
 // Package search is the catalog's search and resolve index: in memory, built from
-// the store, rebuilt when the catalog changes.
+// the store, then kept in step with it by applying what changed (Index.Apply,
+// Live).
 //
 // Matching works on folded words (lower case, accents stripped, so "padron" finds
 // "Padrón") of a cigar's brand (with its aliases: "RyJ", "LFD"), its name (line and
