@@ -2,9 +2,11 @@ package sqlstore_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
@@ -225,6 +227,72 @@ func TestChangesSince(t *testing.T) {
 				if b.ID == oliva.ID && !slices.Equal(b.Aliases, oliva.Aliases) {
 					t.Errorf("a changed brand reads back as %+v", b)
 				}
+			}
+		})
+	}
+}
+
+// TestChangesSinceMissesNoConcurrentWrite follows the store as a search index
+// does (read the changes since the version held, then hold the version read)
+// while writers commit concurrently: every cigar written is seen, though the
+// reader never reads the catalog whole.
+func TestChangesSinceMissesNoConcurrentWrite(t *testing.T) {
+	for backend, cfg := range sqldbtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			st := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations))
+			brand := &catalog.Brand{ID: catalog.BrandID("Concurrente"), Name: "Concurrente"}
+			if err := st.Write(ctx, func(w catalog.Writer) error { return w.UpsertBrand(ctx, brand) }); err != nil {
+				t.Fatal(err)
+			}
+			held, err := st.Version(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const writers, each = 6, 8
+			var wg sync.WaitGroup
+			errs := make(chan error, writers*each)
+			for g := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range each {
+						name := fmt.Sprintf("Vitola %d-%d", g, i)
+						c := &catalog.Cigar{ID: catalog.CigarID(brand.Name, name), BrandID: brand.ID, Name: name, Origin: "Cuba"}
+						errs <- st.Write(ctx, func(w catalog.Writer) error { _, err := w.UpsertCigar(ctx, c); return err })
+					}
+				}()
+			}
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			seen := map[string]bool{}
+			follow := func() {
+				ch, err := st.ChangesSince(ctx, held)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range ch.Cigars {
+					seen[c.Name] = true
+				}
+				held = ch.Version
+			}
+			for running := true; running; {
+				select {
+				case <-done:
+					running = false
+				default:
+				}
+				follow()
+			}
+			follow()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(seen) != writers*each {
+				t.Fatalf("the follower saw %d of the %d cigars written", len(seen), writers*each)
 			}
 		})
 	}
