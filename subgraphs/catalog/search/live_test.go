@@ -6,9 +6,11 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/catalog/importer"
@@ -145,4 +147,50 @@ func TestLiveCursorsStableDuringImport(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLiveCompacts: once imports have fragmented the live index, it is built
+// anew in the background, brought up to date with what landed meanwhile and
+// swapped in, with Build's answers over the store.
+func TestLiveCompacts(t *testing.T) {
+	demoIndex(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st := sqlstore.New(sqldbtest.MustOpen(t, sqldb.Config{DataDir: t.TempDir()}, sqlstore.StoreName, sqlstore.Migrations))
+	if _, err := importer.Apply(ctx, st, importCopies(demoBrands, demoCigars, len(demoCigars), 0), nil); err != nil {
+		t.Fatal(err)
+	}
+	live, err := search.NewLive(ctx, st, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, n := range []int{200, 30, 30} { // the first fragments it; the others may land while it compacts
+		if _, err := importer.Apply(ctx, st, importCopies(demoBrands, demoCigars, n, k+1), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := live.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for live.Index().Fragmented() {
+		if time.Now().After(deadline) {
+			t.Fatal("the live index was not compacted within 20 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	brands, err := st.AllBrands(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cigars, err := st.AllCigars(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cigarIDs []string
+	for _, c := range cigars[:50] {
+		cigarIDs = append(cigarIDs, c.ID)
+	}
+	queries := append(slices.Clone(benchQueries(t)[:60]), "robusto lote 3", "churchill lote 1", "lote 2")
+	sameAnswers(t, "compacted", live.Index(), search.Build(brands, cigars), queries, []string{brands[0].ID}, cigarIDs)
 }
