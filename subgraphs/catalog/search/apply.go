@@ -8,9 +8,11 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 )
 
-// How Apply changes a snapshot: copy on write. The next snapshot shares every
-// structure it does not change with the one it comes from, which stays whole
-// for the queries still running on it:
+// How Apply changes a snapshot: copy on write. The next snapshot shares with
+// the one it comes from what it does not change (the posting lists of the
+// words untouched, cigars, brands, rendered documents) and copies what it
+// does (the per-document arrays it appends to, the lists of the words
+// touched), so that one stays whole for the queries still running on it:
 //   - a changed cigar is indexed again at a new position after the others, and
 //     its postings at its former position are taken out of the lists of its
 //     former words (those lists are copied; so is the list of each word a new
