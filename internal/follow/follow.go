@@ -1,6 +1,6 @@
 // Package follow keeps an in-memory snapshot (a search index, a recognition
-// index) in step with a store: it polls the store's version and rebuilds the
-// snapshot when the version moves, so a write by another process or replica is
+// index) in step with a store: it polls the store's version and rebuilds (or,
+// given Update, updates) the snapshot when the version moves, so a write by another process or replica is
 // served everywhere within one poll interval, without a restart.
 package follow
 
@@ -22,6 +22,10 @@ type Source[T any] struct {
 	Version func(ctx context.Context) (int64, error)
 	// Build makes a snapshot of the store.
 	Build func(ctx context.Context) (*T, error)
+	// Update, when set, brings the current snapshot, taken at version since,
+	// up to date (applying what changed rather than building anew) and returns
+	// the version the new one holds. Build still makes the first snapshot.
+	Update func(ctx context.Context, current *T, since int64) (*T, int64, error)
 }
 
 // Value is the current snapshot of a followed source.
@@ -60,7 +64,7 @@ func Start[T any](ctx context.Context, src Source[T], every time.Duration, log z
 // Get returns the current snapshot.
 func (v *Value[T]) Get() *T { return v.current.Load() }
 
-// Refresh rebuilds the snapshot if the source changed since the last build.
+// Refresh rebuilds or updates the snapshot if the source changed since.
 func (v *Value[T]) Refresh(ctx context.Context) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -72,6 +76,16 @@ func (v *Value[T]) Refresh(ctx context.Context) error {
 		return nil
 	}
 	start := time.Now()
+	if cur := v.current.Load(); cur != nil && v.src.Update != nil {
+		snap, at, err := v.src.Update(ctx, cur, v.version)
+		if err != nil {
+			return fmt.Errorf("update the %s: %w", v.src.Name, err)
+		}
+		v.current.Store(snap)
+		v.version = at
+		v.log.Debug().Dur("took", time.Since(start)).Int64("version", at).Msg(v.src.Name + " updated")
+		return nil
+	}
 	snap, err := v.src.Build(ctx)
 	if err != nil {
 		return fmt.Errorf("build the %s: %w", v.src.Name, err)
@@ -79,5 +93,20 @@ func (v *Value[T]) Refresh(ctx context.Context) error {
 	v.current.Store(snap)
 	v.version = ver
 	v.log.Debug().Dur("took", time.Since(start)).Int64("version", ver).Msg(v.src.Name + " built")
+	return nil
+}
+
+// Swap replaces the current snapshot with fn's, in turn with refreshes: fn
+// gets the current snapshot and its version and returns the new one's (say,
+// one made in the background from an older snapshot, brought up to date).
+func (v *Value[T]) Swap(ctx context.Context, fn func(ctx context.Context, current *T, version int64) (*T, int64, error)) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	snap, at, err := fn(ctx, v.current.Load(), v.version)
+	if err != nil {
+		return err
+	}
+	v.current.Store(snap)
+	v.version = at
 	return nil
 }

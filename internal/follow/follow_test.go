@@ -52,3 +52,50 @@ func TestFollowRebuildsWhenTheVersionMoves(t *testing.T) {
 		t.Fatalf("failed rebuild: %v, snapshot %d", err, *v.Get())
 	}
 }
+
+// TestFollowUpdates: given Update, the first snapshot is built and later ones
+// are updated from the current one and the version it holds, which Update
+// returns; Swap replaces the snapshot in turn with refreshes.
+func TestFollowUpdates(t *testing.T) {
+	var version, builds atomic.Int64
+	type call struct{ from, since int64 }
+	var calls []call
+	src := follow.Source[int64]{
+		Name:    "test snapshot",
+		Version: func(context.Context) (int64, error) { return version.Load(), nil },
+		Build: func(context.Context) (*int64, error) {
+			builds.Add(1)
+			v := version.Load() * 10
+			return &v, nil
+		},
+		Update: func(_ context.Context, cur *int64, since int64) (*int64, int64, error) {
+			calls = append(calls, call{*cur, since})
+			v := version.Load()
+			next := v * 10
+			return &next, v, nil
+		},
+	}
+	ctx := context.Background()
+	v, err := follow.Start(ctx, src, time.Hour, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []int64{3, 3, 5} {
+		version.Store(to)
+		if err := v.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if builds.Load() != 1 || len(calls) != 2 || calls[0] != (call{0, 0}) || calls[1] != (call{30, 3}) || *v.Get() != 50 {
+		t.Fatalf("builds %d, updates %v, snapshot %d; want 1 build, updates from (0 at 0) and (30 at 3), 50", builds.Load(), calls, *v.Get())
+	}
+	if err := v.Swap(ctx, func(_ context.Context, cur *int64, at int64) (*int64, int64, error) {
+		if *cur != 50 || at != 5 {
+			t.Errorf("swap got %d at %d, want 50 at 5", *cur, at)
+		}
+		next := int64(51)
+		return &next, 5, nil
+	}); err != nil || *v.Get() != 51 {
+		t.Fatalf("after swap: %d, %v", *v.Get(), err)
+	}
+}

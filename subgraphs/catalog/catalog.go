@@ -83,10 +83,11 @@ type Store interface {
 	Cigar(ctx context.Context, id string) (*Cigar, error)
 	CigarsByIDs(ctx context.Context, ids []string) ([]*Cigar, error)
 	CigarsOfBrand(ctx context.Context, brandID string, page Page) ([]*Cigar, error)
-	// AllBrands, AllCigars and Version feed the search index.
+	// AllBrands, AllCigars, Version and ChangesSince feed the search index.
 	AllBrands(ctx context.Context) ([]*Brand, error)
 	AllCigars(ctx context.Context) ([]*Cigar, error)
 	Version(ctx context.Context) (int64, error)
+	ChangesSince(ctx context.Context, version int64) (*Changes, error)
 	Product(ctx context.Context, id string) (*Product, error)
 	ProductByGTIN(ctx context.Context, gtin string) (*Product, error)
 	Products(ctx context.Context, page Page) ([]*Product, error)
@@ -96,6 +97,17 @@ type Store interface {
 	Write(ctx context.Context, fn func(w Writer) error) error
 	Counts(ctx context.Context) (brands, cigars, products int, err error)
 	Ping(ctx context.Context) error
+}
+
+// Changes are the brands and cigars written after a version of the catalog:
+// what an index holding that version must apply to catch up.
+type Changes struct {
+	// Version is the catalog's version when the changes were read: they hold
+	// every write up to it (and may hold some after it, which applying again is
+	// harmless as writes are upserts).
+	Version int64
+	Brands  []*Brand
+	Cigars  []*Cigar
 }
 
 // Writer writes inside a Store.Write transaction.

@@ -1,6 +1,7 @@
 package search_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -8,8 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/catalog/demo"
+	"github.com/vitolahq/vitola/subgraphs/catalog/importer"
 	"github.com/vitolahq/vitola/subgraphs/catalog/search"
+	"github.com/vitolahq/vitola/subgraphs/catalog/sqlstore"
 )
 
 // benchQueries are the quality test set's queries (resolve_queries.jsonl and
@@ -178,4 +186,196 @@ func TestTopEqualsRankAll(t *testing.T) {
 		hits, _ := ix.Resolve(q, "", 5)
 		same("resolve", q, hits, all[:min(5, len(all))])
 	}
+}
+
+// importScaled returns the ×n catalog and an import of 1,000 new cigars into
+// it: the next copy of the demo lines ("<line> Lote <n>"), which shares the
+// catalog's words.
+func importScaled(b *testing.B, n int) (brands []*catalog.Brand, cigars, imported []*catalog.Cigar) {
+	f, err := demo.LoadFacts()
+	if err != nil {
+		b.Fatal(err)
+	}
+	brands, cigars = f.Scaled(n).Catalog()
+	_, more := f.Scaled(n + 1).Catalog()
+	return brands, cigars, more[len(cigars) : len(cigars)+1000]
+}
+
+// applyScale is the catalog BenchmarkApply and BenchmarkSearchApplied use:
+// ×100, or ×10 with -short.
+func applyScale() int {
+	if testing.Short() {
+		return 10
+	}
+	return 100
+}
+
+// BenchmarkApply measures, in one run, what makes an import of 1,000 new
+// cigars into the ×100 catalog searchable: applying them to the index (Apply,
+// what a replica does now) beside building the index anew over the same
+// catalog (what it did before, not counting the read of the whole catalog
+// from the store), and a write of one changed cigar.
+//
+//	go test ./subgraphs/catalog/search -run '^$' -bench 'Apply$' -benchtime 10x
+func BenchmarkApply(b *testing.B) {
+	n := applyScale()
+	brands, cigars, imported := importScaled(b, n)
+	base := search.Build(brands, cigars)
+	all := append(slices.Clone(cigars), imported...)
+	b.Run(fmt.Sprintf("x%d/import-1000/rebuild", n), func(b *testing.B) {
+		for b.Loop() {
+			search.Build(brands, all)
+		}
+	})
+	b.Run(fmt.Sprintf("x%d/import-1000/apply", n), func(b *testing.B) {
+		for b.Loop() {
+			base.Apply(nil, imported)
+		}
+	})
+	one := *cigars[len(cigars)/2]
+	one.Name += " Especial"
+	b.Run(fmt.Sprintf("x%d/write-1/apply", n), func(b *testing.B) {
+		for b.Loop() {
+			base.Apply(nil, []*catalog.Cigar{&one})
+		}
+	})
+}
+
+// BenchmarkSearchApplied measures search (first page of 20) over the query
+// mix on the ×100 index with the import of 1,000 cigars applied beside the
+// clean build of the same catalog and of the catalog before, in one run,
+// each measured twice in turn. Each query runs once first, as in
+// BenchmarkScale.
+//
+//	go test ./subgraphs/catalog/search -run '^$' -bench SearchApplied -benchtime 20000x
+func BenchmarkSearchApplied(b *testing.B) {
+	n := applyScale()
+	brands, cigars, imported := importScaled(b, n)
+	base := search.Build(brands, cigars)
+	applied := base.Apply(nil, imported)
+	rebuilt := search.Build(brands, append(slices.Clone(cigars), imported...))
+	qs := benchQueries(b)
+	for _, ix := range []struct {
+		name string
+		ix   *search.Index
+	}{{"before", base}, {"applied", applied}, {"rebuilt", rebuilt}, {"before", base}, {"applied", applied}, {"rebuilt", rebuilt}} {
+		for _, q := range qs {
+			ix.ix.SearchPage(q, "", nil, 20)
+		}
+		b.Run(fmt.Sprintf("x%d/%s", n, ix.name), func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; b.Loop(); i++ {
+				start := time.Now()
+				ix.ix.SearchPage(qs[i%len(qs)], "", nil, 20)
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-µs")
+		})
+	}
+}
+
+// BenchmarkLiveImport measures, on a SQLite store holding the ×100 catalog,
+// the time from an import of 1,000 new cigars committing to the live index
+// serving them (its poll, every 250 ms, reading what changed and applying
+// it), beside a full build from the store (reading the whole catalog and
+// building, what every replica did on every change before), in one run.
+// Each iteration imports another 1,000 cigars.
+//
+//	go test ./subgraphs/catalog/search -run '^$' -bench LiveImport -benchtime 5x
+func BenchmarkLiveImport(b *testing.B) {
+	n := applyScale()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st := sqlstore.New(sqldbtest.MustOpen(b, sqldb.Config{DataDir: b.TempDir()}, sqlstore.StoreName, sqlstore.Migrations))
+	brands, cigars, _ := importScaled(b, n)
+	if err := st.Write(ctx, func(w catalog.Writer) error {
+		for _, br := range brands {
+			if err := w.UpsertBrand(ctx, br); err != nil {
+				return err
+			}
+		}
+		for _, c := range cigars {
+			if _, err := w.UpsertCigar(ctx, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	liveCtx, stopLive := context.WithCancel(ctx)
+	defer stopLive()
+	live, err := search.NewLive(liveCtx, st, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := demo.LoadFacts()
+	if err != nil {
+		b.Fatal(err)
+	}
+	brandName := map[string]string{}
+	for _, br := range brands {
+		brandName[br.ID] = br.Name
+	}
+	// importNext imports the first 1,000 cigars of the catalog's next copy and
+	// says how long the import took to commit.
+	k := n
+	importNext := func(b *testing.B) time.Duration {
+		k++
+		_, prev := f.Scaled(k).Catalog()
+		_, next := f.Scaled(k + 1).Catalog()
+		var recs []importer.Record
+		for i, c := range next[len(prev) : len(prev)+1000] {
+			recs = append(recs, importer.Record{Brand: brandName[c.BrandID], Name: c.Name, Origin: c.Origin,
+				Wrapper: c.Wrapper, Binder: c.Binder, Filler: c.Filler, Line: i + 1})
+		}
+		start := time.Now()
+		if _, err := importer.Apply(ctx, st, recs, nil); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	// Each iteration imports (untimed) then measures; the figures are the
+	// mean times reported as metrics.
+	measure := func(b *testing.B, searchable func(b *testing.B)) {
+		var write, took time.Duration
+		for b.Loop() {
+			write += importNext(b)
+			start := time.Now()
+			searchable(b)
+			took += time.Since(start)
+		}
+		b.ReportMetric(float64(write.Milliseconds())/float64(b.N), "ms-import-commit")
+		b.ReportMetric(float64(took.Milliseconds())/float64(b.N), "ms-until-searchable")
+	}
+	b.Run(fmt.Sprintf("x%d/import-1000/live", n), func(b *testing.B) {
+		want := live.Index().Len()
+		measure(b, func(b *testing.B) {
+			// The live index polls: wait for it to serve the new cigars.
+			want += 1000
+			deadline := time.Now().Add(10 * time.Second)
+			for live.Index().Len() < want {
+				if time.Now().After(deadline) {
+					b.Fatalf("%d cigars 10 s after the import, want %d", live.Index().Len(), want)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		})
+	})
+	stopLive() // it would follow the next imports while the builds are measured
+	b.Run(fmt.Sprintf("x%d/import-1000/full-build-from-store", n), func(b *testing.B) {
+		measure(b, func(b *testing.B) {
+			bs, err := st.AllBrands(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cs, err := st.AllCigars(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			search.Build(bs, cs)
+		})
+	})
 }

@@ -162,7 +162,4 @@ func (ix *Index) resolveWords(text string) []qword {
 }
 
 // known says whether a word is a word of the index.
-func (ix *Index) known(w string) bool {
-	_, ok := ix.wordID[w]
-	return ok
-}
+func (ix *Index) known(w string) bool { return ix.has(w) }

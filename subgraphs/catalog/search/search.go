@@ -1,5 +1,6 @@
 // Package search is the catalog's search and resolve index: in memory, built from
-// the store, rebuilt when the catalog changes.
+// the store, then kept in step with it by applying what changed (Index.Apply,
+// Live).
 //
 // Matching works on folded words (lower case, accents stripped, so "padron" finds
 // "Padrón") of a cigar's brand (with its aliases: "RyJ", "LFD"), its name (line and
@@ -16,6 +17,7 @@
 package search
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -46,14 +48,9 @@ const (
 type doc struct {
 	cigar *catalog.Cigar
 	brand *catalog.Brand
-	// nameWords are the word IDs of the cigar's name while building (then
-	// Index.nameFlat holds them); brandWords of its brand's;
-	// aliasWords of each of the brand's aliases.
-	nameWords  []int32
-	brandWords []int32
-	aliasWords [][]int32
 	// cigarAliases are the word IDs of each of the cigar's own aliases ("PSD4",
-	// "Epi No. 2"), which name brand, line and vitola at once.
+	// "Epi No. 2"), which name brand, line and vitola at once. (The words of
+	// its name are in Index.nameFlat, its brand's in Index.brandList.)
 	cigarAliases [][]int32
 }
 
@@ -64,9 +61,16 @@ type posting struct {
 }
 
 // Index is an immutable snapshot of the catalog, safe for concurrent use.
+// Apply makes the next snapshot from it and the changes (see apply.go).
 type Index struct {
-	docs []doc
-	// Words have integer IDs; postings[id] lists the documents holding word id.
+	// docs are documents by position. Build places them in ID order; Apply
+	// appends changed cigars after the first sorted ones and leaves their
+	// former positions unreached (no posting or docOf entry names them).
+	docs   []doc
+	sorted int32
+	// Words have integer IDs; postings[id] lists the documents holding word id
+	// (none once Apply moved every document holding it elsewhere: such a word
+	// is not a word of the index, see has).
 	words    []string
 	wordID   map[string]int32
 	postings [][]posting
@@ -77,15 +81,20 @@ type Index struct {
 	brands  map[string]*catalog.Brand // folded name or alias → brand
 	byID    map[string]*catalog.Brand
 	scratch sync.Pool // *scratch, sized to this index
-	// matchCache remembers which words a query word matched.
+	// matchCache remembers which words a query word matched; prevCache is the
+	// snapshot's before Apply, whose answers hold for the first prevWords words.
 	matchCache *lru.Cache[string, []termMatch]
+	prevCache  *lru.Cache[string, []termMatch]
+	prevWords  int
 	// docOf finds a cigar's position; documents caches its rendered REST form.
 	docOf     map[string]int32
 	documents []atomic.Pointer[catalog.Document]
-	// brandWords of each distinct brand, and per document its brand's position
-	// there and whether it has aliases of its own: what a query needs to bound
-	// a cigar's score without reading its document.
+	// brandWords of each distinct brand (brandPos finds a brand's entry), and
+	// per document its brand's position there and whether it has aliases of
+	// its own: what a query needs to bound a cigar's score without reading its
+	// document.
 	brandList   []brandEntry
+	brandPos    map[string]int32
 	docBrand    []int32
 	docHasAlias []bool
 	// nameFlat holds every document's name words end to end, document i's at
@@ -97,6 +106,7 @@ type Index struct {
 // brandEntry is a brand's words: its name's and each of its aliases'.
 type brandEntry struct {
 	id      string
+	brand   *catalog.Brand
 	words   []int32
 	aliases [][]int32
 }
@@ -111,93 +121,123 @@ func Words(s string) []string {
 	return ws
 }
 
-// Build indexes cigars with their brands.
+// Build indexes cigars with their brands (a cigar of a brand not given is
+// left out).
 func Build(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index {
-	ix := &Index{wordID: map[string]int32{}, byLen: map[int][]int32{}, brands: map[string]*catalog.Brand{}}
-	ix.matchCache, _ = lru.New[string, []termMatch](8192)
-	byID := map[string]*catalog.Brand{}
-	ix.byID = byID
+	ix := &Index{wordID: map[string]int32{}, byLen: map[int][]int32{}, brandPos: map[string]int32{},
+		byID: make(map[string]*catalog.Brand, len(brands)), nameOff: []int32{0}}
 	for _, b := range brands {
-		byID[b.ID] = b
-		ix.brands[strings.Join(Words(b.Name), " ")] = b
-		for _, a := range b.Aliases {
-			ix.brands[strings.Join(Words(a), " ")] = b
-		}
+		ix.byID[b.ID] = b
 	}
+	ix.brands = brandKeys(ix.byID)
 	sorted := slices.Clone(cigars)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
+	ix.docOf = make(map[string]int32, len(sorted))
 	for _, c := range sorted {
-		b := byID[c.BrandID]
-		if b == nil {
-			continue
+		if b := ix.byID[c.BrandID]; b != nil {
+			ix.addDoc(c, b)
 		}
-		n := int32(len(ix.docs))
-		fields := map[int32]uint8{}
-		add := func(field uint8, text string) []int32 {
-			var ids []int32
-			for _, w := range Words(text) {
-				id := ix.intern(w)
-				fields[id] |= field
-				ids = append(ids, id)
-			}
-			return ids
-		}
-		d := doc{cigar: c, brand: b}
-		d.brandWords = add(fieldBrand, b.Name)
-		for _, a := range b.Aliases {
-			d.aliasWords = append(d.aliasWords, add(fieldBrand, a))
-		}
-		d.nameWords = add(fieldName, c.Name)
-		for _, a := range c.Aliases {
-			if ws := add(fieldName, a); len(ws) > 0 {
-				d.cigarAliases = append(d.cigarAliases, ws)
-			}
-		}
-		for _, comps := range [][]catalog.Component{c.Wrapper, c.Binder, c.Filler} {
-			for _, comp := range comps {
-				add(fieldLeaf, comp.Type+" "+comp.Region)
-				if comp.Shade != nil {
-					add(fieldLeaf, *comp.Shade)
-				}
-			}
-		}
-		for id, f := range fields {
-			ix.postings[id] = append(ix.postings[id], posting{doc: n, fields: f})
-		}
-		ix.docs = append(ix.docs, d)
 	}
+	ix.sorted = int32(len(ix.docs))
 	for _, ids := range ix.byLen {
-		sort.Slice(ids, func(i, j int) bool { return ix.words[ids[i]] < ix.words[ids[j]] })
+		ix.sortByWord(ids)
 	}
-	for _, ps := range ix.postings {
-		sort.Slice(ps, func(i, j int) bool { return ps[i].doc < ps[j].doc })
-	}
-	brandPos := map[string]int32{}
-	ix.docBrand = make([]int32, len(ix.docs))
-	ix.docHasAlias = make([]bool, len(ix.docs))
-	for i, d := range ix.docs {
-		bi, ok := brandPos[d.brand.ID]
-		if !ok {
-			bi = int32(len(ix.brandList))
-			brandPos[d.brand.ID] = bi
-			ix.brandList = append(ix.brandList, brandEntry{id: d.brand.ID, words: d.brandWords, aliases: d.aliasWords})
-		}
-		ix.docBrand[i] = bi
-		ix.docHasAlias[i] = len(d.cigarAliases) > 0
-		ix.nameOff = append(ix.nameOff, int32(len(ix.nameFlat)))
-		ix.nameFlat = append(ix.nameFlat, d.nameWords...)
-	}
-	ix.nameOff = append(ix.nameOff, int32(len(ix.nameFlat)))
-	for i := range ix.docs { // the flat array holds the names now
-		ix.docs[i].nameWords = nil
-	}
-	ix.scratch.New = func() any { return newScratch(len(ix.docs), len(ix.words), len(ix.brandList)) }
-	ix.docOf = make(map[string]int32, len(ix.docs))
-	for i, d := range ix.docs {
-		ix.docOf[d.cigar.ID] = int32(i)
-	}
-	ix.documents = make([]atomic.Pointer[catalog.Document], len(ix.docs))
+	ix.ready(nil)
 	return ix
+}
+
+// brandKeys maps each folded name and alias of the brands to its brand, in
+// ID order, so that of two brands writing a name alike the same one wins in
+// every snapshot.
+func brandKeys(byID map[string]*catalog.Brand) map[string]*catalog.Brand {
+	out := make(map[string]*catalog.Brand, len(byID))
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
+		b := byID[id]
+		out[strings.Join(Words(b.Name), " ")] = b
+		for _, a := range b.Aliases {
+			out[strings.Join(Words(a), " ")] = b
+		}
+	}
+	return out
+}
+
+// docWords reads a cigar's words (of its brand's too) through word, which
+// gives a word's ID: the document, its name's words, and the fields each word
+// is in.
+func docWords(c *catalog.Cigar, b *catalog.Brand, word func(string) int32) (d doc, names, brandWords []int32, aliasWords [][]int32, fields map[int32]uint8) {
+	fields = map[int32]uint8{}
+	add := func(field uint8, text string) []int32 {
+		var ids []int32
+		for _, w := range Words(text) {
+			id := word(w)
+			fields[id] |= field
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	d = doc{cigar: c, brand: b}
+	brandWords = add(fieldBrand, b.Name)
+	for _, a := range b.Aliases {
+		aliasWords = append(aliasWords, add(fieldBrand, a))
+	}
+	names = add(fieldName, c.Name)
+	for _, a := range c.Aliases {
+		if ws := add(fieldName, a); len(ws) > 0 {
+			d.cigarAliases = append(d.cigarAliases, ws)
+		}
+	}
+	for _, comps := range [][]catalog.Component{c.Wrapper, c.Binder, c.Filler} {
+		for _, comp := range comps {
+			add(fieldLeaf, comp.Type+" "+comp.Region)
+			if comp.Shade != nil {
+				add(fieldLeaf, *comp.Shade)
+			}
+		}
+	}
+	return d, names, brandWords, aliasWords, fields
+}
+
+// addDoc indexes a cigar at the next position. Its postings go at the end of
+// their lists, which stay in position order.
+func (ix *Index) addDoc(c *catalog.Cigar, b *catalog.Brand) {
+	n := int32(len(ix.docs))
+	d, names, brandWords, aliasWords, fields := docWords(c, b, ix.intern)
+	for id, f := range fields {
+		ix.postings[id] = append(ix.postings[id], posting{doc: n, fields: f})
+	}
+	bi, ok := ix.brandPos[b.ID]
+	if !ok || ix.brandList[bi].brand != b {
+		bi = int32(len(ix.brandList))
+		ix.brandPos[b.ID] = bi
+		ix.brandList = append(ix.brandList, brandEntry{id: b.ID, brand: b, words: brandWords, aliases: aliasWords})
+	}
+	ix.docs = append(ix.docs, d)
+	ix.docBrand = append(ix.docBrand, bi)
+	ix.docHasAlias = append(ix.docHasAlias, len(d.cigarAliases) > 0)
+	ix.nameFlat = append(ix.nameFlat, names...)
+	ix.nameOff = append(ix.nameOff, int32(len(ix.nameFlat)))
+	ix.docOf[c.ID] = n
+}
+
+func (ix *Index) sortByWord(ids []int32) {
+	sort.Slice(ids, func(i, j int) bool { return ix.words[ids[i]] < ix.words[ids[j]] })
+}
+
+// ready makes the per-snapshot caches: rendered documents (carried over from
+// prev where prev holds the same document), query scratch space and matches.
+func (ix *Index) ready(prev *Index) {
+	ix.scratch.New = func() any { return newScratch(len(ix.docs), len(ix.words), len(ix.brandList)) }
+	ix.documents = make([]atomic.Pointer[catalog.Document], len(ix.docs))
+	ix.matchCache, _ = lru.New[string, []termMatch](8192)
+	if prev == nil {
+		return
+	}
+	for i := range prev.documents {
+		if d := prev.documents[i].Load(); d != nil && ix.docs[i].cigar == prev.docs[i].cigar && ix.docs[i].brand == prev.docs[i].brand {
+			ix.documents[i].Store(d)
+		}
+	}
+	ix.prevCache, ix.prevWords = prev.matchCache, len(prev.words)
 }
 
 // Document returns an indexed cigar's REST representation, rendered once per
@@ -233,7 +273,7 @@ func (ix *Index) intern(w string) int32 {
 }
 
 // Len is the number of cigars indexed.
-func (ix *Index) Len() int { return len(ix.docs) }
+func (ix *Index) Len() int { return len(ix.docOf) }
 
 // BrandByID returns an indexed brand by its ID.
 func (ix *Index) BrandByID(id string) (*catalog.Brand, bool) {
@@ -278,8 +318,15 @@ type termMatch struct {
 	quality int32
 }
 
+// has says whether w is a word of the index: of a document it holds.
+func (ix *Index) has(w string) bool {
+	id, ok := ix.wordID[w]
+	return ok && len(ix.postings[id]) > 0
+}
+
 // matches finds the words of the vocabulary a query word matches. Answers are
-// cached: people type the same words over and over.
+// cached: people type the same words over and over. Apply only adds words, so
+// the snapshot before it answers for its words and only the new ones are read.
 func (ix *Index) matches(q string, last bool) []termMatch {
 	key := q
 	if last {
@@ -288,9 +335,47 @@ func (ix *Index) matches(q string, last bool) []termMatch {
 	if tms, ok := ix.matchCache.Get(key); ok {
 		return tms
 	}
-	tms := ix.findMatches(q, last)
+	var tms []termMatch
+	if prev, ok := ix.fromPrev(key); ok {
+		tms = slices.Clip(prev)
+		for id := int32(ix.prevWords); id < int32(len(ix.words)); id++ {
+			tms = appendMatch(tms, q, last, id, ix.words[id])
+		}
+	} else {
+		tms = ix.findMatches(q, last)
+	}
 	ix.matchCache.Add(key, tms)
 	return tms
+}
+
+func (ix *Index) fromPrev(key string) ([]termMatch, bool) {
+	if ix.prevCache == nil {
+		return nil, false
+	}
+	return ix.prevCache.Peek(key)
+}
+
+// appendMatch adds vocabulary word w (ID id) to out if query word q matches
+// it, as findMatches would find it.
+func appendMatch(out []termMatch, q string, last bool, id int32, w string) []termMatch {
+	if w == q {
+		return append(out, termMatch{id, qualityExact})
+	}
+	if last && !isNumber(q) && len(w) > len(q) && strings.HasPrefix(w, q) {
+		out = append(out, termMatch{id, qualityPrefix})
+	}
+	budget := allowedTypos(q)
+	if budget == 0 || abs(len(w)-len(q)) > budget || hasDigit(w) {
+		return out
+	}
+	if d := distance(q, w, budget); d <= budget {
+		quality := int32(qualityTypo1)
+		if d == 2 {
+			quality = qualityTypo2
+		}
+		out = append(out, termMatch{id, quality})
+	}
+	return out
 }
 
 func (ix *Index) findMatches(q string, last bool) []termMatch {
@@ -729,10 +814,10 @@ func (ix *Index) top(required int, brandID string, m mode, k int, keep func(Hit)
 			break
 		}
 	}
-	// Documents are in ID order, so a document's position breaks ties as its
-	// ID does: a hit is built only for a document entering the window.
+	// Ties are broken by ID, which for documents in ID order is by position: a
+	// hit is built only for a document entering the window.
 	type ranked struct{ score, di int32 }
-	better := func(a, b ranked) bool { return a.score > b.score || a.score == b.score && a.di < b.di }
+	better := func(a, b ranked) bool { return a.score > b.score || a.score == b.score && ix.idLess(a.di, b.di) }
 	win, rank := make([]Hit, 0, k+1), make([]ranked, 0, k+1)
 	add := func(di int32) {
 		p, _, _ := ix.points(di, required, sc)
@@ -767,6 +852,16 @@ func (ix *Index) top(required int, brandID string, m mode, k int, keep func(Hit)
 		}
 	}
 	return win
+}
+
+// idLess says whether document a's cigar ID sorts before document b's. The
+// first sorted documents are in ID order; ones Apply appended are compared by
+// ID.
+func (ix *Index) idLess(a, b int32) bool {
+	if a < ix.sorted && b < ix.sorted {
+		return a < b
+	}
+	return ix.docs[a].cigar.ID < ix.docs[b].cigar.ID
 }
 
 // cigarAliasNamed reports whether the query matched every distinctive word of
@@ -812,11 +907,8 @@ func (ix *Index) joinSplitWords(words []string) []string {
 	out := make([]string, 0, len(words))
 	for i := 0; i < len(words); i++ {
 		if i+1 < len(words) {
-			joined := words[i] + words[i+1]
-			_, ok := ix.wordID[joined]
-			_, okA := ix.wordID[words[i]]
-			_, okB := ix.wordID[words[i+1]]
-			if ok && !(okA && okB) {
+			if ix.has(words[i]+words[i+1]) && !(ix.has(words[i]) && ix.has(words[i+1])) {
+				joined := words[i] + words[i+1]
 				out = append(out, joined)
 				i++
 				continue

@@ -229,20 +229,29 @@ func (s *Store) products(ctx context.Context, q string, args ...any) ([]*catalog
 	return out, nil
 }
 
-// Write runs fn in one transaction and moves the catalog's version once.
+// Write runs fn in one transaction and moves the catalog's version once; the
+// brands and cigars it writes are marked changed at the new version.
 func (s *Store) Write(ctx context.Context, fn func(w catalog.Writer) error) error {
 	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		if err := fn(&writer{tx: tx}); err != nil {
-			return err
+		// Every replica's search index polls the version and applies the rows
+		// changed since the one it holds. Moving it first holds the version row's
+		// lock until commit, so writers commit in version order: a reader that
+		// sees version v sees every row changed at v or before, and no row
+		// committed later is marked v or before.
+		w := &writer{tx: tx}
+		if err := tx.GetContext(ctx, &w.version, `UPDATE catalog_version SET version = version + 1 WHERE id = 1 RETURNING version`); err != nil {
+			return fmt.Errorf("move the catalog version: %w", err)
 		}
-		// Every replica's search index polls this and rebuilds when it moves.
-		_, err := tx.ExecContext(ctx, `UPDATE catalog_version SET version = version + 1 WHERE id = 1`)
-		return err
+		return fn(w)
 	})
 }
 
-// writer implements catalog.Writer inside a transaction.
-type writer struct{ tx *sqlx.Tx }
+// writer implements catalog.Writer inside a transaction that moved the
+// catalog's version to version.
+type writer struct {
+	tx      *sqlx.Tx
+	version int64
+}
 
 func (w *writer) BrandByName(ctx context.Context, name string) (*catalog.Brand, error) {
 	var r brandRow
@@ -258,9 +267,10 @@ func (w *writer) BrandByName(ctx context.Context, name string) (*catalog.Brand, 
 
 func (w *writer) UpsertBrand(ctx context.Context, b *catalog.Brand) error {
 	aliases, _ := json.Marshal(nonNil(b.Aliases))
-	_, err := w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO brands (id, name, country, aliases) VALUES (?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET name = excluded.name, country = excluded.country, aliases = excluded.aliases`),
-		b.ID, b.Name, b.Country, string(aliases))
+	_, err := w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO brands (id, name, country, aliases, changed_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET name = excluded.name, country = excluded.country, aliases = excluded.aliases,
+		changed_at = excluded.changed_at`),
+		b.ID, b.Name, b.Country, string(aliases), w.version)
 	if err != nil {
 		return fmt.Errorf("upsert brand %q: %w", b.Name, err)
 	}
@@ -282,12 +292,12 @@ func (w *writer) UpsertCigar(ctx context.Context, c *catalog.Cigar) (bool, error
 		return string(b)
 	}
 	aliases, _ := json.Marshal(nonNil(c.Aliases))
-	_, err = w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO cigars (id, number, brand_id, name, origin, wrapper, binder, filler, aliases)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err = w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO cigars (id, number, brand_id, name, origin, wrapper, binder, filler, aliases, changed_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET brand_id = excluded.brand_id, name = excluded.name,
 		origin = excluded.origin, wrapper = excluded.wrapper, binder = excluded.binder, filler = excluded.filler,
-		aliases = CASE WHEN ? THEN excluded.aliases ELSE cigars.aliases END`),
-		c.ID, c.Number, c.BrandID, c.Name, c.Origin, enc(c.Wrapper), enc(c.Binder), enc(c.Filler), string(aliases),
+		aliases = CASE WHEN ? THEN excluded.aliases ELSE cigars.aliases END, changed_at = excluded.changed_at`),
+		c.ID, c.Number, c.BrandID, c.Name, c.Origin, enc(c.Wrapper), enc(c.Binder), enc(c.Filler), string(aliases), w.version,
 		c.Aliases != nil) // nil keeps the stored aliases
 	if err != nil {
 		return false, fmt.Errorf("upsert cigar %q: %w", c.Name, err)
@@ -328,6 +338,26 @@ func (s *Store) AllBrands(ctx context.Context) ([]*catalog.Brand, error) {
 // AllCigars returns every cigar, for the search index.
 func (s *Store) AllCigars(ctx context.Context) ([]*catalog.Cigar, error) {
 	return s.cigars(ctx, `SELECT `+cigarCols+` FROM cigars ORDER BY id`)
+}
+
+// ChangesSince returns the brands and cigars written after version, for the
+// search index to apply instead of rebuilding. The version is read first: the
+// rows read after it hold every change up to it. The rows come in no order:
+// ordered by ID, SQLite would scan the whole table in ID order rather than
+// search the changed_at index.
+func (s *Store) ChangesSince(ctx context.Context, version int64) (*catalog.Changes, error) {
+	ch := &catalog.Changes{}
+	var err error
+	if ch.Version, err = s.Version(ctx); err != nil {
+		return nil, err
+	}
+	if ch.Brands, err = s.brands(ctx, `SELECT `+brandCols+` FROM brands WHERE changed_at > ?`, version); err != nil {
+		return nil, err
+	}
+	if ch.Cigars, err = s.cigars(ctx, `SELECT `+cigarCols+` FROM cigars WHERE changed_at > ?`, version); err != nil {
+		return nil, err
+	}
+	return ch, nil
 }
 
 func (s *Store) Counts(ctx context.Context) (brands, cigars, products int, err error) {

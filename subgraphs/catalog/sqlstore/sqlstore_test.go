@@ -2,8 +2,11 @@ package sqlstore_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
@@ -105,6 +108,191 @@ func TestCigarAliases(t *testing.T) {
 				if got := aliases(); strings.Join(got, "|") != strings.Join(step.want, "|") {
 					t.Fatalf("after writing %q: %q, want %q", step.write, got, step.want)
 				}
+			}
+		})
+	}
+}
+
+// TestChangesSince: the brands and cigars a write changes are read back as
+// changed after every version before it and after none since, whatever else
+// the write touched; rows a store held before versions were recorded count as
+// changed at version 0.
+func TestChangesSince(t *testing.T) {
+	for backend, cfg := range sqldbtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			// A store from before migration 5 with a brand and a cigar.
+			before := fstest.MapFS{}
+			for _, name := range []string{"00001_catalog.sql", "00002_catalog_version.sql", "00003_brand_country_nullable.sql", "00004_cigar_aliases.sql"} {
+				b, err := fs.ReadFile(sqlstore.Migrations, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before[name] = &fstest.MapFile{Data: b}
+			}
+			old := sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, before)
+			oldBrand, oldCigar := catalog.BrandID("Viejo"), catalog.CigarID("Viejo", "Robusto")
+			if _, err := old.ExecContext(ctx, old.Rebind(`INSERT INTO brands (id, name, country) VALUES (?, ?, ?)`), oldBrand, "Viejo", "Cuba"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := old.ExecContext(ctx, old.Rebind(`INSERT INTO cigars (id, number, brand_id, name, origin) VALUES (?, ?, ?, ?, ?)`), oldCigar, 1, oldBrand, "Robusto", "Cuba"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := old.ExecContext(ctx, `UPDATE catalog_version SET version = 3 WHERE id = 1`); err != nil {
+				t.Fatal(err)
+			}
+			old.Close()
+			st := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations))
+
+			write := func(fn func(w catalog.Writer) error) int64 {
+				t.Helper()
+				if err := st.Write(ctx, fn); err != nil {
+					t.Fatal(err)
+				}
+				v, err := st.Version(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			cigar := func(brand, name string) *catalog.Cigar {
+				return &catalog.Cigar{ID: catalog.CigarID(brand, name), BrandID: catalog.BrandID(brand), Name: name, Origin: "Nicaragua"}
+			}
+			padron := &catalog.Brand{ID: catalog.BrandID("Padrón"), Name: "Padrón"}
+			a1, a2 := cigar("Padrón", "1964 Exclusivo"), cigar("Padrón", "1926 No. 9")
+			v1 := write(func(w catalog.Writer) error {
+				if err := w.UpsertBrand(ctx, padron); err != nil {
+					return err
+				}
+				for _, c := range []*catalog.Cigar{a1, a2} {
+					if _, err := w.UpsertCigar(ctx, c); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			v2 := write(func(w catalog.Writer) error { // products only
+				return w.UpsertProduct(ctx, &catalog.Product{ID: catalog.ProductID("00012345678905"), GTIN: "00012345678905", Name: "Box", Kind: "box", Published: true})
+			})
+			a1.Name = "1964 Anniversary Exclusivo"
+			oliva := &catalog.Brand{ID: catalog.BrandID("Oliva"), Name: "Oliva", Aliases: []string{"OSV"}}
+			b1 := cigar("Oliva", "Serie V Torpedo")
+			v3 := write(func(w catalog.Writer) error {
+				if err := w.UpsertBrand(ctx, oliva); err != nil {
+					return err
+				}
+				for _, c := range []*catalog.Cigar{a1, b1} {
+					if _, err := w.UpsertCigar(ctx, c); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if !(3 < v1 && v1 < v2 && v2 < v3) {
+				t.Fatalf("versions %d, %d, %d after 3: each write moves the version once", v1, v2, v3)
+			}
+
+			for _, tt := range []struct {
+				since          int64
+				brands, cigars []string // names
+			}{
+				{0, []string{"Oliva", "Padrón"}, []string{"1926 No. 9", "1964 Anniversary Exclusivo", "Serie V Torpedo"}},
+				{v1 - 1, []string{"Oliva", "Padrón"}, []string{"1926 No. 9", "1964 Anniversary Exclusivo", "Serie V Torpedo"}},
+				{v1, []string{"Oliva"}, []string{"1964 Anniversary Exclusivo", "Serie V Torpedo"}},
+				{v2, []string{"Oliva"}, []string{"1964 Anniversary Exclusivo", "Serie V Torpedo"}},
+				{v3, nil, nil},
+			} {
+				ch, err := st.ChangesSince(ctx, tt.since)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var brands, cigars []string
+				for _, b := range ch.Brands {
+					brands = append(brands, b.Name)
+				}
+				for _, c := range ch.Cigars {
+					cigars = append(cigars, c.Name)
+				}
+				slices.Sort(brands)
+				slices.Sort(cigars)
+				if ch.Version != v3 || !slices.Equal(brands, tt.brands) || !slices.Equal(cigars, tt.cigars) {
+					t.Errorf("changes since %d: version %d, brands %q, cigars %q; want %d, %q, %q", tt.since, ch.Version, brands, cigars, v3, tt.brands, tt.cigars)
+				}
+			}
+			ch, err := st.ChangesSince(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range ch.Brands {
+				if b.ID == oliva.ID && !slices.Equal(b.Aliases, oliva.Aliases) {
+					t.Errorf("a changed brand reads back as %+v", b)
+				}
+			}
+		})
+	}
+}
+
+// TestChangesSinceMissesNoConcurrentWrite follows the store as a search index
+// does (read the changes since the version held, then hold the version read)
+// while writers commit concurrently: every cigar written is seen, though the
+// reader never reads the catalog whole.
+func TestChangesSinceMissesNoConcurrentWrite(t *testing.T) {
+	for backend, cfg := range sqldbtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			st := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations))
+			brand := &catalog.Brand{ID: catalog.BrandID("Concurrente"), Name: "Concurrente"}
+			if err := st.Write(ctx, func(w catalog.Writer) error { return w.UpsertBrand(ctx, brand) }); err != nil {
+				t.Fatal(err)
+			}
+			held, err := st.Version(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const writers, each = 6, 8
+			var wg sync.WaitGroup
+			errs := make(chan error, writers*each)
+			for g := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range each {
+						name := fmt.Sprintf("Vitola %d-%d", g, i)
+						c := &catalog.Cigar{ID: catalog.CigarID(brand.Name, name), BrandID: brand.ID, Name: name, Origin: "Cuba"}
+						errs <- st.Write(ctx, func(w catalog.Writer) error { _, err := w.UpsertCigar(ctx, c); return err })
+					}
+				}()
+			}
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			seen := map[string]bool{}
+			follow := func() {
+				ch, err := st.ChangesSince(ctx, held)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range ch.Cigars {
+					seen[c.Name] = true
+				}
+				held = ch.Version
+			}
+			for running := true; running; {
+				select {
+				case <-done:
+					running = false
+				default:
+				}
+				follow()
+			}
+			follow()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(seen) != writers*each {
+				t.Fatalf("the follower saw %d of the %d cigars written", len(seen), writers*each)
 			}
 		})
 	}
