@@ -11,23 +11,23 @@ import (
 type groundKind int
 
 const (
-	groundPlain groundKind = iota
-	groundSplit            // a darker lower half under a foil rule
-	groundPinstripe        // fine vertical stripes
-	groundBands            // broad horizontal stripes
-	groundLattice          // diagonal trellis
-	groundSunburst         // rays from the centre
+	groundPlain     groundKind = iota
+	groundSplit                // a darker lower half under a foil rule
+	groundPinstripe            // fine vertical stripes
+	groundBands                // broad horizontal stripes
+	groundLattice              // diagonal trellis
+	groundSunburst             // rays from the centre
 	nGround
 )
 
 type borderKind int
 
 const (
-	borderFoilRules borderKind = iota // foil rules along the long edges
-	borderBeads                       // a row of foil dots
-	borderDentils                     // little blocks
-	borderScallops                    // half discs hanging from the edges
-	borderEdgeStrips                  // broad coloured strips, no foil
+	borderFoilRules  borderKind = iota // foil rules along the long edges
+	borderBeads                        // a row of foil dots
+	borderDentils                      // little blocks
+	borderScallops                     // half discs hanging from the edges
+	borderEdgeStrips                   // broad coloured strips, no foil
 	nBorder
 )
 
@@ -286,7 +286,7 @@ func (d design) medallion(s *surface, cx, cy, r float64) {
 	case medalCrowned:
 		s.fill(s.pen().ellipse(cx, cy+r*0.15, r*0.7, r*0.85, 0).mask(), gilt)
 		s.fill(s.pen().ellipse(cx, cy+r*0.15, r*0.58, r*0.72, 0).mask(), solid(pal.accent))
-		crown := [][2]float64{{cx - r*0.5, cy - r*0.55}, {cx - r*0.55, cy - r}, {cx - r*0.25, cy - r*0.75}, {cx, cy - r * 1.05}, {cx + r*0.25, cy - r*0.75}, {cx + r*0.55, cy - r}, {cx + r*0.5, cy - r*0.55}}
+		crown := [][2]float64{{cx - r*0.5, cy - r*0.55}, {cx - r*0.55, cy - r}, {cx - r*0.25, cy - r*0.75}, {cx, cy - r*1.05}, {cx + r*0.25, cy - r*0.75}, {cx + r*0.55, cy - r}, {cx + r*0.5, cy - r*0.55}}
 		s.fill(s.pen().poly(crown).mask(), gilt)
 		cy += r * 0.15
 		inner = r * 0.55

@@ -175,7 +175,7 @@ func (s shot) background(x, y float64, seed float64) rgbf {
 		g := 0.9 + 0.05*math.Sin(x*1.3)*math.Sin(y*1.1) + 0.04*math.Sin(x*0.07+seed)
 		return t.scale(float32(g))
 	case 2: // marble veins
-		v := math.Abs(math.Sin(x*0.01+3*math.Sin(y*0.015+seed)+1.5*math.Sin(x*0.004)))
+		v := math.Abs(math.Sin(x*0.01 + 3*math.Sin(y*0.015+seed) + 1.5*math.Sin(x*0.004)))
 		return mix(t, hex(0xf2f0ea), float32(0.6+0.4*v))
 	case 3: // checked cloth
 		c := (int(math.Floor(x/48))+int(math.Floor(y/48)))%2 == 0
