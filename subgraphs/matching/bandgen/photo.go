@@ -2,6 +2,7 @@ package bandgen
 
 import (
 	"bytes"
+	"hash/fnv"
 	"image"
 	"image/jpeg"
 	"math"
@@ -120,10 +121,13 @@ func shotFor(level Level, r *rand.Rand) shot {
 	return s
 }
 
-// Photo photographs the line's band at a level (the same seed, the same
-// photo) and answers it as a JPEG file.
+// Photo photographs the line's band at a level (the same line, level and
+// seed, the same photo; another line with the same seed is photographed
+// otherwise) and answers it as a JPEG file.
 func (l Line) Photo(level Level, seed uint64) []byte {
-	r := rand.New(rand.NewPCG(seed, 0x70686f746f+uint64(level)))
+	h := fnv.New64a()
+	h.Write([]byte(l.Brand + "\x00" + l.Name))
+	r := rand.New(rand.NewPCG(seed^h.Sum64(), 0x70686f746f+uint64(level)))
 	s := shotFor(level, r)
 	design := l.d.render(1200)
 	img := s.scene(design, r)
