@@ -47,17 +47,19 @@ import (
 //     evidence as `vitola evidence add --flat` does.
 //
 // Both run at three levels (mild, medium, strong) in both research profiles
-// (quick; thorough, which adds OCR), and thorough with the brand typed as the
-// prompt. The recognition benchmark (fingerprint.TestAccuracy) scores
-// images; this one scores identify's decision.
+// (quick; thorough, which adds OCR). The recognition benchmark
+// (fingerprint.TestAccuracy) scores images; this one scores identify's
+// decision.
 //
-// By default it runs on a sample (a few lines of each renderer, one photo a
-// level) with floors, set a little below what today's code measures, that
-// catch regressions. VITOLA_BENCH_IDENTIFY=1 runs the whole benchmark (every
-// 7th demo line and every generated line, two photos a level) and reports
-// the table:
+// By default it runs on a sample (every 28th demo line and every 8th
+// generated line, one photo a level, both profiles) with floors, a little
+// below what the code measured when they were set, that catch regressions.
+// VITOLA_BENCH_IDENTIFY=1 runs the whole benchmark (every 7th demo line and
+// every generated line, two photos a level, VITOLA_BENCH_PHOTOS to change
+// that), adds thorough with the brand typed as the prompt, logs every
+// photo's outcome and reports the table:
 //
-//	VITOLA_BENCH_IDENTIFY=1 go test ./platform -run TestIdentifyAccuracy -v -timeout 60m
+//	VITOLA_BENCH_IDENTIFY=1 go test ./platform -run 'TestIdentifyAccuracy$' -v -timeout 90m
 func TestIdentifyAccuracy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -84,7 +86,7 @@ func TestIdentifyAccuracy(t *testing.T) {
 		}
 	}
 	demo.queried = everyNth(len(demo.lines), 3, stride)
-	generated.queried = everyNth(len(generated.lines), 1, genStride)
+	generated.queried = everyNth(len(generated.lines), genStride, genStride)
 	variants := identifyVariants[:2]
 	if full {
 		variants = identifyVariants
@@ -93,25 +95,36 @@ func TestIdentifyAccuracy(t *testing.T) {
 	waitRecognized(t, f, host.URL, generated)
 	counts := scoreIdentify(t, f, host.URL, known, []*identifyBench{demo, generated}, variants, photos, full)
 
+	// The floors hold on the sample they were measured on; the whole
+	// benchmark reports.
+	if full {
+		return
+	}
 	for _, b := range []*identifyBench{demo, generated} {
 		for _, lv := range b.levels {
 			for _, v := range variants {
 				s := counts[scoreKey{b.name, lv, v.name}]
 				fl := b.floors[lv]
-				switch {
-				case s.n == 0:
+				if s.n == 0 {
 					t.Errorf("%s %s %s: no photos scored", b.name, lv, v.name)
-				case s.wrong > int(fl.wrongAtMost*float64(s.n)+0.5):
-					t.Errorf("%s %s %s: %d wrong matches in %d photos, at most %.0f%% allowed", b.name, lv, v.name, s.wrong, s.n, 100*fl.wrongAtMost)
-				case s.top5 < int(fl.top5*float64(s.n)):
-					t.Errorf("%s %s %s: line top-5 %d of %d, floor %.0f%%", b.name, lv, v.name, s.top5, s.n, 100*fl.top5)
-				case s.brand1 < int(fl.brand1*float64(s.n)):
-					t.Errorf("%s %s %s: brand top-1 %d of %d, floor %.0f%%", b.name, lv, v.name, s.brand1, s.n, 100*fl.brand1)
+					continue
+				}
+				for _, c := range []struct {
+					what  string
+					got   int
+					floor float64
+				}{{"line top-1", s.top1, fl.top1}, {"line top-5", s.top5, fl.top5}, {"brand top-1", s.brand1, fl.brand1}} {
+					if float64(c.got) < c.floor*float64(s.n) {
+						t.Errorf("%s %s %s: %s %d of %d, floor %.0f%%", b.name, lv, v.name, c.what, c.got, s.n, 100*c.floor)
+					}
+				}
+				if s.wrong > 0 {
+					t.Errorf("%s %s %s: %d wrong matches in %d photos", b.name, lv, v.name, s.wrong, s.n)
 				}
 			}
-			// OCR and the user's words must help or stay out of the way: a
-			// reading the catalog cannot resolve once made thorough match
-			// half as often as quick.
+			// OCR must help or stay out of the way: a reading the catalog
+			// cannot resolve once made thorough match half as often as
+			// quick.
 			quick := counts[scoreKey{b.name, lv, "quick"}]
 			for _, v := range variants[1:] {
 				if m := counts[scoreKey{b.name, lv, v.name}].matched; m < quick.matched-max(1, quick.n/10) {
@@ -139,10 +152,10 @@ var identifyVariants = []identifyVariant{
 
 type benchLine struct{ brand, line string }
 
-// floor is what a level of a renderer must keep on the sample, in every
-// variant: line top-5 and brand top-1 at least, wrong matches (of all
-// photos) at most.
-type floor struct{ top5, brand1, wrongAtMost float64 }
+// floor is what a level of a renderer must keep on the sample in both
+// profiles: line top-1, line top-5 and brand top-1 at least (shares of the
+// photos). No wrong match is allowed anywhere.
+type floor struct{ top1, top5, brand1 float64 }
 
 // identifyBench is one renderer's part of the benchmark.
 type identifyBench struct {
@@ -176,13 +189,13 @@ func demoBench(facts *catalogdemo.Facts) *identifyBench {
 	b.photo = func(i int, level string, seed int) ([]byte, string) {
 		return pngOf(bandart.Photo(render(i), levels[level], int64(seed))), "image/png"
 	}
-	// Measured on the sample (8 lines) before issue 24's changes: no wrong
-	// match, the right line among five and the brand first on every photo
-	// but the odd strong one.
+	// The sample (8 lines) measured before issue 24's changes: mild and
+	// medium 8 of 8 in every column in both profiles; strong, quick 6 of 8
+	// first, 7 of 8 among five, 6 of 8 of the right brand (thorough 8 of 8).
 	b.floors = map[string]floor{
-		"mild":   {top5: 0.85, brand1: 0.85, wrongAtMost: 0},
-		"medium": {top5: 0.75, brand1: 0.75, wrongAtMost: 0},
-		"strong": {top5: 0.6, brand1: 0.6, wrongAtMost: 0},
+		"mild":   {top1: 0.85, top5: 0.85, brand1: 0.85},
+		"medium": {top1: 0.85, top5: 0.85, brand1: 0.85},
+		"strong": {top1: 0.6, top5: 0.75, brand1: 0.6},
 	}
 	return b
 }
@@ -198,10 +211,15 @@ func generatedBench(brands []bandgen.Brand) *identifyBench {
 	b.photo = func(i int, level string, seed int) ([]byte, string) {
 		return lines[i].Photo(levels[level], uint64(seed)), "image/jpeg"
 	}
+	// The sample (7 lines) measured before issue 24's changes: mild and
+	// medium, quick found 3 of 7 lines first, thorough 7 of 7, and both 7 of
+	// 7 among five and of the right brand; strong, quick 0 first and 3
+	// among five and of the right brand, thorough 3, 3 and 3. Nothing was
+	// matched.
 	b.floors = map[string]floor{
-		"mild":   {top5: 0.85, brand1: 0.85, wrongAtMost: 0},
-		"medium": {top5: 0.75, brand1: 0.75, wrongAtMost: 0},
-		"strong": {top5: 0.6, brand1: 0.6, wrongAtMost: 0},
+		"mild":   {top1: 0.25, top5: 0.85, brand1: 0.85},
+		"medium": {top1: 0.25, top5: 0.85, brand1: 0.85},
+		"strong": {top1: 0, top5: 0.25, brand1: 0.25},
 	}
 	return b
 }
