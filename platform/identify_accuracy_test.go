@@ -55,7 +55,7 @@ import (
 // generated line, one photo a level, both profiles) with floors, a little
 // below what the code measured when they were set, that catch regressions.
 // VITOLA_BENCH_IDENTIFY=1 runs the whole benchmark (every 7th demo line and
-// every generated line, two photos a level, VITOLA_BENCH_PHOTOS to change
+// every generated line but the first, two photos a level, VITOLA_BENCH_PHOTOS to change
 // that), adds thorough with the brand typed as the prompt, logs every
 // photo's outcome and reports the table:
 //
