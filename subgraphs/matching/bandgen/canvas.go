@@ -2,7 +2,6 @@ package bandgen
 
 import (
 	"image"
-	"image/color"
 	"math"
 	"sync"
 
@@ -314,5 +313,3 @@ func shear(m *image.Alpha, k, base float64) *image.Alpha {
 	}
 	return out
 }
-
-func toColor(c rgbf) color.RGBA { return color.RGBA{u8(c[0]), u8(c[1]), u8(c[2]), 255} }

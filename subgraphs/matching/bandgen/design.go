@@ -305,7 +305,7 @@ func (d design) medallion(s *surface, cx, cy, r float64) {
 	s.fill(s.text(d.monogram, typeSpec{face: serif}, cx, cy, inner*1.5, inner*0.9), foil(pal.foil, int(r)))
 }
 
-// inkOr is the brand's ink, or foil where the brand prints in foil.
+// brandPaint is the brand's ink, or foil where the brand prints in foil.
 func (d design) brandPaint(H float64) paint {
 	pal := palettes[d.pal]
 	if d.inkForeBrand {
