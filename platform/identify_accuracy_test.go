@@ -71,7 +71,9 @@ func TestIdentifyAccuracy(t *testing.T) {
 	}
 	f := open(t, sqldb.Config{DataDir: t.TempDir()})
 	gen := bandgen.Catalog(24, 20)
+	start := time.Now()
 	importBands(t, f, gen)
+	t.Logf("imported %d generated brands (%d lines) and their flat designs as evidence in %v", len(gen), len(bandgen.Lines(gen)), time.Since(start).Round(time.Millisecond))
 
 	demo := demoBench(facts)
 	generated := generatedBench(gen)
