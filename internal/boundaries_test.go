@@ -160,3 +160,21 @@ func sortedKeys(m map[string][]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// testOnly are packages only tests may import: a second band generator kept
+// apart from the product (and from bandart, which the demo uses) so that
+// accuracy measured on it stays independent.
+var testOnly = []string{"subgraphs/matching/bandgen"}
+
+func TestTestOnlyPackagesAreImportedByTestsOnly(t *testing.T) {
+	imports := moduleImports(t)
+	for _, pkg := range sortedKeys(imports) {
+		for _, dep := range imports[pkg] {
+			for _, only := range testOnly {
+				if dep == module+only {
+					t.Errorf("%s imports %s, which only tests may import", short(pkg), only)
+				}
+			}
+		}
+	}
+}

@@ -25,10 +25,15 @@ const (
 	// curvature, part of the band out of frame, blur, harsh light, colour
 	// cast, noise, low JPEG quality, a busy background.
 	Strong
+	// Medium lies between Mild and Strong: an everyday photo (up to ±16°,
+	// some perspective and crop, moderate blur, JPEG 50–80). It comes last
+	// so that the other levels keep their values, and with them their seeds
+	// and photos.
+	Medium
 )
 
 // String names the level.
-func (l Level) String() string { return [...]string{"studio", "mild", "strong"}[l] }
+func (l Level) String() string { return [...]string{"studio", "mild", "strong", "medium"}[l] }
 
 // PhotoWidth and PhotoHeight are the size of a synthetic photo (0.69 MP).
 const (
@@ -100,6 +105,32 @@ func paramsFor(level Level, r *rand.Rand) photoParams {
 		p.clutterSat = 0.4
 		if r.Float64() < 0.2 {
 			p.cropFraction = uni(r, 0, 0.08)
+		}
+	case Medium:
+		p.angle = sym(r, 16) * math.Pi / 180
+		p.cx += sym(r, 0.09*PhotoWidth)
+		p.cy += sym(r, 0.11*PhotoHeight)
+		p.appW = uni(r, 0.36, 0.66) * PhotoWidth
+		p.thetaMax = uni(r, 71, 90) * math.Pi / 180
+		p.theta0 = sym(r, 0.14)
+		p.kx, p.ky = sym(r, 0.09), sym(r, 0.09)
+		p.light = sym(r, 0.5)
+		p.ambient = uni(r, 0.4, 0.65)
+		p.specular = uni(r, 0, 0.22)
+		p.brightness = uni(r, 0.72, 1.22)
+		p.contrast = uni(r, 0.78, 1.15)
+		for i := range p.cast {
+			p.cast[i] = uni(r, 0.9, 1.1)
+		}
+		p.gradient = uni(r, 0.05, 0.28)
+		p.gradAngle = uni(r, 0, 2*math.Pi)
+		p.blur = uni(r, 0.55, 1.6)
+		p.noise = uni(r, 2, 6.5)
+		p.quality = 50 + r.IntN(31)
+		p.clutter = 15 + r.IntN(20)
+		p.clutterSat = 0.7
+		if r.Float64() < 0.35 {
+			p.cropFraction = uni(r, 0.02, 0.16)
 		}
 	case Strong:
 		p.angle = sym(r, 25) * math.Pi / 180

@@ -7,7 +7,7 @@ import (
 
 func TestPhotoDeterministic(t *testing.T) {
 	band := Render(DesignFor("Oliva", "Serie V"), 600)
-	for _, lv := range []Level{Studio, Mild, Strong} {
+	for _, lv := range []Level{Studio, Mild, Medium, Strong} {
 		a, b := Photo(band, lv, 7), Photo(band, lv, 7)
 		if !bytes.Equal(a.Pix, b.Pix) {
 			t.Fatalf("%v photo is not deterministic", lv)
