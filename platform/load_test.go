@@ -81,6 +81,44 @@ func TestSearchLoad(t *testing.T) {
 	t.Logf("REST path throughput = %.0f%% of the bare handler's, CPU-bound throughput (inverse CPU per request) %.0f%% (target ≥ 70%%)", ratio*100, cpuRatio*100)
 }
 
+// TestSearchPagesConcurrently: pages rendered and passed on in reused buffers
+// (subgraph.Scratch, internal/inproc) never mix: every answer of many
+// concurrent searches is the one the same search gets alone.
+func TestSearchPagesConcurrently(t *testing.T) {
+	f := open(t, sqldb.Config{DataDir: t.TempDir()})
+	get := func(q string) string {
+		req, _ := http.NewRequest("GET", f.srv.URL+"/v1/cigars/search?limit=100&q="+url.QueryEscape(q), nil)
+		req.Header.Set("x-service-key", f.key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return ""
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	want := map[string]string{}
+	for _, q := range loadQueries {
+		want[q] = get(q)
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 40 {
+				q := loadQueries[(w+i)%len(loadQueries)]
+				if got := get(q); got != want[q] {
+					t.Errorf("%q: answer differs from its answer alone:\n%.200s", q, got)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 // bareSearch is the baseline: a net/http handler that runs the same search on
 // an index of the same demo catalog and JSON-encodes the page, with nothing
 // between the request and the index.

@@ -49,7 +49,9 @@ func (internalPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 		return
 	}
 	handler, ctx := exec.DispatchOperation(ctx, rc)
+	ctx, s := withScratch(ctx)
 	writeResponse(w, handler(ctx))
+	s.release() // the data is written: what resolvers rendered is garbage
 }
 
 // writeResponse writes {"errors": […], "extensions": {…}, "data": …} with the

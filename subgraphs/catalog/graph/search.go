@@ -99,28 +99,22 @@ func (r *Resolver) searchPage(ctx context.Context, query string, first int, afte
 	if more {
 		hits = hits[:w.N]
 	}
-	// The documents first, so that the page is rendered into one buffer of
-	// its size (a page of 20 is 0.5 to 11 kB).
-	docs := make([]catalog.Document, len(hits))
-	size := 128
-	for i, h := range hits {
-		doc, ok, err := ix.Document(h.Cigar.ID)
-		if err != nil || !ok {
-			return nil, fmt.Errorf("render %s: %v", h.Cigar.ID, err)
-		}
-		docs[i] = doc
-		size += len(doc) + 1
-	}
 	var end *string
 	if more {
 		c := r.hitCursor(w.qk)(hits[len(hits)-1])
 		end = &c
 	}
 	endJSON, _ := json.Marshal(end)
-	buf := append(make([]byte, 0, size+len(endJSON)), `{"data":[`...)
-	for i, doc := range docs {
+	// gqlgen copies the page into its response: it is rendered in a buffer
+	// lent until then.
+	buf := append(subgraph.Scratch(ctx, 600*len(hits)+128), `{"data":[`...)
+	for i, h := range hits {
 		if i > 0 {
 			buf = append(buf, ',')
+		}
+		doc, ok, err := ix.Document(h.Cigar.ID)
+		if err != nil || !ok {
+			return nil, fmt.Errorf("render %s: %v", h.Cigar.ID, err)
 		}
 		buf = append(buf, doc...)
 	}
