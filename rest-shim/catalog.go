@@ -110,13 +110,14 @@ func handleSearchCigars(catalog *subgraph.Client, log zerolog.Logger) http.Handl
 			}
 			vars["after"] = c
 		}
-		page, err := catalog.Field(r.Context(), opSearchCigars, vars, "searchPage")
+		// The page goes out from the buffer it came in, which is reused after.
+		err := catalog.WriteField(r.Context(), opSearchCigars, vars, "searchPage", func(page json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.Write(append(page, '\n'))
+		})
 		if err != nil {
 			subgraphFailure(w, log, "the catalog", err)
-			return
 		}
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.Write(append(page, '\n'))
 	})
 }
 

@@ -2,10 +2,14 @@
 // straight to their handlers: in the one-process shape the router reaches the
 // subgraphs without a socket, through the same HTTP handlers (and the same
 // internal-token check) that serve them in the scale-out shape.
+//
+// A response's Body (*Body) holds the whole answer in a buffer that Close gives
+// back for reuse. Besides Read it has Bytes() []byte, as bytes.Buffer does: the
+// unread rest of the body, valid until Close, for a caller that wants all of
+// it without copying it out first.
 package inproc
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,31 +34,73 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Body == nil {
 		r.Body = http.NoBody
 	}
-	w := getRecorder()
+	w := &recorder{header: http.Header{}}
 	h.ServeHTTP(w, r)
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	// The response owns a copy: the recorder goes back to the pool.
-	body := bytes.Clone(w.buf.Bytes())
-	res := &http.Response{
+	body := &Body{buf: w.buf}
+	return &http.Response{
 		StatusCode:    w.status,
 		Status:        strconv.Itoa(w.status) + " " + http.StatusText(w.status),
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
 		Header:        w.header,
-		Body:          io.NopCloser(bytes.NewReader(body)),
-		ContentLength: int64(len(body)),
+		Body:          body,
+		ContentLength: int64(body.Len()),
 		Request:       r,
+	}, nil
+}
+
+// Body is a response body in memory. Close hands its buffer back for reuse:
+// a search page is a dozen kilobytes, garbage once the caller has read it,
+// and the garbage of every call is what the collector's time follows.
+type Body struct {
+	buf *[]byte // nil when empty or closed
+	off int     // read position
+}
+
+// Bytes returns the unread rest of the body, valid until Close.
+func (b *Body) Bytes() []byte {
+	if b.buf == nil {
+		return nil
 	}
-	putRecorder(w)
-	return res, nil
+	return (*b.buf)[b.off:]
+}
+
+// Len is the number of unread bytes.
+func (b *Body) Len() int { return len(b.Bytes()) }
+
+func (b *Body) Read(p []byte) (int, error) {
+	rest := b.Bytes()
+	if len(rest) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, rest)
+	b.off += n
+	return n, nil
+}
+
+// WriteTo writes the unread rest to w (io.Copy uses it).
+func (b *Body) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(b.Bytes())
+	b.off += n
+	return int64(n), err
+}
+
+// Close ends the body: what Bytes returned may be reused afterwards.
+func (b *Body) Close() error {
+	if b.buf != nil {
+		put(b.buf)
+		b.buf = nil
+	}
+	return nil
 }
 
 type recorder struct {
 	header http.Header
-	buf    bytes.Buffer
+	buf    *[]byte
 	status int
 }
 
@@ -63,7 +109,17 @@ func (w *recorder) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	return w.buf.Write(b)
+	if w.buf == nil {
+		// A handler that states its length (the subgraphs' transport does)
+		// and writes in pieces fills one buffer of that size.
+		n := len(b)
+		if cl, err := strconv.Atoi(w.header.Get("Content-Length")); err == nil && cl > n {
+			n = cl
+		}
+		w.buf = get(n)
+	}
+	*w.buf = append(*w.buf, b...)
+	return len(b), nil
 }
 func (w *recorder) WriteHeader(status int) {
 	if w.status == 0 {
@@ -71,19 +127,30 @@ func (w *recorder) WriteHeader(status int) {
 	}
 }
 
-var pool = sync.Pool{New: func() any { return &recorder{} }}
+// Buffers are pooled up to maxPooled bytes, and made at least minBuffer large
+// so that one fits most answers (a search page is up to 11 kB).
+const (
+	minBuffer = 16 << 10
+	maxPooled = 256 << 10
+)
 
-func getRecorder() *recorder {
-	w := pool.Get().(*recorder)
-	w.header = http.Header{} // handed to the response: never reused
-	w.buf.Reset()
-	w.status = 0
-	return w
+var buffers sync.Pool // of *[]byte, empty
+
+// get returns an empty buffer with room for n bytes.
+func get(n int) *[]byte {
+	if p, _ := buffers.Get().(*[]byte); p != nil && cap(*p) >= n {
+		return p
+	}
+	// A pooled buffer too small for n is dropped: the pool drifts to the
+	// sizes answers have.
+	b := make([]byte, 0, max(n, minBuffer))
+	return &b
 }
 
-func putRecorder(w *recorder) {
-	if w.buf.Cap() > 1<<20 { // do not keep huge buffers alive
+func put(p *[]byte) {
+	if cap(*p) > maxPooled || cap(*p) < minBuffer {
 		return
 	}
-	pool.Put(w)
+	*p = (*p)[:0]
+	buffers.Put(p)
 }

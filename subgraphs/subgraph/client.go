@@ -18,6 +18,8 @@ import (
 type Operation struct {
 	Name  string
 	Query string
+	// head is the request body up to the variables, encoded once.
+	head []byte
 }
 
 // MustParse checks an operation's syntax and returns it.
@@ -29,7 +31,19 @@ func MustParse(query string) *Operation {
 	if len(doc.Operations) != 1 || doc.Operations[0].Name == "" {
 		panic("internal operations must hold exactly one named operation:\n" + query)
 	}
-	return &Operation{Name: doc.Operations[0].Name, Query: query}
+	op := &Operation{Name: doc.Operations[0].Name, Query: query}
+	op.head = op.encodeHead()
+	return op
+}
+
+// encodeHead encodes {"operationName":…,"query":…,"variables": — the part of
+// every request for op that is always the same.
+func (op *Operation) encodeHead() []byte {
+	name, _ := json.Marshal(op.Name)
+	query, _ := json.Marshal(op.Query)
+	head := append([]byte(`{"operationName":`), name...)
+	head = append(append(head, `,"query":`...), query...)
+	return append(head, `,"variables":`...)
 }
 
 // Client calls one subgraph's /graphql. Its HTTP client's transport carries the
@@ -78,66 +92,112 @@ func (es Errors) Code() string {
 // pages pass through untouched). Any other answer (errors, extensions, another
 // server) is decoded in full.
 func (c *Client) Field(ctx context.Context, op *Operation, vars map[string]any, field string) (json.RawMessage, error) {
-	body, dataLast, err := c.post(ctx, op, vars)
+	v, lent, err := c.field(ctx, op, vars, field)
+	if lent != nil {
+		v = bytes.Clone(v)
+		lent.Close()
+	}
+	return v, err
+}
+
+// WriteField is Field for a caller that passes the value on as it is: write
+// gets the value, which is the caller's to read and change during the call
+// only (in process, the response's buffer is reused after it).
+func (c *Client) WriteField(ctx context.Context, op *Operation, vars map[string]any, field string, write func(value json.RawMessage)) error {
+	v, lent, err := c.field(ctx, op, vars, field)
+	if err == nil {
+		write(v)
+	}
+	if lent != nil {
+		lent.Close()
+	}
+	return err
+}
+
+// field is Field's work; a value it returns inside a lent body (see post) is
+// valid until lent is closed.
+func (c *Client) field(ctx context.Context, op *Operation, vars map[string]any, field string) (json.RawMessage, io.Closer, error) {
+	body, dataLast, lent, err := c.post(ctx, op, vars)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	prefix := `{"data":{"` + field + `":`
 	const suffix = "}}\n"
 	if dataLast && len(body) > len(prefix)+len(suffix) && string(body[:len(prefix)]) == prefix && string(body[len(body)-len(suffix):]) == suffix {
-		return body[len(prefix) : len(body)-len(suffix)], nil
+		return body[len(prefix) : len(body)-len(suffix)], lent, nil
 	}
 	var data map[string]json.RawMessage
-	if err := decode(op, bytes.NewReader(body), &data); err != nil {
-		return nil, err
+	err = decode(op, bytes.NewReader(body), &data) // RawMessage values are copies
+	if lent != nil {
+		lent.Close()
 	}
-	return data[field], nil
+	if err != nil {
+		return nil, nil, err
+	}
+	return data[field], nil, nil
 }
 
 // Do runs op with vars and decodes its data into out. GraphQL errors come back as
 // Errors (with whatever data was resolved decoded too); transport failures as
 // other errors.
 func (c *Client) Do(ctx context.Context, op *Operation, vars map[string]any, out any) error {
-	body, _, err := c.post(ctx, op, vars)
+	body, _, lent, err := c.post(ctx, op, vars)
 	if err != nil {
 		return err
+	}
+	if lent != nil {
+		defer lent.Close()
 	}
 	return decode(op, bytes.NewReader(body), out)
 }
 
 // post sends op and returns the response body, and whether our transport wrote
-// it (data last).
-func (c *Client) post(ctx context.Context, op *Operation, vars map[string]any) ([]byte, bool, error) {
-	body, err := json.Marshal(map[string]any{"operationName": op.Name, "query": op.Query, "variables": vars})
-	if err != nil {
-		return nil, false, err
+// it (data last). The body is the caller's, unless lent is not nil: then it is
+// the in-process transport's buffer (internal/inproc), valid until the caller
+// closes lent.
+func (c *Client) post(ctx context.Context, op *Operation, vars map[string]any) (body []byte, dataLast bool, lent io.Closer, err error) {
+	head := op.head
+	if head == nil { // an Operation not made by MustParse
+		head = op.encodeHead()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+	varsJSON, err := json.Marshal(vars)
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
+	}
+	reqBody := make([]byte, 0, len(head)+len(varsJSON)+1)
+	reqBody = append(append(append(reqBody, head...), varsJSON...), '}')
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(reqBody))
+	if err != nil {
+		return nil, false, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	res, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", op.Name, err)
+		return nil, false, nil, fmt.Errorf("%s: %w", op.Name, err)
+	}
+	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusUnprocessableEntity && res.StatusCode != http.StatusBadRequest {
+		res.Body.Close()
+		return nil, false, nil, fmt.Errorf("%s: subgraph answered %d", op.Name, res.StatusCode)
+	}
+	dataLast = res.Header.Get(DataLastHeader) == "1"
+	if in, ok := res.Body.(interface{ Bytes() []byte }); ok {
+		// In process: the body is in memory already; read it where it is.
+		return in.Bytes(), dataLast, res.Body, nil
 	}
 	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusUnprocessableEntity && res.StatusCode != http.StatusBadRequest {
-		return nil, false, fmt.Errorf("%s: subgraph answered %d", op.Name, res.StatusCode)
-	}
-	var b []byte
 	if n := res.ContentLength; n > 0 && n <= maxPrealloc {
-		// The length is known (always in process): read into one buffer
-		// instead of growing one, a search page being a dozen kilobytes.
-		b = make([]byte, n)
-		_, err = io.ReadFull(res.Body, b)
+		// The length is known (the subgraphs' transport states it): read
+		// into one buffer instead of growing one, a search page being a
+		// dozen kilobytes.
+		body = make([]byte, n)
+		_, err = io.ReadFull(res.Body, body)
 	} else {
-		b, err = io.ReadAll(res.Body)
+		body, err = io.ReadAll(res.Body)
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: read response: %w", op.Name, err)
+		return nil, false, nil, fmt.Errorf("%s: read response: %w", op.Name, err)
 	}
-	return b, res.Header.Get(DataLastHeader) == "1", nil
+	return body, dataLast, nil, nil
 }
 
 // maxPrealloc bounds the buffer a response's Content-Length makes Client

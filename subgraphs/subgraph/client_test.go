@@ -2,12 +2,16 @@ package subgraph_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
+	"github.com/vitolahq/vitola/internal/inproc"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
 
@@ -59,5 +63,34 @@ func TestMustParseRefusesBadOperations(t *testing.T) {
 			}()
 			subgraph.MustParse(q)
 		}()
+	}
+}
+
+// In process, answers arrive in buffers the transport reuses: Field's value
+// is the caller's to keep, WriteField's only during write.
+func TestClientFieldInProcess(t *testing.T) {
+	answer := func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Variables struct{ Q string } `json:"variables"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set(subgraph.DataLastHeader, "1")
+		fmt.Fprintf(w, `{"data":{"searchPage":{"q":%q}}}`+"\n", req.Variables.Q)
+	}
+	c := &subgraph.Client{HTTP: &http.Client{Transport: &inproc.Transport{Handlers: map[string]http.Handler{"catalog.internal": http.HandlerFunc(answer)}}}, URL: "http://catalog.internal/graphql"}
+	kept, err := c.Field(context.Background(), op, map[string]any{"q": "first"}, "searchPage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		q := strings.Repeat("z", i)
+		var got string
+		err := c.WriteField(context.Background(), op, map[string]any{"q": q}, "searchPage", func(v json.RawMessage) { got = string(v) })
+		if want := `{"q":"` + q + `"}`; err != nil || got != want {
+			t.Fatalf("WriteField = %s, %v; want %s", got, err, want)
+		}
+	}
+	if string(kept) != `{"q":"first"}` {
+		t.Fatalf("Field's value changed under later calls: %s", kept)
 	}
 }

@@ -1,10 +1,10 @@
 package graph
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/vitolahq/vitola/internal/pagination"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
@@ -89,27 +89,15 @@ func (r *Resolver) searchPage(ctx context.Context, query string, first int, afte
 	if err != nil {
 		return nil, err
 	}
+	// One snapshot for the hits and their documents.
+	ix := r.Search.Index()
 	var hits []search.Hit
 	if found {
-		hits = r.Search.Index().SearchWindow(query, brandID, w.Window)
+		hits = ix.SearchWindow(query, brandID, w.Window)
 	}
 	more := len(hits) > w.N
 	if more {
 		hits = hits[:w.N]
-	}
-	var buf bytes.Buffer
-	buf.Grow(600*len(hits) + 128)
-	buf.WriteString(`{"data":[`)
-	ix := r.Search.Index()
-	for i, h := range hits {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		doc, ok, err := ix.Document(h.Cigar.ID)
-		if err != nil || !ok {
-			return nil, fmt.Errorf("render %s: %v", h.Cigar.ID, err)
-		}
-		buf.Write(doc)
 	}
 	var end *string
 	if more {
@@ -117,8 +105,23 @@ func (r *Resolver) searchPage(ctx context.Context, query string, first int, afte
 		end = &c
 	}
 	endJSON, _ := json.Marshal(end)
-	fmt.Fprintf(&buf, `],"pagination":{"hasNextPage":%t,"endCursor":%s}}`, more, endJSON)
-	return catalog.Document(buf.Bytes()), nil
+	// gqlgen copies the page into its response: it is rendered in a buffer
+	// lent until then.
+	buf := append(subgraph.Scratch(ctx, 600*len(hits)+128), `{"data":[`...)
+	for i, h := range hits {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		doc, ok, err := ix.Document(h.Cigar.ID)
+		if err != nil || !ok {
+			return nil, fmt.Errorf("render %s: %v", h.Cigar.ID, err)
+		}
+		buf = append(buf, doc...)
+	}
+	buf = append(buf, `],"pagination":{"hasNextPage":`...)
+	buf = strconv.AppendBool(buf, more)
+	buf = append(append(append(buf, `,"endCursor":`...), endJSON...), `}}`...)
+	return catalog.Document(buf), nil
 }
 
 // resolveCigar ranks candidates for imperfect text; see search.Index.Resolve for
