@@ -157,13 +157,15 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	for _, name := range schema.All {
 		names[InternalHost(name)] = name
 	}
-	// Every internal call is traced and counted by caller and callee.
-	internal := func(caller string, t http.RoundTripper) http.RoundTripper { return tel.Transport(caller, names, t) }
-	prober := EntityProber(&trust.Transport{Base: internal(schema.Catalog, &inproc.Transport{Handlers: hosts}), Issuer: catalogIssuer}, urls)
+	// Every internal call is signed, traced and counted by caller and callee.
+	internal := func(caller string, t http.RoundTripper, iss *trust.Issuer) http.RoundTripper {
+		return InternalTransport(tel, caller, names, t, iss, nil)
+	}
+	prober := EntityProber(internal(schema.Catalog, &inproc.Transport{Handlers: hosts}, catalogIssuer), urls)
 	var credits payments.Ledger
 	var paymentsChecks []restshim.Check
 	matchingIssuer, _ := trust.NewIssuer(o.InternalKey, schema.Matching)
-	matchingCatalog := &subgraph.Client{URL: urls[schema.Catalog], HTTP: &http.Client{Transport: &trust.Transport{Base: internal(schema.Matching, &inproc.Transport{Handlers: hosts}), Issuer: matchingIssuer}}}
+	matchingCatalog := &subgraph.Client{URL: urls[schema.Catalog], HTTP: &http.Client{Transport: internal(schema.Matching, &inproc.Transport{Handlers: hosts}, matchingIssuer)}}
 	for _, name := range schema.All {
 		sg, err := OpenSubgraph(ctx, name, o.Store, SubgraphOptions{Demo: o.Demo, Prober: prober, Secret: o.InternalKey, PublicURL: o.PublicURL,
 			FetchAllow: o.FetchAllow, ImageDecodeBudget: o.ImageDecodeBudget, Catalog: matchingCatalog, VisionModelURL: o.VisionModelURL, VisionModelKey: o.VisionModelKey, Payments: o.Payments, Logger: log})
@@ -201,12 +203,12 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	if o.WrapSubgraphTransport != nil {
 		transport = o.WrapSubgraphTransport(transport)
 	}
-	client := &http.Client{Transport: &trust.Transport{Base: internal("router", transport), Issuer: routerIssuer}}
+	client := &http.Client{Transport: internal("router", transport, routerIssuer)}
 	var shimTransport http.RoundTripper = &inproc.Transport{Handlers: hosts}
 	if o.WrapShimTransport != nil {
 		shimTransport = o.WrapShimTransport(shimTransport)
 	}
-	shimClient := &http.Client{Transport: &trust.Transport{Base: internal("shim", shimTransport), Issuer: shimIssuer}}
+	shimClient := &http.Client{Transport: internal("shim", shimTransport, shimIssuer)}
 	p.Idempotency = idempotency.New(accessStore.Idempotency())
 	usersClient := &subgraph.Client{HTTP: shimClient, URL: urls[schema.Users]}
 	tokens := access.NewTokens(o.PublicURL, restshim.FetchJWKS(usersClient))
@@ -229,8 +231,8 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	// the router's own route as the router component serves it.
 	routerMux := http.NewServeMux()
 	routerMux.Handle("/graphql", rt)
-	routerClient := &subgraph.Client{URL: "http://" + InternalHost("router") + "/graphql", HTTP: &http.Client{Transport: &trust.Transport{
-		Base: internal("shim", &inproc.Transport{Handlers: map[string]http.Handler{InternalHost("router"): tel.Handler("router", routerMux)}}), Issuer: shimIssuer}}}
+	routerClient := &subgraph.Client{URL: "http://" + InternalHost("router") + "/graphql", HTTP: &http.Client{Transport: internal("shim",
+		&inproc.Transport{Handlers: map[string]http.Handler{InternalHost("router"): tel.Handler("router", routerMux)}}, shimIssuer)}}
 	onCheckFailed := func(name string) {
 		if name == "kv" {
 			return // Redis errors are counted by command
@@ -258,6 +260,15 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 func CookieKey(internalKey []byte) []byte {
 	sum := sha256.Sum256(append([]byte("vitola oauth cookies\x00"), internalKey...))
 	return sum[:]
+}
+
+// InternalTransport is how a component calls the others: base carries the
+// call, signed with the caller's internal token (only to the hosts in signed,
+// when it is not nil), traced and counted by the telemetry (hosts names the
+// callees by URL host). The token and the trace context go on one copy of
+// the request.
+func InternalTransport(tel *telemetry.Telemetry, caller string, hosts map[string]string, base http.RoundTripper, iss *trust.Issuer, signed map[string]bool) http.RoundTripper {
+	return tel.Transport(caller, hosts, &trust.Transport{Base: base, Issuer: iss, Hosts: signed, Propagate: tel.Propagator()})
 }
 
 // EntityProber lets the catalog's node(id:) ask the users and venues subgraphs

@@ -311,7 +311,7 @@ func serveRouter(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry
 		return err
 	}
 	defer accessStore.Close()
-	client := &http.Client{Transport: &trust.Transport{Base: tel.Transport("router", hostNames(composed.Subgraphs), router.SubgraphTransport(s.SubgraphH2C)), Issuer: issuer, Hosts: platform.SignedHosts(composed.Subgraphs)}}
+	client := &http.Client{Transport: platform.InternalTransport(tel, "router", hostNames(composed.Subgraphs), router.SubgraphTransport(s.SubgraphH2C), issuer, platform.SignedHosts(composed.Subgraphs))}
 	var tokens *access.Tokens // access tokens need Vitola's users subgraph
 	if u, ok := s.SubgraphURLs[schema.Users]; ok && s.RouterConfig == "" {
 		tokens = access.NewTokens(s.componentPublicURL(log), restshim.FetchJWKS(&subgraph.Client{HTTP: client, URL: u}))
@@ -390,7 +390,7 @@ func serveShim(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, 
 	issuer, _ := trust.NewIssuer(key, "shim")
 	targets := hostNames(s.SubgraphURLs)
 	targets[routerURL.Host] = "router"
-	internal := &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: tel.Transport("shim", targets, newHTTPTransport()), Issuer: issuer}}
+	internal := &http.Client{Timeout: 30 * time.Second, Transport: platform.InternalTransport(tel, "shim", targets, newHTTPTransport(), issuer, nil)}
 	// Identify may take up to the shim's paid deadline (90 s: fetches,
 	// fingerprints, a vision model); matching calls get a cap above it.
 	slowInternal := &http.Client{Timeout: 100 * time.Second, Transport: internal.Transport}
@@ -440,12 +440,12 @@ func serveSubgraph(ctx context.Context, s *serveSettings, tel *telemetry.Telemet
 	var prober cataloggraph.Prober
 	if s.Component == schema.Catalog {
 		issuer, _ := trust.NewIssuer(key, schema.Catalog)
-		prober = platform.EntityProber(&trust.Transport{Base: tel.Transport(s.Component, hostNames(s.SubgraphURLs), newHTTPTransport()), Issuer: issuer}, s.SubgraphURLs)
+		prober = platform.EntityProber(platform.InternalTransport(tel, s.Component, hostNames(s.SubgraphURLs), newHTTPTransport(), issuer, nil), s.SubgraphURLs)
 	}
 	var catalogClient *subgraph.Client
 	if u, ok := s.SubgraphURLs[schema.Catalog]; ok && s.Component == schema.Matching {
 		issuer, _ := trust.NewIssuer(key, schema.Matching)
-		catalogClient = &subgraph.Client{URL: u, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: &trust.Transport{Base: tel.Transport(s.Component, hostNames(s.SubgraphURLs), newHTTPTransport()), Issuer: issuer}}}
+		catalogClient = &subgraph.Client{URL: u, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: platform.InternalTransport(tel, s.Component, hostNames(s.SubgraphURLs), newHTTPTransport(), issuer, nil)}}
 	}
 	sg, err := platform.OpenSubgraph(ctx, s.Component, s.store.config(), platform.SubgraphOptions{Demo: s.Demo, Prober: prober, Secret: key, PublicURL: s.componentPublicURL(log),
 		FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(s.PaymentsAddr), Logger: log})

@@ -8,13 +8,19 @@ import (
 
 	"github.com/vitolahq/vitola/internal/inproc"
 	"github.com/vitolahq/vitola/internal/telemetry"
+	"github.com/vitolahq/vitola/internal/trust"
 )
 
 // BenchmarkHop is one internal hop as the platform makes it (edge
-// middleware, instrumented transport, in-process call, callee middleware)
+// middleware, instrumented and signing transports, in-process call, callee
+// middleware)
 // around handlers that do nothing: the telemetry's own cost per hop, off
 // and on (metrics, traces at 1%).
 func BenchmarkHop(b *testing.B) {
+	issuer, err := trust.NewIssuer([]byte("bench internal key of 32 bytes!!"), "router")
+	if err != nil {
+		b.Fatal(err)
+	}
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer collector.Close()
 	for _, c := range []struct {
@@ -30,7 +36,10 @@ func BenchmarkHop(b *testing.B) {
 			calleeMux := http.NewServeMux()
 			calleeMux.HandleFunc("POST /graphql", func(w http.ResponseWriter, r *http.Request) {})
 			hosts := map[string]http.Handler{"catalog.internal": tel.Handler("catalog", calleeMux)}
-			client := &http.Client{Transport: tel.Transport("router", map[string]string{"catalog.internal": "catalog"}, &inproc.Transport{Handlers: hosts})}
+			// As the platform wires it: the telemetry's transport over the
+			// one that signs the call (and adds traceparent to its copy).
+			signed := &trust.Transport{Base: &inproc.Transport{Handlers: hosts}, Issuer: issuer, Propagate: tel.Propagator()}
+			client := &http.Client{Transport: tel.Transport("router", map[string]string{"catalog.internal": "catalog"}, signed)}
 			edgeMux := http.NewServeMux()
 			edgeMux.HandleFunc("/graphql", func(w http.ResponseWriter, r *http.Request) {
 				req, _ := http.NewRequestWithContext(r.Context(), "POST", "http://catalog.internal/graphql", nil)

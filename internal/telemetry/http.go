@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"context"
 	"net/http"
 	"sync"
 	"time"
@@ -170,12 +171,16 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // client span whose context goes along as traceparent (in-process calls
 // too), and its time and failure (no answer, or a 5xx) are counted by caller
 // and target. hosts names the targets by URL host; another host counts as
-// "other".
+// "other". A base with a Propagates method that reports true (a
+// trust.Transport given Propagator) adds traceparent itself.
 func (t *Telemetry) Transport(caller string, hosts map[string]string, base http.RoundTripper) http.RoundTripper {
 	if t.off() {
 		return base
 	}
 	tr := &transport{t: t, caller: caller, base: base, targets: map[string]*target{}}
+	if p, ok := base.(interface{ Propagates() bool }); ok && p.Propagates() {
+		tr.propagatedBelow = true
+	}
 	for host, name := range hosts {
 		tr.targets[host] = tr.newTarget(name)
 	}
@@ -187,8 +192,11 @@ type transport struct {
 	caller  string
 	base    http.RoundTripper
 	targets map[string]*target // read-only after Transport
-	other   sync.Once
-	unknown *target
+	// propagatedBelow: base adds traceparent (see Propagator) to a copy of
+	// its own, so this transport does not copy the request for it.
+	propagatedBelow bool
+	other           sync.Once
+	unknown         *target
 }
 
 // target is one callee's span name and metric children, made once.
@@ -197,6 +205,16 @@ type target struct {
 	span     string
 	duration prometheus.Observer
 	errors   prometheus.Counter
+}
+
+// Propagator returns the function a propagating base transport (a
+// trust.Transport's Propagate, see Transport) calls to put ctx's trace
+// context into a request's header; nil when tracing is off.
+func (t *Telemetry) Propagator() func(ctx context.Context, h http.Header) {
+	if t == nil || !t.tracing {
+		return nil
+	}
+	return func(ctx context.Context, h http.Header) { propagator.Inject(ctx, headerCarrier(h)) }
 }
 
 func (tr *transport) newTarget(name string) *target {
@@ -225,16 +243,25 @@ func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			}
 		}
 		// The callee continues the trace (sampled or not) from traceparent.
-		// A RoundTripper must not change its caller's request: this one
-		// gets a header map of its own (the values it shares are never
-		// changed), cheaper than a deep Clone.
-		h := make(http.Header, len(r.Header)+1)
-		for k, v := range r.Header {
-			h[k] = v
+		if tr.propagatedBelow {
+			// The transport below copies the request anyway (to sign it)
+			// and adds traceparent to its copy: this one copies it only to
+			// hand down a span's context.
+			if span != nil {
+				r = r.WithContext(ctx)
+			}
+		} else {
+			// A RoundTripper must not change its caller's request: this
+			// one gets a header map of its own (the values it shares are
+			// never changed), cheaper than a deep Clone.
+			h := make(http.Header, len(r.Header)+1)
+			for k, v := range r.Header {
+				h[k] = v
+			}
+			r = r.WithContext(ctx)
+			r.Header = h
+			propagator.Inject(ctx, headerCarrier(h))
 		}
-		r = r.WithContext(ctx)
-		r.Header = h
-		propagator.Inject(ctx, headerCarrier(h))
 	}
 	res, err := tr.base.RoundTrip(r)
 	failed := err != nil || res.StatusCode >= 500

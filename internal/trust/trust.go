@@ -246,20 +246,33 @@ type Transport struct {
 	// Hosts, when set, limits signing to requests for these hosts (host:port): a
 	// router fronting foreign subgraphs never hands them a token.
 	Hosts map[string]bool
+	// Propagate, when set, adds the other headers every outgoing call carries
+	// (the trace context: telemetry.Propagator) to the copy of the request the
+	// token goes on, to every host: one copy per call instead of one per
+	// header's owner.
+	Propagate func(ctx context.Context, h http.Header)
 }
+
+// Propagates reports whether the transport adds the propagated headers
+// itself (the telemetry's transport then leaves the request as it is).
+func (t *Transport) Propagates() bool { return t.Propagate != nil }
 
 func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	base := t.Base
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	if t.Hosts != nil && !t.Hosts[r.URL.Host] {
+	sign := t.Hosts == nil || t.Hosts[r.URL.Host]
+	if !sign && t.Propagate == nil {
 		return base.RoundTrip(r)
 	}
-	id, _ := FromContext(r.Context())
-	tok, err := t.Issuer.Token(id)
-	if err != nil {
-		return nil, err
+	var tok string
+	if sign {
+		id, _ := FromContext(r.Context())
+		var err error
+		if tok, err = t.Issuer.Token(id); err != nil {
+			return nil, err
+		}
 	}
 	// RoundTrippers must not change the caller's request: the token goes on a
 	// copy with a header map of its own. A full Clone (URL, every header
@@ -267,10 +280,15 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	// 416 in 3), on every internal call.
 	r2 := new(http.Request)
 	*r2 = *r
-	r2.Header = make(http.Header, len(r.Header)+1)
+	r2.Header = make(http.Header, len(r.Header)+2)
 	for k, v := range r.Header {
 		r2.Header[k] = v
 	}
-	r2.Header[Header] = []string{tok}
+	if sign {
+		r2.Header[Header] = []string{tok}
+	}
+	if t.Propagate != nil {
+		t.Propagate(r.Context(), r2.Header)
+	}
 	return base.RoundTrip(r2)
 }

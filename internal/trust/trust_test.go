@@ -1,6 +1,7 @@
 package trust_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -107,5 +108,41 @@ func TestTransportSignsOnlyListedHosts(t *testing.T) {
 	}
 	if got[0] != "" || got[1] == "" {
 		t.Fatalf("tokens sent = %q, want none to the unlisted host and one to the listed", got)
+	}
+}
+
+// Propagate's headers go to every host, the token only to listed ones, and
+// the caller's request is left as it was.
+func TestTransportPropagatesToEveryHost(t *testing.T) {
+	type seen struct{ token, trace string }
+	var got []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, seen{r.Header.Get(trust.Header), r.Header.Get("Traceparent")})
+	}))
+	defer srv.Close()
+	iss, _ := trust.NewIssuer(key, "router")
+	propagate := func(ctx context.Context, h http.Header) { h.Set("Traceparent", "00-trace-span-00") }
+	for _, hosts := range []map[string]bool{{"elsewhere:1": true}, {strings.TrimPrefix(srv.URL, "http://"): true}} {
+		tr := &trust.Transport{Issuer: iss, Hosts: hosts, Propagate: propagate}
+		if !tr.Propagates() {
+			t.Fatal("a transport with Propagate does not say it propagates")
+		}
+		req, _ := http.NewRequest("GET", srv.URL, nil)
+		req.Header.Set("X-Caller", "kept")
+		res, err := (&http.Client{Transport: tr}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if len(req.Header) != 1 || req.Header.Get("X-Caller") != "kept" {
+			t.Fatalf("the caller's request was changed: %v", req.Header)
+		}
+	}
+	want := []seen{{"", "00-trace-span-00"}, {got[1].token, "00-trace-span-00"}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] || got[1].token == "" {
+		t.Fatalf("sent %+v, want the trace context to both hosts and a token to the listed one only", got)
+	}
+	if (&trust.Transport{Issuer: iss}).Propagates() {
+		t.Fatal("a transport without Propagate says it propagates")
 	}
 }
