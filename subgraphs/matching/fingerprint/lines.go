@@ -84,112 +84,182 @@ func labelTextScores(q string, e *Fingerprint) (text, line float64, lineOK bool)
 	return brand, 0, false
 }
 
-// LineMask weighs the index vector's parts by how much the lines of one
-// brand differ there: where their evidence is alike (the shared ground,
-// borders, medallion and brand name) a photo's difference from one line or
-// another is noise; where it differs (the line's name, ribbon, accent) it
-// tells them apart. It is learned from the brand's evidence, none of it
-// named by hand.
+// LineMask weighs a band's measures by how much the lines of one brand
+// differ there: where their evidence is alike (the shared ground, borders,
+// medallion and brand name) a photo's difference from one line or another
+// is noise; where it differs (the line's name, ribbon, accent) it tells them
+// apart. Two measures are weighed: the index vector (cells, profiles, edges)
+// and the colour layout (16x4 cells, finer along the band; each channel's
+// mean taken out, which a photo's light and cast move). It is learned from
+// the brand's evidence, none of it named by hand.
 type LineMask struct {
-	weight [VectorLen]float64 // the variance between lines, summing to 1
-	centre [VectorLen]float64 // the brand's mean design
-	// scale is the mean weighted distance between two of the brand's
-	// evidence items: distances are in its units.
-	scale float64
+	vec, grid maskBlock
+}
+
+// maskBlock is one measure's weights: the variance between the brand's
+// lines in each dimension (summing to 1), the brand's mean design, and the
+// mean weighted distance between two of its evidence items (distances are
+// in its units).
+type maskBlock struct {
+	weight, centre []float64
+	scale          float64
+}
+
+func newMaskBlock(items [][]float64) (maskBlock, bool) {
+	dim, n := len(items[0]), float64(len(items))
+	b := maskBlock{weight: make([]float64, dim), centre: make([]float64, dim)}
+	for _, v := range items {
+		for d, x := range v {
+			b.centre[d] += x / n
+		}
+	}
+	var total float64
+	for d := range dim {
+		for _, v := range items {
+			dx := v[d] - b.centre[d]
+			b.weight[d] += dx * dx / n
+		}
+		total += b.weight[d]
+	}
+	if total == 0 {
+		return b, false // identical designs: nothing tells them apart
+	}
+	for d := range b.weight {
+		b.weight[d] /= total
+		// The mean distance between two items is twice the weighted variance.
+		b.scale += 2 * b.weight[d] * b.weight[d] * total
+	}
+	return b, true
+}
+
+func (b *maskBlock) distance(q, e []float64) float64 {
+	var d float64
+	for k := range b.weight {
+		x := q[k] - e[k]
+		d += b.weight[k] * x * x
+	}
+	return d / b.scale
 }
 
 // NewLineMask learns the mask of one brand's evidence (one or more items per
 // line, of two lines or more); nil when there is not enough to learn from.
 func NewLineMask(evidence []*Fingerprint) *LineMask {
-	var vs [][]float32
+	var vs, gs [][]float64
 	for _, e := range evidence {
-		if len(e.Vector) == VectorLen {
-			vs = append(vs, e.Vector)
+		v, g, ok := lineMeasures(e)
+		if ok {
+			vs, gs = append(vs, v[:]), append(gs, g)
 		}
 	}
 	if len(vs) < 2 {
 		return nil
 	}
 	m := &LineMask{}
-	n := float64(len(vs))
-	for _, v := range vs {
-		for d, x := range v {
-			m.centre[d] += float64(x) / n
-		}
-	}
-	var total float64
-	for d := range VectorLen {
-		for _, v := range vs {
-			dx := float64(v[d]) - m.centre[d]
-			m.weight[d] += dx * dx / n
-		}
-		total += m.weight[d]
-	}
-	if total == 0 {
-		return nil // identical designs: nothing tells them apart
-	}
-	for d := range m.weight {
-		m.weight[d] /= total
-	}
-	// The mean distance between two items is twice the weighted variance.
-	for d := range VectorLen {
-		m.scale += 2 * m.weight[d] * m.weight[d] * total
+	var ok1, ok2 bool
+	m.vec, ok1 = newMaskBlock(vs)
+	m.grid, ok2 = newMaskBlock(gs)
+	if !ok1 || !ok2 {
+		return nil
 	}
 	return m
 }
 
+// lineMeasures are an evidence's measures as the mask weighs them.
+func lineMeasures(fp *Fingerprint) ([]float64, []float64, bool) {
+	if len(fp.Vector) != VectorLen {
+		return nil, nil, false
+	}
+	cells, ok := parseColourLayout(fp.Hashes.ColorLayout)
+	if !ok {
+		return nil, nil, false
+	}
+	v := make([]float64, VectorLen)
+	for i, x := range fp.Vector {
+		v[i] = float64(x)
+	}
+	return v, gridMeasures(cells), true
+}
+
+// gridMeasures are colour layout cells with each channel's mean taken out.
+func gridMeasures(cells [][3]float64) []float64 {
+	var mean [3]float64
+	for _, c := range cells {
+		for k := range 3 {
+			mean[k] += c[k] / float64(len(cells))
+		}
+	}
+	out := make([]float64, 0, len(cells)*3)
+	for _, c := range cells {
+		out = append(out, c[0]-mean[0], c[1]-mean[1], c[2]-mean[2])
+	}
+	return out
+}
+
 // Distances are how far a query's band lies from each of the brand's
-// evidence items in the regions where the brand's lines differ, in units of
-// the distance between two lines (0: the same; about 1: as far as another
-// line). The query is first laid over the brand's common design (the
-// alignment that fits the centre best), so that every line is compared at
-// the same alignment: a line may not win by shifting its name under the
-// photo's.
+// evidence items where the brand's lines differ, in units of the distance
+// between two lines (0: the same; about 1: as far as another line), the
+// index vector's and the colour layout's averaged. The query is first laid
+// over the brand's common design (the alignment that fits its mean best),
+// so that every line is compared at the same alignment: a line may not win
+// by shifting its name under the photo's.
 func (m *LineMask) Distances(q *Fingerprint, evidence []*Fingerprint) []float64 {
 	out := make([]float64, len(evidence))
-	if len(q.Vector) != VectorLen {
+	cells, ok := parseColourLayout(q.Hashes.ColorLayout)
+	if len(q.Vector) != VectorLen || !ok {
 		for i := range out {
 			out[i] = math.Inf(1)
 		}
 		return out
 	}
-	qv := m.align(q.Vector)
+	qv, al := m.align(q.Vector)
+	qg := gridMeasures(alignCells(cells, &alignmentColumns[al]))
 	for i, e := range evidence {
-		if len(e.Vector) != VectorLen {
+		ev, eg, ok := lineMeasures(e)
+		if !ok {
 			out[i] = math.Inf(1)
 			continue
 		}
-		var d float64
-		for k := range VectorLen {
-			x := qv[k] - float64(e.Vector[k])
-			d += m.weight[k] * x * x
-		}
-		out[i] = d / m.scale
+		out[i] = (m.vec.distance(qv[:], ev) + m.grid.distance(qg, eg)) / 2
 	}
 	return out
 }
 
-// align returns the query's vector under the alignment that brings it
-// closest (cosine) to the brand's centre, its penalty taken into account as
-// the full comparison does.
-func (m *LineMask) align(v []float32) [VectorLen]float64 {
+// alignCells resamples a colour layout's columns under an alignment.
+func alignCells(cells [][3]float64, cols *alignedColumns) [][3]float64 {
+	out := make([][3]float64, len(cells))
+	for xe, c := range cols.of16 {
+		for y := range colourLayoutH {
+			a, b := cells[y*colourLayoutW+c.i0], cells[y*colourLayoutW+c.i1]
+			out[y*colourLayoutW+xe] = [3]float64{a[0] + (b[0]-a[0])*c.f, a[1] + (b[1]-a[1])*c.f, a[2] + (b[2]-a[2])*c.f}
+		}
+	}
+	return out
+}
+
+// align returns the query's vector under the alignment (and its index in
+// alignments) that brings it closest (cosine) to the brand's mean design,
+// its penalty taken into account as the full comparison does.
+func (m *LineMask) align(v []float32) ([VectorLen]float64, int) {
 	var qv, best, buf [VectorLen]float64
 	for i, x := range v {
 		qv[i] = float64(x)
 	}
+	var nc float64
+	for _, x := range m.vec.centre {
+		nc += x * x
+	}
 	cos := func(a *[VectorLen]float64) float64 {
-		var d, na, nb float64
+		var d, na float64
 		for i := range a {
-			d += a[i] * m.centre[i]
+			d += a[i] * m.vec.centre[i]
 			na += a[i] * a[i]
-			nb += m.centre[i] * m.centre[i]
 		}
-		if na == 0 || nb == 0 {
+		if na == 0 || nc == 0 {
 			return 0
 		}
-		return d / math.Sqrt(na*nb)
+		return d / math.Sqrt(na*nc)
 	}
-	best = qv
+	best, bestAl := qv, 0
 	bestScore := cos(&qv)
 	for i, al := range alignments[1:] {
 		penalty := al.penalty()
@@ -199,7 +269,7 @@ func (m *LineMask) align(v []float32) [VectorLen]float64 {
 		buf = qv
 		alignVector(buf[:], qv[:], &alignmentColumns[i+1])
 		if s := penalty * cos(&buf); s > bestScore {
-			best, bestScore = buf, s
+			best, bestAl, bestScore = buf, i+1, s
 		}
 	}
 	// The aligned vector is renormalised, as the evidence's are.
@@ -213,5 +283,5 @@ func (m *LineMask) align(v []float32) [VectorLen]float64 {
 			best[i] /= n
 		}
 	}
-	return best
+	return best, bestAl
 }

@@ -310,7 +310,7 @@ func Decide(r Request) Result {
 // design, and a photo tells them apart less surely than it tells brands
 // apart (recognize.Snapshot already weighs where the lines differ).
 // Calibrated on held-out sibling lines (TestSiblingLines).
-var SiblingMargin = 0.08
+var SiblingMargin = 0.09
 
 // linesClose says whether the photo's best candidate and the best candidate
 // of another line of its brand are too close to name either: the second

@@ -52,7 +52,7 @@ type Snapshot struct {
 // the distance between two lines) takes from its score, against the brand's
 // nearest line: the whole comparison is dominated by what the brand's lines
 // share. Calibrated on held-out sibling lines (TestSiblingLines).
-var LineWeight = 0.10
+var LineWeight = 0.05
 
 // Build indexes the evidence.
 func Build(evidence []*matching.Evidence) *Snapshot { return new(Builder).Build(evidence) }
