@@ -95,7 +95,7 @@ func TestDecide(t *testing.T) {
 			status: identify.OpenWorldID, reason: "not_confident", suggested: 1, openWorld: true},
 		{name: "a decisive image the model contradicts", req: identify.Request{Image: images(0.9, 0.5), Model: &short},
 			status: identify.Suggestions, reason: "not_confident", suggested: 3},
-		{name: "the model's answer ranks above photos that merely look alike", req: identify.Request{Image: images(0.59, 0.50), Model: &short, Limit: 1},
+		{name: "the model's answer ranks above photos that merely look alike", req: identify.Request{Image: images(0.59, 0.45), Model: &short, Limit: 1},
 			status: identify.Suggestions, evidence: identify.EvidenceModel, reason: "not_confident", suggested: 1},
 		{name: "evidence of a cigar the catalog dropped cannot win",
 			req:    identify.Request{Image: []identify.ImageCandidate{{CigarID: "cig_gone", Score: 0.95}, {CigarID: "cig_a", Score: 0.82}, {CigarID: "cig_c", Score: 0.4}}},
