@@ -469,6 +469,12 @@ func textSimilarity(query string, refs []string) float64 {
 	return best
 }
 
+// minWordFound is the least similarity a word found counts with: with more
+// than 40% of its letters wrong, a word is found in any text about as well
+// (the letters of "RESERVA" in "CASA QUETZAL": 29%), and such partial credit
+// would rank one line above another by the letters of their names.
+const minWordFound = 0.6
+
 // wordsFound is how well words are found in the query text q (normText'd,
 // spaces removed): for each word of two letters or more, 1 - (approximate-
 // substring edit distance / word length), weighted by word length (num of
@@ -482,6 +488,9 @@ func wordsFound(words []string, q string) (num, den float64) {
 		sim := math.Max(0, 1-float64(d)/float64(len(word)))
 		if len(word) <= 3 && d > 0 {
 			sim = 0 // short words must match exactly
+		}
+		if sim < minWordFound {
+			sim = 0 // a few letters of it somewhere: any text has them
 		}
 		wt := float64(len(word))
 		num += wt * sim

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -31,8 +32,9 @@ import (
 // (recognize.LineWeight, identify.SiblingMargin: the test reports what it
 // would choose and fails if the package's values are looser), the second
 // half is scored with the package's values and must have no wrong match.
-// VITOLA_BENCH_SIBLINGS=1 takes more photos and, with tesseract installed,
-// scores the thorough profile (OCR) too.
+// VITOLA_BENCH_SIBLINGS=1 takes more photos (VITOLA_BENCH_PHOTOS a line and
+// level, 4 by default) and, with tesseract installed, scores the thorough
+// profile (OCR) too.
 
 var siblingBrands = []string{
 	"Casa Quetzal", "Valle Dorado", "Don Aurelio", "La Tradición", "Montes Altos", "El Cedro",
@@ -246,6 +248,9 @@ func TestSiblingLines(t *testing.T) {
 	var ocr fingerprint.OCR
 	if full {
 		photos = 4
+		if n, err := strconv.Atoi(os.Getenv("VITOLA_BENCH_PHOTOS")); err == nil && n > 0 {
+			photos = n
+		}
 		if fingerprint.TesseractAvailable() {
 			ocr = fingerprint.Tesseract{}
 		} else {
