@@ -228,7 +228,7 @@ func Decide(r Request) Result {
 	})
 
 	var match *Candidate
-	close := haveImage && linesClose(r)
+	near := haveImage && linesClose(r)
 	if len(cands) > 0 {
 		top := cands[0]
 		second := 0.0
@@ -251,19 +251,19 @@ func Decide(r Request) Result {
 		// them agrees only if it read that line's own words: the brand's
 		// name, on every line of the brand, would confirm whichever the
 		// photo happened to rank first.
-		case t.hasImage && t.hasText && r.Text.Resolved && top.Confidence >= CombinedMatch && top.Confidence-second >= 0.05 && imageTop(r.Image) == top.ID && (!close || r.Prompt):
+		case t.hasImage && t.hasText && r.Text.Resolved && top.Confidence >= CombinedMatch && top.Confidence-second >= 0.05 && imageTop(r.Image) == top.ID && (!near || r.Prompt):
 			match, res.Reason = &top, "image_and_text_agree"
 		// A decisive photo names the line, unless text disagrees or the
 		// model names another: text that does not disagree (a brand, a
 		// hint) cannot tell the brand's lines apart better than the photo.
 		// Nor can a photo whose best line is close to another of the brand.
-		case pic != nil && !disagree && !close && imageDecisive(r.Image, r.Cigars) && (r.Model == nil || byID[pic.ID].model):
+		case pic != nil && !disagree && !near && imageDecisive(r.Image, r.Cigars) && (r.Model == nil || byID[pic.ID].model):
 			match, res.Reason = pic, "image_decisive"
 		case !haveImage && haveText && r.Text.Resolved && top.Evidence == EvidenceText:
 			match, res.Reason = &top, "text_resolved"
 		case disagree:
 			res.Reason = "image_and_text_disagree"
-		case close:
+		case near:
 			// The brand is found, its line is not: the brand's lines lead
 			// the suggestions, for the user to choose among.
 			res.Reason = "lines_close"
