@@ -191,7 +191,7 @@ func Decide(r Request) Result {
 			t := get(c)
 			t.text, t.hasText = max(t.text, weight*textScore(i, r.Text.Resolved)), true
 		}
-		if hint {
+		if hint && !lineWordsRead(r.Image) {
 			brandHint(byID, order)
 		}
 	}
@@ -341,7 +341,8 @@ func lineRead(a, b ImageCandidate) bool {
 // brandHint gives every candidate of a brand the best support an unresolved
 // OCR hint gives any of the brand's: a reading that names the brand but no
 // line (the catalog lists the brand's lines in its own order) confirms the
-// brand, never one of its lines.
+// brand, never one of its lines. It is used only when no line's own words
+// were read (lineWordsRead).
 func brandHint(byID map[string]*tally, order []string) {
 	best := map[string]float64{}
 	for _, id := range order {
@@ -355,6 +356,18 @@ func brandHint(byID map[string]*tally, order []string) {
 			t.text, t.hasText = v, true
 		}
 	}
+}
+
+// lineWordsRead says whether the band's OCR read half or more of some image
+// candidate's line's own words: then the catalog's order of the brand's
+// lines for that reading says something of the line.
+func lineWordsRead(cs []ImageCandidate) bool {
+	for _, c := range cs {
+		if c.LineWords && c.LineText >= 0.5 {
+			return true
+		}
+	}
+	return false
 }
 
 // brandFirst orders the candidates of brand first, each part keeping its
