@@ -38,7 +38,7 @@ func ocrLineWords(text string, brand []string) []string {
 		if len(w) < 4 {
 			continue
 		}
-		num, den := wordsFound(brand, w)
+		num, den := wordsFound(brand, w, minWordFound)
 		if den > 0 && num/den >= 0.75 {
 			continue
 		}
@@ -47,40 +47,43 @@ func ocrLineWords(text string, brand []string) []string {
 	return out
 }
 
+// lineTextWeight is how much more the line's words count than the brand's in
+// the label's text score: the brand's name is on every line of the brand
+// and tells them apart not at all.
+const lineTextWeight = 3
+
 // labelTextScores scores a query's OCR text q (normText'd, spaces removed)
-// against a labelled evidence: the text score (the brand's words or the
-// line's own, whichever were read: either says the band is this brand's),
-// and how much of the line's own words were read (lineOK false when the
-// label has no words of its own), which is what tells the brand's lines
-// apart.
+// against a labelled evidence: the text score, with the line's words
+// weighing lineTextWeight times the brand's (a brand read scores each of
+// its lines alike), and how much of the line's own words were read (lineOK
+// false when the label has no words of its own), which is what tells the
+// brand's lines apart.
 func labelTextScores(q string, e *Fingerprint) (text, line float64, lineOK bool) {
 	brandW, lineW := labelWords(e.Label)
-	bNum, bDen := wordsFound(brandW, q)
+	bNum, bDen := wordsFound(brandW, q, minWordFound)
 	brand := 0.0
 	if bDen > 0 {
 		brand = bNum / bDen
 	}
 	if len(lineW) > 0 {
-		if lNum, lDen := wordsFound(lineW, q); lDen > 0 {
+		if lNum, lDen := wordsFound(lineW, q, minWordFound); lDen > 0 {
 			line, lineOK = lNum/lDen, true
 		}
 	}
 	// The band's own printing of its line (read from the evidence) may say
 	// it otherwise than the catalog's name: the better reading counts.
 	if ow := ocrLineWords(e.Typography.Text, brandW); len(ow) > 0 {
-		if lNum, lDen := wordsFound(ow, q); lDen > 0 {
+		if lNum, lDen := wordsFound(ow, q, minWordFound); lDen > 0 {
 			line, lineOK = math.Max(line, lNum/lDen), true
 		}
 	}
-	if !lineOK {
-		return brand, 0, false
+	switch {
+	case lineOK && bDen > 0:
+		return (brand + lineTextWeight*line) / (1 + lineTextWeight), line, true
+	case lineOK:
+		return line, line, true
 	}
-	// The brand's name read is as much as the text can say for each of the
-	// brand's lines alike: it neither lowers nor ranks them (a small line
-	// name is often not read at all, which is no sign of another line).
-	// The line's own words complete a reading that missed the brand's;
-	// which line they name, LineText tells identify.
-	return 1 - (1-brand)*(1-line), line, true
+	return brand, 0, false
 }
 
 // LineMask weighs a band's measures by how much the lines of one brand

@@ -183,16 +183,12 @@ func Decide(r Request) Result {
 		// resolves to something, and it must not rank above what the photo
 		// looks like, nor lift a candidate to a match.
 		weight := 1.0
-		hint := !r.Text.Resolved && !r.Prompt
-		if hint {
+		if !r.Text.Resolved && !r.Prompt {
 			weight = 0.5
 		}
 		for i, c := range r.Text.Candidates {
 			t := get(c)
 			t.text, t.hasText = max(t.text, weight*textScore(i, r.Text.Resolved)), true
-		}
-		if hint && !lineWordsRead(r.Image) {
-			brandHint(byID, order)
 		}
 	}
 	if r.Model != nil {
@@ -336,38 +332,6 @@ func linesClose(r Request) bool {
 // most of a's own words, clearly more of them than of b's.
 func lineRead(a, b ImageCandidate) bool {
 	return a.LineWords && a.LineText >= 0.8 && (!b.LineWords || a.LineText-b.LineText >= 0.3)
-}
-
-// brandHint gives every candidate of a brand the best support an unresolved
-// OCR hint gives any of the brand's: a reading that names the brand but no
-// line (the catalog lists the brand's lines in its own order) confirms the
-// brand, never one of its lines. It is used only when no line's own words
-// were read (lineWordsRead).
-func brandHint(byID map[string]*tally, order []string) {
-	best := map[string]float64{}
-	for _, id := range order {
-		if t := byID[id]; t.hasText {
-			best[t.cigar.Brand] = max(best[t.cigar.Brand], t.text)
-		}
-	}
-	for _, id := range order {
-		t := byID[id]
-		if v, ok := best[t.cigar.Brand]; ok && t.hasImage {
-			t.text, t.hasText = v, true
-		}
-	}
-}
-
-// lineWordsRead says whether the band's OCR read half or more of some image
-// candidate's line's own words: then the catalog's order of the brand's
-// lines for that reading says something of the line.
-func lineWordsRead(cs []ImageCandidate) bool {
-	for _, c := range cs {
-		if c.LineWords && c.LineText >= 0.5 {
-			return true
-		}
-	}
-	return false
 }
 
 // brandFirst orders the candidates of brand first, each part keeping its

@@ -59,8 +59,6 @@ func TestDecide(t *testing.T) {
 			status: identify.Suggestions, reason: "lines_close", suggested: 2},
 		{name: "a prompt resolved to one of two close lines names it", req: identify.Request{Prompt: true, Image: images(0.66, 0.6), Text: &identify.TextResult{Candidates: []identify.Cigar{exclusivo, natural}, Resolved: true}},
 			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceCombined, reason: "image_and_text_agree", suggested: 1},
-		{name: "an unresolved OCR hint of a brand's lines does not reorder them", req: identify.Request{Image: images(0.7, 0.69), Text: &identify.TextResult{Candidates: []identify.Cigar{natural, exclusivo}}},
-			status: identify.Suggestions, reason: "lines_close", suggested: 2, order: []string{"cig_a", "cig_b"}},
 		{name: "image and text disagree", req: identify.Request{Image: images(0.9, 0.5), Text: &identify.TextResult{Candidates: []identify.Cigar{short}, Resolved: true}},
 			status: identify.Suggestions, reason: "image_and_text_disagree", pending: 3},
 		{name: "OCR the catalog cannot resolve does not outvote a decisive image", req: identify.Request{Image: images(0.82, 0.6), Text: &identify.TextResult{Candidates: []identify.Cigar{serieV}}},
