@@ -69,6 +69,11 @@ type Cigar struct {
 type ImageCandidate struct {
 	CigarID string
 	Score   float64
+	// LineText is how much of the candidate's line's own words (not the
+	// brand's) the band's OCR read, 0..1; LineWords says whether there were
+	// such words and a reading (fingerprint.Scores.LineText).
+	LineText  float64
+	LineWords bool
 }
 
 // TextResult is the catalog's resolution of the text: candidates best first,
@@ -219,6 +224,7 @@ func Decide(r Request) Result {
 	})
 
 	var match *Candidate
+	near := haveImage && linesClose(r)
 	if len(cands) > 0 {
 		top := cands[0]
 		second := 0.0
@@ -237,17 +243,27 @@ func Decide(r Request) Result {
 		// Only text the catalog resolved to one cigar agrees: an unresolved
 		// list (a brand's lines, a vague prompt) would lift whichever of
 		// two close photos it happens to list first.
-		case t.hasImage && t.hasText && r.Text.Resolved && top.Confidence >= CombinedMatch && top.Confidence-second >= 0.05 && imageTop(r.Image) == top.ID:
+		// When two of the brand's lines are close, OCR resolved to one of
+		// them agrees only if it read that line's own words: the brand's
+		// name, on every line of the brand, would confirm whichever the
+		// photo happened to rank first.
+		case t.hasImage && t.hasText && r.Text.Resolved && top.Confidence >= CombinedMatch && top.Confidence-second >= 0.05 && imageTop(r.Image) == top.ID && (!near || r.Prompt):
 			match, res.Reason = &top, "image_and_text_agree"
 		// A decisive photo names the line, unless text disagrees or the
 		// model names another: text that does not disagree (a brand, a
 		// hint) cannot tell the brand's lines apart better than the photo.
-		case pic != nil && !disagree && imageDecisive(r.Image, r.Cigars) && (r.Model == nil || byID[pic.ID].model):
+		// Nor can a photo whose best line is close to another of the brand.
+		case pic != nil && !disagree && !near && imageDecisive(r.Image, r.Cigars) && (r.Model == nil || byID[pic.ID].model):
 			match, res.Reason = pic, "image_decisive"
 		case !haveImage && haveText && r.Text.Resolved && top.Evidence == EvidenceText:
 			match, res.Reason = &top, "text_resolved"
 		case disagree:
 			res.Reason = "image_and_text_disagree"
+		case near:
+			// The brand is found, its line is not: the brand's lines lead
+			// the suggestions, for the user to choose among.
+			res.Reason = "lines_close"
+			brandFirst(cands, r.Cigars[imageTop(r.Image)].Brand)
 		case len(cands) > 0:
 			res.Reason = "not_confident"
 		}
@@ -282,6 +298,46 @@ func Decide(r Request) Result {
 		res.Status, res.Reason = NoMatch, "no_candidates"
 	}
 	return res
+}
+
+// SiblingMargin is the lead the photo's best line needs over the best other
+// line of the same brand to be named, unless the band's OCR read the best
+// line's own words and not the other's: lines of one brand often share a
+// design, and a photo tells them apart less surely than it tells brands
+// apart (recognize.Snapshot already weighs where the lines differ).
+// Calibrated on held-out sibling lines (TestSiblingLines).
+var SiblingMargin = 0.09
+
+// linesClose says whether the photo's best candidate and the best candidate
+// of another line of its brand are too close to name either: the second
+// within SiblingMargin, and the band's text not naming the first's line
+// rather than the second's.
+func linesClose(r Request) bool {
+	if len(r.Image) < 2 {
+		return false
+	}
+	top := r.Image[0]
+	tc := r.Cigars[top.CigarID]
+	for _, c := range r.Image[1:] {
+		cc := r.Cigars[c.CigarID]
+		if cc.Brand != tc.Brand || cc.Name == tc.Name {
+			continue
+		}
+		return top.Score-c.Score < SiblingMargin && !lineRead(top, c)
+	}
+	return false
+}
+
+// lineRead says whether the OCR read the line of a rather than that of b:
+// most of a's own words, clearly more of them than of b's.
+func lineRead(a, b ImageCandidate) bool {
+	return a.LineWords && a.LineText >= 0.8 && (!b.LineWords || a.LineText-b.LineText >= 0.3)
+}
+
+// brandFirst orders the candidates of brand first, each part keeping its
+// order.
+func brandFirst(cands []Candidate, brand string) {
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Brand == brand && cands[j].Brand != brand })
 }
 
 // modelOnly is the confidence of a candidate only the vision model names:

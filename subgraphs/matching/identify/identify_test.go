@@ -1,6 +1,7 @@
 package identify_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/vitolahq/vitola/subgraphs/matching/identify"
@@ -35,14 +36,28 @@ func TestDecide(t *testing.T) {
 		suggested int
 		pending   int
 		openWorld bool
+		// order is the suggestions' IDs, when it matters.
+		order []string
 	}{
 		{name: "a decisive image", req: identify.Request{Image: images(0.82, 0.6, 0.4)},
 			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 2},
 		{name: "an image too close to call", req: identify.Request{Image: images(0.82, 0.78)},
-			status: identify.Suggestions, reason: "not_confident", suggested: 2},
+			status: identify.Suggestions, reason: "lines_close", suggested: 2},
+		{name: "two lines of another brand close behind: the photo's line is named", req: identify.Request{Image: []identify.ImageCandidate{{CigarID: "cig_c", Score: 0.82}, {CigarID: "cig_a", Score: 0.74}, {CigarID: "cig_b", Score: 0.73}}},
+			status: identify.Matched, match: "cig_c", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 2},
+		{name: "a sibling line within the sibling margin: suggestions, the brand's lines first", req: identify.Request{Image: []identify.ImageCandidate{{CigarID: "cig_a", Score: 0.82}, {CigarID: "cig_c", Score: 0.76}, {CigarID: "cig_d", Score: 0.75}}},
+			status: identify.Suggestions, reason: "lines_close", suggested: 3, order: []string{"cig_a", "cig_d", "cig_c"}},
+		{name: "OCR that read the line's own words names it among close lines", req: identify.Request{Image: []identify.ImageCandidate{{CigarID: "cig_a", Score: 0.8, LineText: 1, LineWords: true}, {CigarID: "cig_b", Score: 0.74, LineText: 0.5, LineWords: true}}},
+			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 1},
+		{name: "OCR that read words both lines share does not name either", req: identify.Request{Image: []identify.ImageCandidate{{CigarID: "cig_a", Score: 0.8, LineText: 1, LineWords: true}, {CigarID: "cig_b", Score: 0.74, LineText: 0.9, LineWords: true}}},
+			status: identify.Suggestions, reason: "lines_close", suggested: 2},
 		{name: "a weak image", req: identify.Request{Image: images(0.5, 0.3)},
 			status: identify.Suggestions, reason: "not_confident", suggested: 2},
-		{name: "image and text agree", req: identify.Request{Image: images(0.66, 0.6), Text: &identify.TextResult{Candidates: []identify.Cigar{exclusivo, natural}, Resolved: true}},
+		{name: "image and text agree", req: identify.Request{Image: images(0.66, 0.5), Text: &identify.TextResult{Candidates: []identify.Cigar{exclusivo, natural}, Resolved: true}},
+			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceCombined, reason: "image_and_text_agree", suggested: 1},
+		{name: "OCR resolved to one of two close lines of a brand, their own words unread, confirms only the brand", req: identify.Request{Image: images(0.66, 0.6), Text: &identify.TextResult{Candidates: []identify.Cigar{exclusivo, natural}, Resolved: true}},
+			status: identify.Suggestions, reason: "lines_close", suggested: 2},
+		{name: "a prompt resolved to one of two close lines names it", req: identify.Request{Prompt: true, Image: images(0.66, 0.6), Text: &identify.TextResult{Candidates: []identify.Cigar{exclusivo, natural}, Resolved: true}},
 			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceCombined, reason: "image_and_text_agree", suggested: 1},
 		{name: "image and text disagree", req: identify.Request{Image: images(0.9, 0.5), Text: &identify.TextResult{Candidates: []identify.Cigar{short}, Resolved: true}},
 			status: identify.Suggestions, reason: "image_and_text_disagree", pending: 3},
@@ -51,13 +66,13 @@ func TestDecide(t *testing.T) {
 		{name: "OCR noise beside a weak image: suggestions, the photo's first, none pending", req: identify.Request{Image: images(0.5, 0.3), Text: &identify.TextResult{Candidates: []identify.Cigar{serieV}}},
 			status: identify.Suggestions, evidence: identify.EvidenceImage, reason: "not_confident", suggested: 3},
 		{name: "an unresolved OCR hint cannot lift a close image to a match", req: identify.Request{Image: images(0.65, 0.62), Text: &identify.TextResult{Candidates: []identify.Cigar{exclusivo}}},
-			status: identify.Suggestions, evidence: identify.EvidenceCombined, reason: "not_confident", suggested: 2},
+			status: identify.Suggestions, evidence: identify.EvidenceCombined, reason: "lines_close", suggested: 2},
 		{name: "an unresolved prompt of the image's brand lets the image name the line", req: identify.Request{Prompt: true, Image: images(0.82, 0.6), Text: &identify.TextResult{Candidates: []identify.Cigar{reserve}}},
 			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 2},
 		{name: "the brand typed, a decisive photo: the photo names the line", req: identify.Request{Prompt: true, Image: images(0.82, 0.6), Text: &identify.TextResult{Candidates: []identify.Cigar{natural, reserve}}},
 			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 2},
 		{name: "an unresolved list cannot lift the closer of two photos to a match", req: identify.Request{Prompt: true, Image: images(0.7, 0.66), Text: &identify.TextResult{Candidates: []identify.Cigar{exclusivo, natural}}},
-			status: identify.Suggestions, evidence: identify.EvidenceCombined, reason: "not_confident", suggested: 2},
+			status: identify.Suggestions, evidence: identify.EvidenceCombined, reason: "lines_close", suggested: 2},
 		{name: "a vague prompt (candidates of several brands) does not outvote a decisive image", req: identify.Request{Prompt: true, Image: images(0.82, 0.6), Text: &identify.TextResult{Candidates: []identify.Cigar{serieV, reserve}}},
 			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 3},
 		{name: "an unresolved prompt of another brand holds a decisive image for confirmation", req: identify.Request{Prompt: true, Image: images(0.82, 0.6), Text: &identify.TextResult{Candidates: []identify.Cigar{serieV}}},
@@ -78,7 +93,7 @@ func TestDecide(t *testing.T) {
 			status: identify.OpenWorldID, reason: "not_confident", suggested: 1, openWorld: true},
 		{name: "a decisive image the model contradicts", req: identify.Request{Image: images(0.9, 0.5), Model: &short},
 			status: identify.Suggestions, reason: "not_confident", suggested: 3},
-		{name: "the model's answer ranks above photos that merely look alike", req: identify.Request{Image: images(0.59, 0.58), Model: &short, Limit: 1},
+		{name: "the model's answer ranks above photos that merely look alike", req: identify.Request{Image: images(0.59, 0.45), Model: &short, Limit: 1},
 			status: identify.Suggestions, evidence: identify.EvidenceModel, reason: "not_confident", suggested: 1},
 		{name: "evidence of a cigar the catalog dropped cannot win",
 			req:    identify.Request{Image: []identify.ImageCandidate{{CigarID: "cig_gone", Score: 0.95}, {CigarID: "cig_a", Score: 0.82}, {CigarID: "cig_c", Score: 0.4}}},
@@ -86,7 +101,7 @@ func TestDecide(t *testing.T) {
 		{name: "evidence of a cigar the catalog dropped is no runner-up",
 			req:    identify.Request{Image: []identify.ImageCandidate{{CigarID: "cig_a", Score: 0.82}, {CigarID: "cig_gone", Score: 0.81}, {CigarID: "cig_c", Score: 0.4}}},
 			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 1},
-		{name: "suggestions respect the limit", req: identify.Request{Image: images(0.5, 0.45, 0.4), Limit: 2},
+		{name: "suggestions respect the limit", req: identify.Request{Image: images(0.5, 0.4, 0.3), Limit: 2},
 			status: identify.Suggestions, reason: "not_confident", suggested: 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -110,6 +125,16 @@ func TestDecide(t *testing.T) {
 			}
 			if c.match == "" && c.evidence != "" && (len(r.Suggestions) == 0 || r.Suggestions[0].Evidence != c.evidence) {
 				t.Fatalf("suggestions %+v, want the first by %s", r.Suggestions, c.evidence)
+			}
+			if c.order != nil {
+				var got []string
+				for _, s := range r.Suggestions {
+					got = append(got, s.ID)
+				}
+				if strings.Join(got, " ") != strings.Join(c.order, " ") {
+					t.Fatalf("suggestions %v, want %v", got, c.order)
+				}
+				return
 			}
 			for i := 1; i < len(r.Suggestions); i++ {
 				if r.Suggestions[i].Confidence > r.Suggestions[i-1].Confidence {
