@@ -40,13 +40,16 @@ func openTelemetryPair(tb testing.TB) *telemetryPair {
 	}))
 	tb.Cleanup(receiver.Close)
 	// VITOLA_BENCH_TELEMETRY=metrics or =traces turns on one half only, to
-	// tell their costs apart.
+	// tell their costs apart; =off leaves both sides off, an A/A run that
+	// shows how far the measure itself swings.
 	o := telemetry.Options{Metrics: true, OTLPEndpoint: receiver.URL, SampleRatio: 0.01, Logger: zerolog.Nop()}
 	switch os.Getenv("VITOLA_BENCH_TELEMETRY") {
 	case "metrics":
 		o.OTLPEndpoint = ""
 	case "traces":
 		o.Metrics = false
+	case "off":
+		o = telemetry.Options{Logger: zerolog.Nop()}
 	}
 	tel, err := telemetry.New(context.Background(), o)
 	if err != nil {
