@@ -14,7 +14,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"sync"
+
+	"github.com/vitolahq/vitola/internal/bufpool"
 )
 
 // Transport routes by URL host. Hosts it does not know go to Fallback.
@@ -92,7 +93,7 @@ func (b *Body) WriteTo(w io.Writer) (int64, error) {
 // Close ends the body: what Bytes returned may be reused afterwards.
 func (b *Body) Close() error {
 	if b.buf != nil {
-		put(b.buf)
+		bufpool.Put(b.buf)
 		b.buf = nil
 	}
 	return nil
@@ -116,7 +117,7 @@ func (w *recorder) Write(b []byte) (int, error) {
 		if cl, err := strconv.Atoi(w.header.Get("Content-Length")); err == nil && cl > n {
 			n = cl
 		}
-		w.buf = get(n)
+		w.buf = bufpool.Get(n)
 	}
 	*w.buf = append(*w.buf, b...)
 	return len(b), nil
@@ -125,32 +126,4 @@ func (w *recorder) WriteHeader(status int) {
 	if w.status == 0 {
 		w.status = status
 	}
-}
-
-// Buffers are pooled up to maxPooled bytes, and made at least minBuffer large
-// so that one fits most answers (a search page is up to 11 kB).
-const (
-	minBuffer = 16 << 10
-	maxPooled = 256 << 10
-)
-
-var buffers sync.Pool // of *[]byte, empty
-
-// get returns an empty buffer with room for n bytes.
-func get(n int) *[]byte {
-	if p, _ := buffers.Get().(*[]byte); p != nil && cap(*p) >= n {
-		return p
-	}
-	// A pooled buffer too small for n is dropped: the pool drifts to the
-	// sizes answers have.
-	b := make([]byte, 0, max(n, minBuffer))
-	return &b
-}
-
-func put(p *[]byte) {
-	if cap(*p) > maxPooled || cap(*p) < minBuffer {
-		return
-	}
-	*p = (*p)[:0]
-	buffers.Put(p)
 }

@@ -3,6 +3,8 @@ package subgraph
 import (
 	"context"
 	"sync"
+
+	"github.com/vitolahq/vitola/internal/bufpool"
 )
 
 // Scratch returns an empty buffer with room for n bytes, for a value that
@@ -19,7 +21,7 @@ func Scratch(ctx context.Context, n int) []byte {
 	if s == nil {
 		return make([]byte, 0, n)
 	}
-	p := getBuffer(n)
+	p := bufpool.Get(n)
 	s.mu.Lock()
 	s.held = append(s.held, p)
 	s.mu.Unlock()
@@ -44,36 +46,9 @@ func withScratch(ctx context.Context) (context.Context, *scratch) {
 
 func (s *scratch) release() {
 	for i, p := range s.held {
-		putBuffer(p)
+		bufpool.Put(p)
 		s.held[i] = nil
 	}
 	s.held = s.held[:0]
 	scratches.Put(s)
-}
-
-// Buffers are pooled up to maxPooled bytes and made at least minBuffer large,
-// which holds a search page of 20 (up to 11 kB).
-const (
-	minBuffer = 16 << 10
-	maxPooled = 256 << 10
-)
-
-var buffers sync.Pool // of *[]byte, empty
-
-func getBuffer(n int) *[]byte {
-	if p, _ := buffers.Get().(*[]byte); p != nil && cap(*p) >= n {
-		return p
-	}
-	// A pooled buffer too small for n is dropped: the pool drifts to the
-	// sizes values have.
-	b := make([]byte, 0, max(n, minBuffer))
-	return &b
-}
-
-func putBuffer(p *[]byte) {
-	if cap(*p) > maxPooled || cap(*p) < minBuffer {
-		return
-	}
-	*p = (*p)[:0]
-	buffers.Put(p)
 }
