@@ -11,12 +11,12 @@ import (
 	"image/jpeg"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/vitolahq/vitola/internal/ids"
+	"github.com/vitolahq/vitola/internal/parallel"
 	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/matching"
@@ -172,26 +172,6 @@ func TestDescribeRefusesImagesWithoutABand(t *testing.T) {
 	}
 }
 
-// parallel runs f(0..n-1) on all cores.
-func parallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-}
-
 // TestFlatScansAddedWithoutFlagAreRecognized adds flat renders of bands no
 // demo cigar wears as evidence, described as `vitola evidence add` does
 // without --flat, beside the demo evidence, and recognizes synthetic photos
@@ -223,7 +203,7 @@ func TestFlatScansAddedWithoutFlagAreRecognized(t *testing.T) {
 	}
 	cigar := func(i int) string { l := newBand(i); return ids.Derive(ids.Cigar, l.Brand+"\x00"+l.Line) }
 	added := make([]*matching.Evidence, bands)
-	parallel(bands, func(i int) {
+	parallel.Each(bands, func(i int) {
 		fp, err := evidence.Describe(render(newBand(i), 800), newBand(i), false, nil)
 		if err != nil {
 			t.Errorf("%v: %v", newBand(i), err)
@@ -245,7 +225,7 @@ func TestFlatScansAddedWithoutFlagAreRecognized(t *testing.T) {
 	var mu sync.Mutex
 	counts := map[bandart.Level]*tally{bandart.Mild: {}, bandart.Strong: {}}
 	per := len(levels) * photos
-	parallel(bands*per, func(k int) {
+	parallel.Each(bands*per, func(k int) {
 		i, lv, seed := k/per, levels[k%per/photos], int64(500+k%photos)
 		q, err := fingerprint.Compute(bandart.Photo(render(newBand(i), 800), lv, seed), fingerprint.Options{})
 		if err != nil {

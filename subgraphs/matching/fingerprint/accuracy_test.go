@@ -6,14 +6,13 @@ import (
 	"image"
 	"math"
 	"os"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/vitolahq/vitola/internal/parallel"
 	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
 )
@@ -41,26 +40,6 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
-}
-
-// parallel runs f(0..n-1) on all cores.
-func parallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }
 
 type query struct {
@@ -212,7 +191,7 @@ type benchCache struct {
 
 func computeBench(t *testing.T, lines []benchLine, evidence []*Fingerprint, ocr OCR, stride, photos int) []*query {
 	start := time.Now()
-	parallel(len(lines), func(i int) {
+	parallel.Each(len(lines), func(i int) {
 		img := bandart.Render(bandart.DesignFor(lines[i].brand, lines[i].line), 800)
 		opts := Options{Flat: true, OCR: ocr}
 		var src image.Image = img
@@ -236,7 +215,7 @@ func computeBench(t *testing.T, lines []benchLine, evidence []*Fingerprint, ocr 
 		}
 	}
 	t0 := time.Now()
-	parallel(len(qs), func(i int) {
+	parallel.Each(len(qs), func(i int) {
 		q := qs[i]
 		band := bandart.Render(bandart.DesignFor(lines[q.line].brand, lines[q.line].line), 800)
 		img, truth := bandart.PhotoWithTruth(band, q.level, int64(q.line*1000+q.photo))
@@ -404,7 +383,7 @@ func pct(n, d int) string {
 
 func report(t *testing.T, lines []benchLine, evidence []*Fingerprint, qs []*query, photos int, withText bool) map[bandart.Level]singleStats {
 	scores := make([][]float64, len(qs))
-	parallel(len(qs), func(i int) { scores[i] = scoresFor(qs[i].fp, evidence, withText) })
+	parallel.Each(len(qs), func(i int) { scores[i] = scoresFor(qs[i].fp, evidence, withText) })
 	outs := make([]outcome, len(qs))
 	for i, q := range qs {
 		outs[i] = judge(scores[i], q.line, lines)

@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/vitolahq/vitola/internal/parallel"
 	"github.com/vitolahq/vitola/subgraphs/matching"
 	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
 	"github.com/vitolahq/vitola/subgraphs/matching/evidence"
@@ -83,25 +82,6 @@ type siblingQuery struct {
 	quick, thorough *fingerprint.Fingerprint
 }
 
-func eachParallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-}
-
 // siblingEvidence is the demo evidence and the siblings' flat renders, and
 // the catalog's description of every cigar.
 func siblingEvidence(t *testing.T, sibs []sibling, ocr fingerprint.OCR) ([]*matching.Evidence, map[string]identify.Cigar) {
@@ -116,7 +96,7 @@ func siblingEvidence(t *testing.T, sibs []sibling, ocr fingerprint.OCR) ([]*matc
 		cigars[r.CigarID] = identify.Cigar{ID: r.CigarID, Brand: r.Brand, Name: r.Line}
 	}
 	flat := make([]*matching.Evidence, len(sibs))
-	eachParallel(len(sibs), func(i int) {
+	parallel.Each(len(sibs), func(i int) {
 		s := sibs[i]
 		fp, err := evidence.Describe(bandart.Render(s.design, 800), fingerprint.Label{Brand: s.brand, Line: s.line}, true, ocr)
 		if err != nil {
@@ -140,7 +120,7 @@ func siblingQueries(sibs []sibling, photos int, ocr fingerprint.OCR) []*siblingQ
 			}
 		}
 	}
-	eachParallel(len(qs), func(i int) {
+	parallel.Each(len(qs), func(i int) {
 		q := qs[i]
 		img := bandart.Photo(bandart.Render(sibs[q.line].design, 800), q.level, int64(7919*q.line+i))
 		fp, err := fingerprint.Compute(img, fingerprint.Options{OCR: ocr})
@@ -188,7 +168,7 @@ func (s siblingStats) String() string {
 // package's recognize.LineWeight.
 func recognizeSiblings(t *testing.T, snap *recognize.Snapshot, qs []*siblingQuery, thorough bool) [][]recognize.Candidate {
 	out := make([][]recognize.Candidate, len(qs))
-	eachParallel(len(qs), func(i int) {
+	parallel.Each(len(qs), func(i int) {
 		view := qs[i].quick
 		if thorough {
 			view = qs[i].thorough
