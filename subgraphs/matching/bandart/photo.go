@@ -71,6 +71,48 @@ func uni(r *rand.Rand, a, b float64) float64 { return a + (b-a)*r.Float64() }
 
 func sym(r *rand.Rand, a float64) float64 { return uni(r, -a, a) }
 
+// levelRange is how far a level perturbs a photo: each photo draws its own
+// values within these ranges (a single number x is the range -x to x; a pair
+// of ints is a base and the spread added to it).
+type levelRange struct {
+	angle          float64    // degrees
+	shiftX, shiftY float64    // pixels
+	appW           [2]float64 // of the photo's width
+	thetaMax       [2]float64 // degrees of the cigar's circumference seen
+	theta0, skew   float64
+	light          float64
+	ambient        [2]float64
+	specular       float64
+	brightness     [2]float64
+	contrast       [2]float64
+	cast           float64 // each channel's gain, about 1
+	gradient       [2]float64
+	blur, noise    [2]float64
+	quality        [2]int // JPEG quality
+	clutter        [2]int // objects in the background
+	clutterSat     float64
+	cropChance     float64
+	crop           [2]float64
+}
+
+var levelRanges = map[Level]levelRange{
+	Mild: {angle: 8, shiftX: 0.06 * PhotoWidth, shiftY: 0.08 * PhotoHeight, appW: [2]float64{0.4, 0.62}, thetaMax: [2]float64{76, 90},
+		theta0: 0.08, skew: 0.05, light: 0.3, ambient: [2]float64{0.5, 0.7}, specular: 0.15,
+		brightness: [2]float64{0.85, 1.15}, contrast: [2]float64{0.85, 1.1}, cast: 0.06, gradient: [2]float64{0, 0.15},
+		blur: [2]float64{0.3, 1.0}, noise: [2]float64{1, 4}, quality: [2]int{70, 21}, clutter: [2]int{8, 12}, clutterSat: 0.4,
+		cropChance: 0.2, crop: [2]float64{0, 0.08}},
+	Medium: {angle: 16, shiftX: 0.09 * PhotoWidth, shiftY: 0.11 * PhotoHeight, appW: [2]float64{0.36, 0.66}, thetaMax: [2]float64{71, 90},
+		theta0: 0.14, skew: 0.09, light: 0.5, ambient: [2]float64{0.4, 0.65}, specular: 0.22,
+		brightness: [2]float64{0.72, 1.22}, contrast: [2]float64{0.78, 1.15}, cast: 0.1, gradient: [2]float64{0.05, 0.28},
+		blur: [2]float64{0.55, 1.6}, noise: [2]float64{2, 6.5}, quality: [2]int{50, 31}, clutter: [2]int{15, 20}, clutterSat: 0.7,
+		cropChance: 0.35, crop: [2]float64{0.02, 0.16}},
+	Strong: {angle: 25, shiftX: 0.12 * PhotoWidth, shiftY: 0.15 * PhotoHeight, appW: [2]float64{0.32, 0.7}, thetaMax: [2]float64{66, 90},
+		theta0: 0.2, skew: 0.14, light: 0.7, ambient: [2]float64{0.3, 0.6}, specular: 0.3,
+		brightness: [2]float64{0.6, 1.3}, contrast: [2]float64{0.7, 1.2}, cast: 0.15, gradient: [2]float64{0.1, 0.4},
+		blur: [2]float64{0.8, 2.2}, noise: [2]float64{3, 9}, quality: [2]int{30, 31}, clutter: [2]int{25, 30}, clutterSat: 1,
+		cropChance: 0.5, crop: [2]float64{0.05, 0.25}},
+}
+
 func paramsFor(level Level, r *rand.Rand) photoParams {
 	p := photoParams{cx: PhotoWidth / 2, cy: PhotoHeight / 2, ambient: 0.6, brightness: 1, contrast: 1,
 		cast: [3]float64{1, 1, 1}, quality: 95, thetaMax: 84 * math.Pi / 180, appW: 0.62 * PhotoWidth}
@@ -80,83 +122,32 @@ func paramsFor(level Level, r *rand.Rand) photoParams {
 	case Studio:
 		p.bg0, p.bg1 = rgb(200, 200, 198), rgb(170, 170, 168)
 		p.specular = 0.05
-	case Mild:
-		p.angle = sym(r, 8) * math.Pi / 180
-		p.cx += sym(r, 0.06*PhotoWidth)
-		p.cy += sym(r, 0.08*PhotoHeight)
-		p.appW = uni(r, 0.4, 0.62) * PhotoWidth
-		p.thetaMax = uni(r, 76, 90) * math.Pi / 180
-		p.theta0 = sym(r, 0.08)
-		p.kx, p.ky = sym(r, 0.05), sym(r, 0.05)
-		p.light = sym(r, 0.3)
-		p.ambient = uni(r, 0.5, 0.7)
-		p.specular = uni(r, 0, 0.15)
-		p.brightness = uni(r, 0.85, 1.15)
-		p.contrast = uni(r, 0.85, 1.1)
+	default:
+		l := levelRanges[level]
+		p.angle = sym(r, l.angle) * math.Pi / 180
+		p.cx += sym(r, l.shiftX)
+		p.cy += sym(r, l.shiftY)
+		p.appW = uni(r, l.appW[0], l.appW[1]) * PhotoWidth
+		p.thetaMax = uni(r, l.thetaMax[0], l.thetaMax[1]) * math.Pi / 180
+		p.theta0 = sym(r, l.theta0)
+		p.kx, p.ky = sym(r, l.skew), sym(r, l.skew)
+		p.light = sym(r, l.light)
+		p.ambient = uni(r, l.ambient[0], l.ambient[1])
+		p.specular = uni(r, 0, l.specular)
+		p.brightness = uni(r, l.brightness[0], l.brightness[1])
+		p.contrast = uni(r, l.contrast[0], l.contrast[1])
 		for i := range p.cast {
-			p.cast[i] = uni(r, 0.94, 1.06)
+			p.cast[i] = uni(r, 1-l.cast, 1+l.cast)
 		}
-		p.gradient = uni(r, 0, 0.15)
+		p.gradient = uni(r, l.gradient[0], l.gradient[1])
 		p.gradAngle = uni(r, 0, 2*math.Pi)
-		p.blur = uni(r, 0.3, 1.0)
-		p.noise = uni(r, 1, 4)
-		p.quality = 70 + r.IntN(21)
-		p.clutter = 8 + r.IntN(12)
-		p.clutterSat = 0.4
-		if r.Float64() < 0.2 {
-			p.cropFraction = uni(r, 0, 0.08)
-		}
-	case Medium:
-		p.angle = sym(r, 16) * math.Pi / 180
-		p.cx += sym(r, 0.09*PhotoWidth)
-		p.cy += sym(r, 0.11*PhotoHeight)
-		p.appW = uni(r, 0.36, 0.66) * PhotoWidth
-		p.thetaMax = uni(r, 71, 90) * math.Pi / 180
-		p.theta0 = sym(r, 0.14)
-		p.kx, p.ky = sym(r, 0.09), sym(r, 0.09)
-		p.light = sym(r, 0.5)
-		p.ambient = uni(r, 0.4, 0.65)
-		p.specular = uni(r, 0, 0.22)
-		p.brightness = uni(r, 0.72, 1.22)
-		p.contrast = uni(r, 0.78, 1.15)
-		for i := range p.cast {
-			p.cast[i] = uni(r, 0.9, 1.1)
-		}
-		p.gradient = uni(r, 0.05, 0.28)
-		p.gradAngle = uni(r, 0, 2*math.Pi)
-		p.blur = uni(r, 0.55, 1.6)
-		p.noise = uni(r, 2, 6.5)
-		p.quality = 50 + r.IntN(31)
-		p.clutter = 15 + r.IntN(20)
-		p.clutterSat = 0.7
-		if r.Float64() < 0.35 {
-			p.cropFraction = uni(r, 0.02, 0.16)
-		}
-	case Strong:
-		p.angle = sym(r, 25) * math.Pi / 180
-		p.cx += sym(r, 0.12*PhotoWidth)
-		p.cy += sym(r, 0.15*PhotoHeight)
-		p.appW = uni(r, 0.32, 0.7) * PhotoWidth
-		p.thetaMax = uni(r, 66, 90) * math.Pi / 180
-		p.theta0 = sym(r, 0.2)
-		p.kx, p.ky = sym(r, 0.14), sym(r, 0.14)
-		p.light = sym(r, 0.7)
-		p.ambient = uni(r, 0.3, 0.6)
-		p.specular = uni(r, 0, 0.3)
-		p.brightness = uni(r, 0.6, 1.3)
-		p.contrast = uni(r, 0.7, 1.2)
-		for i := range p.cast {
-			p.cast[i] = uni(r, 0.85, 1.15)
-		}
-		p.gradient = uni(r, 0.1, 0.4)
-		p.gradAngle = uni(r, 0, 2*math.Pi)
-		p.blur = uni(r, 0.8, 2.2)
-		p.noise = uni(r, 3, 9)
-		p.quality = 30 + r.IntN(31)
-		p.clutter = 25 + r.IntN(30)
-		p.clutterSat = 1
-		if r.Float64() < 0.5 {
-			p.cropFraction = uni(r, 0.05, 0.25)
+		p.blur = uni(r, l.blur[0], l.blur[1])
+		p.noise = uni(r, l.noise[0], l.noise[1])
+		p.quality = l.quality[0] + r.IntN(l.quality[1])
+		p.clutter = l.clutter[0] + r.IntN(l.clutter[1])
+		p.clutterSat = l.clutterSat
+		if r.Float64() < l.cropChance {
+			p.cropFraction = uni(r, l.crop[0], l.crop[1])
 		}
 	}
 	if level != Studio {
