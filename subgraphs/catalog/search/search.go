@@ -369,13 +369,17 @@ func appendMatch(out []termMatch, q string, last bool, id int32, w string) []ter
 		return out
 	}
 	if d := distance(q, w, budget); d <= budget {
-		quality := int32(qualityTypo1)
-		if d == 2 {
-			quality = qualityTypo2
-		}
-		out = append(out, termMatch{id, quality})
+		out = append(out, termMatch{id, typoQuality(d)})
 	}
 	return out
+}
+
+// typoQuality is the match quality of a word d typos (1 or 2) away.
+func typoQuality(d int) int32 {
+	if d == 2 {
+		return qualityTypo2
+	}
+	return qualityTypo1
 }
 
 func (ix *Index) findMatches(q string, last bool) []termMatch {
@@ -406,11 +410,7 @@ func (ix *Index) findMatches(q string, last bool) []termMatch {
 				continue
 			}
 			if d := distance(q, w, budget); d <= budget {
-				quality := int32(qualityTypo1)
-				if d == 2 {
-					quality = qualityTypo2
-				}
-				out = append(out, termMatch{id, quality})
+				out = append(out, termMatch{id, typoQuality(d)})
 			}
 		}
 	}
