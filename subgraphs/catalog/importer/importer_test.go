@@ -175,15 +175,11 @@ func TestImportedAliasesResolve(t *testing.T) {
 			line("Casa Prueba", "Reserva Especial No. 5", `, "aliases": ["CPRE5"]`) + "\n"
 		resolve := func(query string) string {
 			t.Helper()
-			brands, err := st.AllBrands(ctx)
+			ix, err := search.BuildFrom(ctx, st)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cigars, err := st.AllCigars(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			hits, resolved := search.Build(brands, cigars).Resolve(query, "", 5)
+			hits, resolved := ix.Resolve(query, "", 5)
 			if !resolved {
 				return "<unresolved>"
 			}

@@ -367,15 +367,9 @@ func BenchmarkLiveImport(b *testing.B) {
 	stopLive() // it would follow the next imports while the builds are measured
 	b.Run(fmt.Sprintf("x%d/import-1000/full-build-from-store", n), func(b *testing.B) {
 		measure(b, func(b *testing.B) {
-			bs, err := st.AllBrands(ctx)
-			if err != nil {
+			if _, err := search.BuildFrom(ctx, st); err != nil {
 				b.Fatal(err)
 			}
-			cs, err := st.AllCigars(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			search.Build(bs, cs)
 		})
 	})
 }

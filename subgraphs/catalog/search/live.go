@@ -15,8 +15,7 @@ import (
 type Source interface {
 	// Version changes whenever the catalog does.
 	Version(ctx context.Context) (int64, error)
-	AllBrands(ctx context.Context) ([]*catalog.Brand, error)
-	AllCigars(ctx context.Context) ([]*catalog.Cigar, error)
+	Catalog
 	// ChangesSince returns the brands and cigars written after a version.
 	ChangesSince(ctx context.Context, version int64) (*catalog.Changes, error)
 }
@@ -56,12 +55,21 @@ func NewLive(ctx context.Context, src Source, log zerolog.Logger) (*Live, error)
 }
 
 // build indexes the whole catalog.
-func (l *Live) build(ctx context.Context) (*Index, error) {
-	brands, err := l.src.AllBrands(ctx)
+func (l *Live) build(ctx context.Context) (*Index, error) { return BuildFrom(ctx, l.src) }
+
+// Catalog is what a whole index is built from (the catalog store).
+type Catalog interface {
+	AllBrands(ctx context.Context) ([]*catalog.Brand, error)
+	AllCigars(ctx context.Context) ([]*catalog.Cigar, error)
+}
+
+// BuildFrom reads the whole catalog from src and indexes it.
+func BuildFrom(ctx context.Context, src Catalog) (*Index, error) {
+	brands, err := src.AllBrands(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cigars, err := l.src.AllCigars(ctx)
+	cigars, err := src.AllCigars(ctx)
 	if err != nil {
 		return nil, err
 	}
