@@ -197,8 +197,20 @@ func (w *discardWriter) WriteHeader(s int) {
 }
 func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 
-// load sends requests from workers for d and returns each one's latency.
+// load sends the search's queries from workers for d and returns each one's
+// latency.
 func load(t *testing.T, base, key string, workers int, d time.Duration) ([]time.Duration, time.Duration) {
+	return drive(t, workers, d, func(i int) *http.Request {
+		req, _ := http.NewRequest("GET", base+url.QueryEscape(loadQueries[i%len(loadQueries)]), nil)
+		req.Header.Set("x-service-key", key)
+		return req
+	})
+}
+
+// drive sends requests from workers for d, each worker its own sequence
+// (request(i) for i from its number up), and returns each one's latency and
+// the time it took. Any answer but a 200 fails the test.
+func drive(t *testing.T, workers int, d time.Duration, request func(i int) *http.Request) ([]time.Duration, time.Duration) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers}}
 	defer client.CloseIdleConnections()
 	var mu sync.Mutex
@@ -212,8 +224,7 @@ func load(t *testing.T, base, key string, workers int, d time.Duration) ([]time.
 			defer wg.Done()
 			var mine []time.Duration
 			for i := w; time.Now().Before(deadline); i++ {
-				req, _ := http.NewRequest("GET", base+url.QueryEscape(loadQueries[i%len(loadQueries)]), nil)
-				req.Header.Set("x-service-key", key)
+				req := request(i)
 				t0 := time.Now()
 				res, err := client.Do(req)
 				if err != nil {
@@ -223,7 +234,7 @@ func load(t *testing.T, base, key string, workers int, d time.Duration) ([]time.
 				io.Copy(io.Discard, res.Body)
 				res.Body.Close()
 				if res.StatusCode != 200 {
-					t.Errorf("%s: %d", base, res.StatusCode)
+					t.Errorf("%s: %d", req.URL, res.StatusCode)
 					return
 				}
 				mine = append(mine, time.Since(t0))

@@ -11,7 +11,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -199,45 +198,14 @@ func TestTelemetryLoad(t *testing.T) {
 // loadRequest sends one request over and over from workers for d and
 // returns each one's latency.
 func loadRequest(t *testing.T, target, method, body, key string, workers int, d time.Duration) ([]time.Duration, time.Duration) {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers}}
-	defer client.CloseIdleConnections()
-	var mu sync.Mutex
-	var all []time.Duration
-	var wg sync.WaitGroup
-	start := time.Now()
-	deadline := start.Add(d)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var mine []time.Duration
-			for time.Now().Before(deadline) {
-				req, _ := http.NewRequest(method, target, strings.NewReader(body))
-				if body != "" {
-					req.Header.Set("Content-Type", "application/json")
-				}
-				req.Header.Set("x-service-key", key)
-				t0 := time.Now()
-				res, err := client.Do(req)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if res.StatusCode != 200 {
-					t.Errorf("%s: %d", target, res.StatusCode)
-					return
-				}
-				mine = append(mine, time.Since(t0))
-			}
-			mu.Lock()
-			all = append(all, mine...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return all, time.Since(start)
+	return drive(t, workers, d, func(int) *http.Request {
+		req, _ := http.NewRequest(method, target, strings.NewReader(body))
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.Header.Set("x-service-key", key)
+		return req
+	})
 }
 
 // processCPU is the CPU time this process has used (user and system).

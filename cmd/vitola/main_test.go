@@ -176,6 +176,12 @@ func postJSON(t *testing.T, url, key, accept string, body []byte) (*http.Respons
 	if key != "" {
 		req.Header.Set("x-service-key", key)
 	}
+	return send(t, req)
+}
+
+// send sends req and returns the response with its body read.
+func send(t *testing.T, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -126,13 +126,7 @@ func TestMetricsAndTraces(t *testing.T) {
 	get := func(path string) (*http.Response, []byte) {
 		req, _ := http.NewRequest("GET", "http://"+path, nil)
 		req.Header.Set("x-service-key", key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res, b
+		return send(t, req)
 	}
 
 	// A federated query (events from venues, their brands from the catalog),
@@ -182,13 +176,7 @@ func TestMetricsAndTraces(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("x-service-key", key)
 		req.Header.Set("Idempotency-Key", "metrics-1")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res, b
+		return send(t, req)
 	}
 	paid := fmt.Sprintf(`{"imageUrl": %q}`, photos.URL+"/band.png")
 	res, body = identify(paid)
