@@ -23,15 +23,16 @@ var (
 	opFingerprint      = subgraph.MustParse(`mutation Fingerprint($urls: [String!]!) { fingerprint(imageUrls: $urls) }`)
 	opFingerprintPrice = subgraph.MustParse(`query FingerprintPrice($urls: [String!]!) { fingerprintPrice(imageUrls: $urls) }`)
 	opRecognize        = subgraph.MustParse(`query Recognize($fp: String!, $limit: Int) {
-  recognize(fingerprint: $fp, limit: $limit) { limit candidates { cigarId score evidenceId scores { vector color layout hash text textUsed } } } }`)
+  recognize(fingerprint: $fp, limit: $limit) { limit candidates { cigarId score evidenceId scores { vector color layout hash text textUsed keypoints inliers } } } }`)
 	opCigarsByID = subgraph.MustParse(`query CigarsByID($r: [_Any!]!) {
   _entities(representations: $r) { ... on Cigar { id name brand { id name } } } }`)
 	matchingOperations = []*subgraph.Operation{opFingerprint, opFingerprintPrice, opRecognize, opIdentify, opIdentifyPrice}
 )
 
 // maxFingerprintBytes bounds the recognize route's body: a fingerprint the
-// fingerprint route returned, passed back whole.
-const maxFingerprintBytes = 256 << 10
+// fingerprint route returned, passed back whole (eight photos' views are
+// about 450 KB, mostly their keypoints).
+const maxFingerprintBytes = 512 << 10
 
 // images are the image references a request gave (URLs or data URLs), and
 // whether it gave its one reference as imageUrl: matching numbers every

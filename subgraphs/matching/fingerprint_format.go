@@ -16,9 +16,10 @@ const (
 	FingerprintVersion = "vitola-fingerprint-1"
 	// MaxViews bounds the photos of one fingerprint (the API's image limit).
 	MaxViews = 8
-	// MaxFingerprintBytes bounds a fingerprint passed back (eight views are
-	// about 40 KB): decoding never holds more than a few times this.
-	MaxFingerprintBytes = 256 << 10
+	// MaxFingerprintBytes bounds a fingerprint passed back (a view is about
+	// 56 KB, 50 of them its keypoints; eight about 450 KB): decoding never
+	// holds more than a few times this.
+	MaxFingerprintBytes = 512 << 10
 )
 
 // Fingerprint is a sealed description of one band: a view per photo, in the
@@ -37,7 +38,7 @@ var (
 	ErrBadSeal              = errors.New("fingerprint was modified or truncated (its seal does not match): pass back the whole object the fingerprint route returned")
 	// ErrStaleFingerprint: sealed by this platform, but its views are of
 	// another band format, which the evidence cannot be compared with.
-	ErrStaleFingerprint = errors.New("fingerprint was made in another band format (version " + fingerprint.Version + " is served): fingerprint the images again")
+	ErrStaleFingerprint = errors.New("fingerprint was made in a band format this release no longer compares (" + fingerprint.Version + " and " + fingerprint.PreviousVersion + " are): fingerprint the images again")
 )
 
 // canonical is the JSON the seal covers: the fingerprint without its seal, as
@@ -89,7 +90,7 @@ func (s *Sealer) OpenFingerprint(raw []byte) (*Fingerprint, error) {
 		return nil, ErrBadSeal
 	}
 	for _, v := range f.Views {
-		if v.Version != fingerprint.Version {
+		if !fingerprint.Readable(v.Version) {
 			return nil, ErrStaleFingerprint
 		}
 	}

@@ -365,10 +365,7 @@ func bandAlong(sm *raster, theta, r0, r1 float64) (box, float64) {
 	if len(ls) < 10 {
 		return box{}, 0
 	}
-	med := func(v []float64) float64 {
-		sort.Float64s(v)
-		return v[len(v)/2]
-	}
+	med := func(v []float64) float64 { return nth(v, len(v)/2) }
 	wrap := [3]float64{med(ls), med(as), med(bs)}
 	texMed := med(ts)
 	// The wrapper's colour drifts along the cigar (light gradients): compare
@@ -542,10 +539,7 @@ func wrapperExtent(sm *raster, theta, r, side, maxD float64) float64 {
 	if len(ls) < 10 {
 		return maxD
 	}
-	med := func(v []float64) float64 {
-		sort.Float64s(v)
-		return v[len(v)/2]
-	}
+	med := func(v []float64) float64 { return nth(v, len(v)/2) }
 	wrap := [3]float64{med(ls), med(as), med(bs)}
 	low := 0
 	for k := 1; k <= steps; k++ {

@@ -14,9 +14,9 @@
 // The JSON is deterministic: the same image and options give byte-identical
 // JSON (single-threaded, no map iteration, floats rounded).
 //
-// # Format (version "vitola-band-2")
+// # Format (version "vitola-band-3")
 //
-//	version     "vitola-band-2"
+//	version     "vitola-band-3"
 //	band        where: box [x0,y0,x1,y1] and corners (0..1 of the image),
 //	            angle (degrees, clockwise), confidence (0..1; below
 //	            ConfidentBand the band was not found), flat
@@ -31,19 +31,24 @@
 //	            384 hex digits; as seen)
 //	vector      VectorLen floats, L2-normalised (cosine = dot product); of
 //	            the band white-balanced by grey world
+//	keypoints   up to KeypointsMax local features of the whole image, one
+//	            base64 string of packed records (keypoints.go)
 //	label       {brand, line} on evidence only
 //	seal        empty from Compute; the platform's seal over the rest
 //
 // Band coordinates in layout and typography are of the normalised band: x
 // 0..1 along it (the visible half of the band, unrolled), y 0..1 down.
 //
+// "vitola-band-2" is this format without keypoints: such fingerprints are
+// still read and compared (Readable), on everything but keypoints.
+//
 // # Recognition
 //
 // Evidence: one fingerprint per line (all vitolas of a line wear the same
-// band), from a clean photo of the band (NewEvidence). Index the Vector for
-// a nearest-neighbour shortlist, re-rank the shortlist with Compare, and
-// accept the best line when Matched(best, second). Several photos of one
-// band: average the scores (CompareMany).
+// band), from a clean photo or a flat scan of the band (NewEvidence). Index
+// the Vector and the Keypoints for a shortlist, re-rank it with Compare and
+// MatchKeypoints (see package recognize). Several photos of one band:
+// average the scores (CompareMany).
 package fingerprint
 
 import (
@@ -51,11 +56,18 @@ import (
 	"errors"
 	"image"
 	"math"
-	"sort"
 )
 
 // Version is the format version written in every fingerprint.
-const Version = "vitola-band-2"
+const Version = "vitola-band-3"
+
+// PreviousVersion is the format before keypoints: its fingerprints are read
+// and compared on everything else.
+const PreviousVersion = "vitola-band-2"
+
+// Readable says whether fingerprints of format version v can be compared
+// with this one's.
+func Readable(v string) bool { return v == Version || v == PreviousVersion }
 
 // workSide is the longer side of the working image the band is found in.
 const workSide = 400
@@ -73,7 +85,7 @@ const thetaC = 80 * math.Pi / 180
 // Fingerprint describes one band in one image. Every float is rounded (3
 // decimals, vector 4) so the JSON is short and stable.
 type Fingerprint struct {
-	// Version is the format version, "vitola-band-2".
+	// Version is the format version, "vitola-band-3".
 	Version string `json:"version"`
 	// Band is where the band is in the image.
 	Band Band `json:"band"`
@@ -88,6 +100,10 @@ type Fingerprint struct {
 	// Vector is a fixed-length (VectorLen), L2-normalised description for
 	// nearest-neighbour indexes; cosine (dot product) compares two.
 	Vector []float32 `json:"vector"`
+	// Keypoints are the image's local features (keypoints.go): corners at
+	// several scales with their descriptors, packed. Fingerprints of
+	// "vitola-band-2" have none.
+	Keypoints *Keypoints `json:"keypoints,omitempty"`
 	// Label names the band when it is known (evidence); Compute leaves it nil.
 	Label *Label `json:"label,omitempty"`
 	// Seal is an integrity seal over the rest, added by the platform; Compute
@@ -243,7 +259,8 @@ func Compute(img image.Image, opts Options) (*Fingerprint, error) {
 // known (tests).
 func compute(img image.Image, opts Options, given *box) (*Fingerprint, error) {
 	rgb, scale := downscale(img, workSide)
-	if blank(rgb) {
+	whole := toLab(rgb)
+	if blank(whole) {
 		return nil, ErrBlank
 	}
 	var b box
@@ -253,11 +270,11 @@ func compute(img image.Image, opts Options, given *box) (*Fingerprint, error) {
 		b = *given
 		b.cx, b.cy, b.halfW, b.halfH = b.cx/scale, b.cy/scale, b.halfW/scale, b.halfH/scale
 	case flat:
-		b = frameBox(rgb, flatConfidence(toLab(rgb)))
+		b = frameBox(rgb, flatConfidence(whole))
 	case opts.DetectFlat:
-		b, flat = locateOrFlat(rgb, toLab(rgb))
+		b, flat = locateOrFlat(rgb, whole)
 	default:
-		b = locate(toLab(rgb))
+		b = locate(whole)
 	}
 	norm := rectify(rgb, b, flat, NormWidth, NormHeight)
 	flatten(norm)
@@ -273,6 +290,7 @@ func compute(img image.Image, opts Options, given *box) (*Fingerprint, error) {
 	fp.Typography = typographyOf(lab, pal)
 	fp.Hashes = Hashes{DHash: hex64(dHash(balanced)), PHash: hex64(pHash(balanced)), ColorLayout: colourLayout(lab)}
 	fp.Vector = vectorOf(balanced)
+	fp.Keypoints = keypointsOf(img)
 
 	fp.Typography.OCR = "unavailable"
 	if opts.OCR != nil {
@@ -311,6 +329,7 @@ func NewEvidence(img image.Image, label Label, opts Options) (*Fingerprint, erro
 		return nil, err
 	}
 	fp.Label = &label
+	fp.Keypoints = fp.Keypoints.first(EvidenceKeypoints)
 	return fp, nil
 }
 
@@ -399,8 +418,7 @@ func ocrImage(rgb *raster, p *pal) *image.Gray {
 		invert = p.centres[p.text][0] > p.centres[p.ground][0]
 	}
 	sorted := append([]float64(nil), vals...)
-	sort.Float64s(sorted)
-	lo, hi := sorted[len(sorted)/50], sorted[len(sorted)-1-len(sorted)/50]
+	lo, hi := nth(sorted, len(sorted)/50), nth(sorted, len(sorted)-1-len(sorted)/50)
 	if hi-lo < 1 {
 		hi = lo + 1
 	}

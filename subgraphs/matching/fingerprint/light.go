@@ -2,7 +2,6 @@ package fingerprint
 
 import (
 	"math"
-	"sort"
 )
 
 // Light on a band in a photo is neither even nor white: the cigar turns away
@@ -29,8 +28,7 @@ func flatten(rgb *raster) {
 			i := (y*w + x) * 3
 			ys[y] = 0.299*float64(rgb.p[i]) + 0.587*float64(rgb.p[i+1]) + 0.114*float64(rgb.p[i+2])
 		}
-		sort.Float64s(ys)
-		col[x] = ys[h/2]
+		col[x] = nth(ys, h/2)
 	}
 	at := func(x int) float64 { return 2*(float64(x)+0.5)/float64(w) - 1 }
 	// Least squares for col ≈ c0 + c1 t + c2 t²: the normal equations.

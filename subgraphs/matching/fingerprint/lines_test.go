@@ -24,35 +24,24 @@ func siblingEvidence(t *testing.T) (a, b, other *Fingerprint, da, db bandart.Des
 	return ev(da), ev(db), ev(o), da, db
 }
 
-func TestLineMask(t *testing.T) {
+// TestSiblingKeypoints: a photo of one of two lines sharing a design (only
+// the line's name differs) has more inliers with its own line's evidence
+// than with the other line's, by the keypoints of the name, and few with
+// another brand's.
+func TestSiblingKeypoints(t *testing.T) {
 	a, b, other, da, db := siblingEvidence(t)
-	if NewLineMask([]*Fingerprint{a}) != nil {
-		t.Fatal("a mask learned from one line")
-	}
-	if NewLineMask([]*Fingerprint{a, a}) != nil {
-		t.Fatal("a mask learned from identical designs: nothing tells them apart")
-	}
-	m := NewLineMask([]*Fingerprint{a, b})
-	if m == nil {
-		t.Fatal("no mask for two lines")
-	}
-	// A render of each line is nearer its own line where the two differ,
-	// and about one line-distance from the other.
 	for i, d := range []bandart.Design{da, db} {
-		q, err := Compute(bandart.Render(d, 640), Options{Flat: true})
+		photo := bandart.Photo(bandart.Render(d, 800), bandart.Mild, int64(11+i))
+		q, err := Compute(photo, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		dist := m.Distances(q, []*Fingerprint{a, b})
-		if dist[i] >= dist[1-i] || dist[1-i] < 0.3 {
-			t.Errorf("%s: distances %.3f (to %s) and %.3f (to %s)", d.Line, dist[0], da.Line, dist[1], db.Line)
+		own, sib := []*Fingerprint{a, b}[i], []*Fingerprint{a, b}[1-i]
+		no, ns, nx := MatchKeypoints(q.Keypoints, own.Keypoints).Inliers, MatchKeypoints(q.Keypoints, sib.Keypoints).Inliers, MatchKeypoints(q.Keypoints, other.Keypoints).Inliers
+		t.Logf("%s: inliers %d with its line, %d with the other line, %d with another brand", d.Line, no, ns, nx)
+		if no < 30 || no <= ns || nx*3 > no {
+			t.Errorf("%s: inliers %d with its line, %d with the other line, %d with another brand", d.Line, no, ns, nx)
 		}
-	}
-	// Evidence without the measures (another format's) is infinitely far.
-	bare := *other
-	bare.Vector = nil
-	if d := m.Distances(a, []*Fingerprint{&bare}); d[0] < 1e9 {
-		t.Errorf("distance to evidence without a vector: %v", d[0])
 	}
 }
 

@@ -179,9 +179,7 @@ func (s *segmentation) extent(l int, cx, cy, angle float64) (u0, u1, v0, v1 floa
 		x, y := float64(int(i)%s.w)+0.5-cx, float64(int(i)/s.w)+0.5-cy
 		us[k], vs[k] = x*c+y*sn, -x*sn+y*c
 	}
-	sort.Float64s(us)
-	sort.Float64s(vs)
-	q := func(a []float64, f float64) float64 { return a[min(len(a)-1, int(f*float64(len(a))))] }
+	q := func(a []float64, f float64) float64 { return nth(a, min(len(a)-1, int(f*float64(len(a))))) }
 	return q(us, 0.01) - 0.5, q(us, 0.99) + 0.5, q(vs, 0.01) - 0.5, q(vs, 0.99) + 0.5
 }
 

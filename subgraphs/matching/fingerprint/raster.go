@@ -4,7 +4,6 @@ import (
 	"image"
 	"image/color"
 	"math"
-	"sort"
 )
 
 // raster is a 3-channel float image, channels interleaved (RGB 0..255 or Lab).
@@ -217,17 +216,15 @@ func box3(r *raster) *raster {
 // the cigar and background add more; JPEG noise on a white page spreads 1 or 2.
 const blankSpread = 6
 
-// blank reports whether a working image is (nearly) one colour.
-func blank(rgb *raster) bool {
-	lab := toLab(rgb)
+// blank reports whether a working image (in Lab) is (nearly) one colour.
+func blank(lab *raster) bool {
 	n := lab.w * lab.h
 	vals := make([]float64, n)
 	for k := range 3 {
 		for i := range n {
 			vals[i] = float64(lab.p[i*3+k])
 		}
-		sort.Float64s(vals)
-		if vals[n-1-n/100]-vals[n/100] >= blankSpread {
+		if nth(vals, n-1-n/100)-nth(vals, n/100) >= blankSpread {
 			return false
 		}
 	}

@@ -34,6 +34,12 @@ type Scores struct {
 	// scores.
 	LineText  float64 `json:"-"`
 	LineWords bool    `json:"-"`
+	// Keypoints is what the keypoints' Inliers are worth (KeypointScore):
+	// how many of the photo's keypoints one placement of the evidence
+	// explains. Recognition fills both (views averaged); Compare does not,
+	// and Total leaves them out.
+	Keypoints float64 `json:"keypoints"`
+	Inliers   float64 `json:"inliers"`
 }
 
 // Weights of the evidence kinds in Scores.Total. Text, when used, adds its

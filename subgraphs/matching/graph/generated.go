@@ -42,12 +42,14 @@ type DirectiveRoot struct {
 
 type ComplexityRoot struct {
 	EvidenceScores struct {
-		Color    func(childComplexity int) int
-		Hash     func(childComplexity int) int
-		Layout   func(childComplexity int) int
-		Text     func(childComplexity int) int
-		TextUsed func(childComplexity int) int
-		Vector   func(childComplexity int) int
+		Color     func(childComplexity int) int
+		Hash      func(childComplexity int) int
+		Inliers   func(childComplexity int) int
+		Keypoints func(childComplexity int) int
+		Layout    func(childComplexity int) int
+		Text      func(childComplexity int) int
+		TextUsed  func(childComplexity int) int
+		Vector    func(childComplexity int) int
 	}
 
 	Identification struct {
@@ -152,6 +154,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EvidenceScores.Hash(childComplexity), true
+	case "EvidenceScores.inliers":
+		if e.ComplexityRoot.EvidenceScores.Inliers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EvidenceScores.Inliers(childComplexity), true
+	case "EvidenceScores.keypoints":
+		if e.ComplexityRoot.EvidenceScores.Keypoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EvidenceScores.Keypoints(childComplexity), true
 	case "EvidenceScores.layout":
 		if e.ComplexityRoot.EvidenceScores.Layout == nil {
 			break
@@ -601,6 +615,10 @@ type EvidenceScores {
   text: Float!
   "Whether the band's text was read and counted."
   textUsed: Boolean!
+  "What the keypoints' inliers are worth, 0 to 1."
+  keypoints: Float!
+  "How many of the photo's keypoints one placement of the evidence explains (photos averaged); 0 for evidence of an older format, which has none."
+  inliers: Float!
 }
 `, BuiltIn: false},
 }
@@ -624,6 +642,10 @@ func (ec *executionContext) childFields_EvidenceScores(ctx context.Context, fiel
 		return ec.fieldContext_EvidenceScores_text(ctx, field)
 	case "textUsed":
 		return ec.fieldContext_EvidenceScores_textUsed(ctx, field)
+	case "keypoints":
+		return ec.fieldContext_EvidenceScores_keypoints(ctx, field)
+	case "inliers":
+		return ec.fieldContext_EvidenceScores_inliers(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EvidenceScores", field.Name)
 }
@@ -1110,6 +1132,52 @@ func (ec *executionContext) _EvidenceScores_textUsed(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_EvidenceScores_textUsed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EvidenceScores", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _EvidenceScores_keypoints(ctx context.Context, field graphql.CollectedField, obj *fingerprint.Scores) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EvidenceScores_keypoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Keypoints, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EvidenceScores_keypoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EvidenceScores", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _EvidenceScores_inliers(ctx context.Context, field graphql.CollectedField, obj *fingerprint.Scores) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EvidenceScores_inliers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Inliers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EvidenceScores_inliers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EvidenceScores", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _Identification_status(ctx context.Context, field graphql.CollectedField, obj *matcher.Identification) (ret graphql.Marshaler) {
@@ -3221,6 +3289,16 @@ func (ec *executionContext) _EvidenceScores(ctx context.Context, sel ast.Selecti
 			}
 		case "textUsed":
 			out.Values[i] = ec._EvidenceScores_textUsed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "keypoints":
+			out.Values[i] = ec._EvidenceScores_keypoints(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "inliers":
+			out.Values[i] = ec._EvidenceScores_inliers(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

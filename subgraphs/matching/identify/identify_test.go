@@ -25,6 +25,17 @@ func images(scores ...float64) []identify.ImageCandidate {
 	return out
 }
 
+// keyed are image candidates compared by keypoints: cigar ID and inliers
+// in turn (scores follow the inliers' order).
+func keyed(idInliers ...any) []identify.ImageCandidate {
+	var out []identify.ImageCandidate
+	for i := 0; i < len(idInliers); i += 2 {
+		n := idInliers[i+1].(float64)
+		out = append(out, identify.ImageCandidate{CigarID: idInliers[i].(string), Score: n / 200, Inliers: n, Keyed: true})
+	}
+	return out
+}
+
 func TestDecide(t *testing.T) {
 	for _, c := range []struct {
 		name      string
@@ -51,6 +62,21 @@ func TestDecide(t *testing.T) {
 			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 1},
 		{name: "OCR that read words both lines share does not name either", req: identify.Request{Image: []identify.ImageCandidate{{CigarID: "cig_a", Score: 0.8, LineText: 1, LineWords: true}, {CigarID: "cig_b", Score: 0.74, LineText: 0.9, LineWords: true}}},
 			status: identify.Suggestions, reason: "lines_close", suggested: 2},
+		{name: "keypoints: many inliers, another brand's few, no other line", req: identify.Request{Image: keyed("cig_c", 80.0, "cig_a", 10.0)},
+			status: identify.Matched, match: "cig_c", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 1},
+		{name: "keypoints: another line of the brand nearly as many: the brand's lines first", req: identify.Request{Image: keyed("cig_a", 80.0, "cig_c", 12.0, "cig_d", 70.0)},
+			status: identify.Suggestions, reason: "lines_close", suggested: 3, order: []string{"cig_a", "cig_d", "cig_c"}},
+		{name: "keypoints: clearly more than the other line", req: identify.Request{Image: keyed("cig_a", 80.0, "cig_d", 40.0, "cig_c", 5.0)},
+			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 2},
+		{name: "keypoints: 20 against 12 is within chance", req: identify.Request{Image: keyed("cig_a", 20.0, "cig_d", 12.0)},
+			status: identify.Suggestions, reason: "lines_close", suggested: 2},
+		{name: "keypoints: the line's own words read name it among close lines", req: identify.Request{Image: []identify.ImageCandidate{
+			{CigarID: "cig_a", Score: 0.4, Inliers: 80, Keyed: true, LineText: 1, LineWords: true}, {CigarID: "cig_d", Score: 0.35, Inliers: 75, Keyed: true, LineWords: true}}},
+			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 1},
+		{name: "keypoints: too few inliers name nothing, not even the brand", req: identify.Request{Image: keyed("cig_a", 15.0, "cig_d", 4.0, "cig_c", 2.0)},
+			status: identify.Suggestions, reason: "not_confident", suggested: 3},
+		{name: "keypoints: another brand close behind", req: identify.Request{Image: keyed("cig_c", 40.0, "cig_a", 25.0)},
+			status: identify.Suggestions, reason: "not_confident", suggested: 2},
 		{name: "a weak image", req: identify.Request{Image: images(0.5, 0.3)},
 			status: identify.Suggestions, reason: "not_confident", suggested: 2},
 		{name: "image and text agree", req: identify.Request{Image: images(0.66, 0.5), Text: &identify.TextResult{Candidates: []identify.Cigar{exclusivo, natural}, Resolved: true}},

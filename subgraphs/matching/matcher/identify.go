@@ -85,7 +85,7 @@ func (m *Matcher) Identify(ctx context.Context, in IdentifyInput) (*Identificati
 		}
 		ids := make([]string, len(cands))
 		for i, c := range cands {
-			req.Image = append(req.Image, identify.ImageCandidate{CigarID: c.CigarID, Score: c.Score, LineText: c.Scores.LineText, LineWords: c.Scores.LineWords})
+			req.Image = append(req.Image, identify.ImageCandidate{CigarID: c.CigarID, Score: c.Score, LineText: c.Scores.LineText, LineWords: c.Scores.LineWords, Inliers: c.Scores.Inliers, Keyed: c.Keyed})
 			ids[i] = c.CigarID
 		}
 		if req.Cigars, err = m.Catalog.Cigars(ctx, ids); err != nil {

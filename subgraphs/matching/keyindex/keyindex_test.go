@@ -1,0 +1,68 @@
+package keyindex_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/vitolahq/vitola/subgraphs/matching/keyindex"
+)
+
+// randomDescriptors makes n random 256-bit descriptors.
+func randomDescriptors(r *rand.Rand, n int) []uint64 {
+	d := make([]uint64, 4*n)
+	for i := range d {
+		d[i] = r.Uint64()
+	}
+	return d
+}
+
+// flip returns d with k of each descriptor's bits flipped.
+func flip(r *rand.Rand, d []uint64, k int) []uint64 {
+	out := append([]uint64(nil), d...)
+	for i := 0; i < len(d)/4; i++ {
+		for _, b := range r.Perm(256)[:k] {
+			out[i*4+b/64] ^= 1 << (b % 64)
+		}
+	}
+	return out
+}
+
+// TestPairs: a photo's keypoints that are one item's, 40 bits of 256
+// changed, are paired with that item's keypoints, each with its own, and
+// not with the other items'; an unrelated photo pairs with nothing.
+func TestPairs(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var items []keyindex.Item
+	for i := range 50 {
+		items = append(items, keyindex.Item{Ref: 100 + i, Desc: randomDescriptors(r, 400)})
+	}
+	ix := keyindex.Build(items)
+	if ix.Len() != 50 {
+		t.Fatalf("Len %d", ix.Len())
+	}
+	q := flip(r, items[7].Desc[:4*200], 40)
+	got := ix.Pairs(q, 64)
+	var own []int
+	for _, c := range got {
+		if c.Ref != 107 {
+			t.Errorf("item %d paired with %d keypoints of another item", c.Ref, len(c.Pairs))
+			continue
+		}
+		for _, p := range c.Pairs {
+			if p.E != p.Q {
+				t.Errorf("query keypoint %d paired with keypoint %d", p.Q, p.E)
+			}
+			if p.D > 64 || p.D2 != keyindex.Unseen {
+				t.Errorf("pair %+v: distance over 64, or a next nearest among random keypoints", p)
+			}
+			own = append(own, int(p.Q))
+		}
+	}
+	// One of 21 parts unchanged by 40 flipped bits: about 9 times in 10.
+	if len(own) < 150 {
+		t.Errorf("%d of 200 keypoints paired with their own", len(own))
+	}
+	if got := ix.Pairs(randomDescriptors(r, 200), 64); len(got) != 0 {
+		t.Errorf("an unrelated photo paired with %d items", len(got))
+	}
+}
