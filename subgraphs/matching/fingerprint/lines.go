@@ -39,11 +39,28 @@ func ocrLineWords(text string, brand []string) []string {
 		if len(w) < 4 {
 			continue
 		}
-		num, den := wordsFound(brand, w, minWordFound)
-		if den > 0 && num/den >= 0.75 {
+		// One of the brand's words ("LENA" of "FINCA LENA"), not all of them.
+		if len(likeAny([]string{w}, brand, 0.75)) > 0 {
 			continue
 		}
 		out = append(out, w)
+	}
+	return out
+}
+
+// likeAny keeps the words at least like (a share of letters) one of names
+// (by wordsFound: its letters found in the name, or the name's in it).
+func likeAny(words, names []string, like float64) []string {
+	var out []string
+	for _, w := range words {
+		for _, n := range names {
+			a, ad := wordsFound([]string{w}, n, 0)
+			b, bd := wordsFound([]string{n}, w, 0)
+			if (ad > 0 && a/ad >= like) || (bd > 0 && b/bd >= like) {
+				out = append(out, w)
+				break
+			}
+		}
 	}
 	return out
 }
@@ -72,8 +89,11 @@ func labelTextScores(q string, e *Fingerprint) (text, line float64, lineOK bool)
 		}
 	}
 	// The band's own printing of its line (read from the evidence) may say
-	// it otherwise than the catalog's name: the better reading counts.
-	if ow := ocrLineWords(e.Typography.Text, brandW); len(ow) > 0 {
+	// it otherwise than the catalog's name: the better reading counts. Only
+	// words like the name's own count: OCR reads noise among a band's
+	// ornaments, and the same noise read on a photo of a sibling line
+	// ("MACK" on both) would name this line.
+	if ow := likeAny(ocrLineWords(e.Typography.Text, brandW), lineW, minWordFound); len(ow) > 0 {
 		if lNum, lDen := wordsFound(ow, q, minWordFound); lDen > 0 {
 			line, lineOK = math.Max(line, lNum/lDen), true
 		}

@@ -72,4 +72,17 @@ func TestLineText(t *testing.T) {
 			t.Errorf("%q: line text %.2f vs %.2f, text %.2f vs %.2f", c.read, sa.LineText, sb.LineText, sa.Text, sb.Text)
 		}
 	}
+	// The evidence's own OCR read the brand (one word at a time, among
+	// noise): a photo's reading of the brand, or of the same noise, still
+	// reads no line.
+	ea, eb := *a, *b
+	ea.Typography.Text, eb.Typography.Text = "| fy ; CASA QUETZAL| = ©) wk | wk kt QUETZAL", "QUETZAL ~ CASA | wk"
+	for _, read := range []string{"CASA QUETZAL", "QUETZAL", "wk wk QUETZAL"} {
+		q := *a
+		q.Label = nil
+		q.Typography.Text = read
+		if sa, sb := Compare(&q, &ea), Compare(&q, &eb); sa.LineText != 0 || sb.LineText != 0 {
+			t.Errorf("%q against evidence that read the brand: line text %.2f and %.2f", read, sa.LineText, sb.LineText)
+		}
+	}
 }
