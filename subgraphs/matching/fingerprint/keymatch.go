@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"slices"
 )
 
 // Matching keypoints: each of the photo's keypoints is paired with its
@@ -227,20 +226,45 @@ func PlacementVotes(q, e *Keypoints, pairs []KeyPair) int {
 		return 0
 	}
 	ecx, ecy, ext := e.centre()
-	// Each vote is a cell packed in a word; the most common word wins.
-	keys := make([]uint64, 0, 8*len(ps))
+	// Each vote is a cell packed in a word, counted in an open-addressing
+	// table; the most common word wins. (Sorting the words cost four times
+	// as much.)
+	size := 16
+	for size < 16*len(ps) {
+		size *= 2
+	}
+	keys := make([]uint64, size)
+	counts := make([]int32, size)
+	best := int32(0)
+	vote := func(k uint64) {
+		k++ // 0 marks an empty slot
+		h := (k * 0x9e3779b97f4a7c15) >> 32
+		for i := h & uint64(size-1); ; i = (i + 1) & uint64(size-1) {
+			switch keys[i] {
+			case k:
+				counts[i]++
+				best = max(best, counts[i])
+				return
+			case 0:
+				keys[i], counts[i] = k, 1
+				best = max(best, 1)
+				return
+			}
+		}
+	}
 	for _, p := range ps {
 		qp, ep := q.pts[p.q], e.pts[p.e]
 		dl := int32(qp.level) - int32(ep.level)
-		s := math.Pow(kpFactor, float64(dl))
-		da := float64(int(qp.angle)-int(ep.angle)) * 2 * math.Pi / 256
-		c, sn := math.Cos(da), math.Sin(da)
+		s := kpScales[dl+kpLevels-1]
+		turn := (int(qp.angle) - int(ep.angle)) & 255
+		c, sn := kpTurns[turn][0], kpTurns[turn][1]
 		vx, vy := (ecx-float64(ep.x))*s, (ecy-float64(ep.y))*s
 		px, py := float64(qp.x)+c*vx-sn*vy, float64(qp.y)+sn*vx+c*vy
 		bin := s * ext / 4
-		fa := float64((int(qp.angle)-int(ep.angle))&255) * kmAngleBins / 256
+		fa := float64(turn) * kmAngleBins / 256
 		fx, fy := px/bin, py/bin
 		a0, x0, y0 := int32(math.Floor(fa)), int32(math.Floor(fx)), int32(math.Floor(fy))
+		// Vote in the two nearest cells along each of angle, x and y.
 		as := [2]int32{a0 % kmAngleBins, (a0 + 1) % kmAngleBins}
 		xs := [2]int32{x0, x0 + 1}
 		ys := [2]int32{y0, y0 + 1}
@@ -256,23 +280,31 @@ func PlacementVotes(q, e *Keypoints, pairs []KeyPair) int {
 		for _, a := range as {
 			for _, x := range xs {
 				for _, y := range ys {
-					keys = append(keys, uint64(uint8(a))<<56|uint64(uint8(dl))<<48|uint64(uint16(int16(x)))<<16|uint64(uint16(int16(y))))
+					vote(uint64(uint8(a))<<56 | uint64(uint8(dl))<<48 | uint64(uint16(int16(x)))<<16 | uint64(uint16(int16(y))))
 				}
 			}
 		}
 	}
-	slices.Sort(keys)
-	best, run := 0, 0
-	for i := range keys {
-		if i > 0 && keys[i] == keys[i-1] {
-			run++
-		} else {
-			run = 1
-		}
-		best = max(best, run)
-	}
-	return best
+	return int(best)
 }
+
+// kpScales are kpFactor's powers for level differences -7..7; kpTurns the
+// cosine and sine of each 1/256 turn.
+var (
+	kpScales = func() (out [2*kpLevels - 1]float64) {
+		for i := range out {
+			out[i] = math.Pow(kpFactor, float64(i-(kpLevels-1)))
+		}
+		return out
+	}()
+	kpTurns = func() (out [256][2]float64) {
+		for i := range out {
+			a := float64(i) * 2 * math.Pi / 256
+			out[i] = [2]float64{math.Cos(a), math.Sin(a)}
+		}
+		return out
+	}()
+)
 
 // centre is the middle of the keypoints' extent and its larger side
 // (computed once).
