@@ -34,23 +34,22 @@ func palette(lab *raster) *pal {
 		sum [3]float64
 		key int
 	}
-	bins := map[int]*bin{}
+	var bins [8 * 256]bin
 	for i := range n {
 		c := px(i)
 		k := int(clampF(c[0]/12.5, 0, 7))*256 + int(clampF((c[1]+128)/16, 0, 15))*16 + int(clampF((c[2]+128)/16, 0, 15))
-		bn := bins[k]
-		if bn == nil {
-			bn = &bin{key: k}
-			bins[k] = bn
-		}
+		bn := &bins[k]
+		bn.key = k
 		bn.n++
 		for j := range 3 {
 			bn.sum[j] += c[j]
 		}
 	}
-	list := make([]*bin, 0, len(bins))
-	for _, bn := range bins {
-		list = append(list, bn)
+	list := make([]*bin, 0, 64)
+	for k := range bins {
+		if bins[k].n > 0 {
+			list = append(list, &bins[k])
+		}
 	}
 	sort.Slice(list, func(i, j int) bool {
 		if list[i].n != list[j].n {
@@ -85,7 +84,7 @@ func palette(lab *raster) *pal {
 			c := px(i)
 			best, bd := 0, math.Inf(1)
 			for k, o := range centres {
-				if d := labDist(c, o); d < bd {
+				if d := labDist2(c, o); d < bd {
 					best, bd = k, d
 				}
 			}

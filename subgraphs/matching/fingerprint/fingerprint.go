@@ -306,7 +306,7 @@ func compute(img image.Image, opts Options, given *box) (*Fingerprint, error) {
 		}
 		bb := b
 		bb.cx, bb.cy, bb.halfW, bb.halfH = b.cx*bigScale, b.cy*bigScale, b.halfW*bigScale, b.halfH*bigScale
-		text, err := opts.OCR.Read(ctx, ocrImage(rectify(big, bb, flat, 3*NormWidth, 3*NormHeight), pal))
+		text, err := opts.OCR.Read(ctx, ocrImage(rectify(big, bb, flat, ocrScale*NormWidth, ocrScale*NormHeight), pal))
 		switch {
 		case err != nil:
 			fp.Typography.OCR = "error"
@@ -397,6 +397,11 @@ func rectify(rgb *raster, b box, flat bool, w, h int) *raster {
 	}
 	return out
 }
+
+// ocrScale is how many times the normalised band's size OCR reads: at 2
+// tesseract took a third less time but read a line's own words on 35% of
+// held-out mild photos of bandgen's bands, against 45% at 3.
+const ocrScale = 3
 
 // ocrImage turns a rectified band into grey for OCR: dark text on a light
 // ground (inverted when the palette's text colour is lighter than its

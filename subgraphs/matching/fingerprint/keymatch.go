@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"sync"
 )
 
 // Matching keypoints: each of the photo's keypoints is paired with its
@@ -233,8 +234,13 @@ func PlacementVotes(q, e *Keypoints, pairs []KeyPair) int {
 	for size < 16*len(ps) {
 		size *= 2
 	}
-	keys := make([]uint64, size)
-	counts := make([]int32, size)
+	t := voteTables.Get().(*voteTable)
+	defer voteTables.Put(t)
+	if cap(t.keys) < size {
+		t.keys, t.counts = make([]uint64, size), make([]int32, size)
+	}
+	keys, counts := t.keys[:size], t.counts[:size]
+	clear(keys)
 	best := int32(0)
 	vote := func(k uint64) {
 		k++ // 0 marks an empty slot
@@ -287,6 +293,15 @@ func PlacementVotes(q, e *Keypoints, pairs []KeyPair) int {
 	}
 	return int(best)
 }
+
+// voteTable is PlacementVotes' counting table, lent from voteTables: one
+// recognition counts for hundreds of evidence items.
+type voteTable struct {
+	keys   []uint64
+	counts []int32
+}
+
+var voteTables = sync.Pool{New: func() any { return new(voteTable) }}
 
 // kpScales are kpFactor's powers for level differences -7..7; kpTurns the
 // cosine and sine of each 1/256 turn.

@@ -28,7 +28,8 @@ import (
 
 // Keypoint extraction settings.
 const (
-	// kpSide is the longer side of the grey image corners are found in.
+	// kpSide is the longer side of the grey image corners are found in (800
+	// found 3 to 5 points fewer lines first on held-out photos).
 	kpSide = 960
 	// kpLevels scales, each kpFactor smaller than the last: a band 3.5
 	// times smaller in a photo than in its evidence still meets it.

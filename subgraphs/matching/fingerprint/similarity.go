@@ -146,9 +146,12 @@ func cosine(a, b []float32) float64 {
 }
 
 // labDist is ΔE with lightness weighted down (lighting changes it most).
-func labDist(a, b [3]float64) float64 {
+func labDist(a, b [3]float64) float64 { return math.Sqrt(labDist2(a, b)) }
+
+// labDist2 is labDist squared: the same order, without the root.
+func labDist2(a, b [3]float64) float64 {
 	dl, da, db := (a[0]-b[0])*0.5, a[1]-b[1], a[2]-b[2]
-	return math.Sqrt(dl*dl + da*da + db*db)
+	return dl*dl + da*da + db*db
 }
 
 func colorSimilarity(q, e []Color) float64 {
