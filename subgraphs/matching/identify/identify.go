@@ -193,9 +193,18 @@ func Decide(r Request) Result {
 		if !r.Text.Resolved && !r.Prompt {
 			weight = 0.5
 		}
+		// Unresolved text that names one brand (a brand typed, a band's
+		// brand read) lists its lines in the catalog's order, which says
+		// nothing of which line the photo shows: each gets the first's
+		// score, and the photo orders them.
+		oneBrand := !r.Text.Resolved && sameBrand(r.Text.Candidates)
 		for i, c := range r.Text.Candidates {
+			rank := i
+			if oneBrand {
+				rank = 0
+			}
 			t := get(c)
-			t.text, t.hasText = max(t.text, weight*textScore(i, r.Text.Resolved)), true
+			t.text, t.hasText = max(t.text, weight*textScore(rank, r.Text.Resolved)), true
 		}
 	}
 	if r.Model != nil {
@@ -382,8 +391,10 @@ func brandFirst(cands []Candidate, brand string) {
 }
 
 // modelOnly is the confidence of a candidate only the vision model names:
-// just under the image decision threshold, so the paid-for answer ranks
-// above photos that merely look alike and below decisive evidence.
+// 0.6, above photos that merely look alike (a score from colours and layout
+// alone is at most half their total) and under photos whose keypoints
+// name the band (fifty inliers score 0.6 on their own); for evidence of
+// the format before keypoints, just under its decision threshold.
 func modelOnly() float64 { return fingerprint.MatchThreshold - 0.02 }
 
 func imageTop(cs []ImageCandidate) string {
@@ -418,13 +429,7 @@ func textDisagrees(r Request) bool {
 	if !r.Prompt {
 		return false
 	}
-	brand := r.Text.Candidates[0].Brand
-	for _, c := range r.Text.Candidates {
-		if c.Brand != brand {
-			return false
-		}
-	}
-	return brand != r.Cigars[top].Brand
+	return sameBrand(r.Text.Candidates) && r.Text.Candidates[0].Brand != r.Cigars[top].Brand
 }
 
 // imageDecisive applies the recognition decision rule: on keypoints, the
@@ -463,6 +468,16 @@ func brandFound(cs []ImageCandidate, cigars map[string]Cigar) bool {
 		}
 	}
 	return cs[0].Inliers >= MatchInliers && clearlyMore(cs[0].Inliers, other, BrandRatio)
+}
+
+// sameBrand says whether the cigars are all of one brand.
+func sameBrand(cs []Cigar) bool {
+	for _, c := range cs {
+		if c.Brand != cs[0].Brand {
+			return false
+		}
+	}
+	return len(cs) > 0
 }
 
 func source(image, text, model bool) string {

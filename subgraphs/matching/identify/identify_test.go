@@ -73,6 +73,8 @@ func TestDecide(t *testing.T) {
 		{name: "keypoints: the line's own words read name it among close lines", req: identify.Request{Image: []identify.ImageCandidate{
 			{CigarID: "cig_a", Score: 0.4, Inliers: 80, Keyed: true, LineText: 1, LineWords: true}, {CigarID: "cig_d", Score: 0.35, Inliers: 75, Keyed: true, LineWords: true}}},
 			status: identify.Matched, match: "cig_a", evidence: identify.EvidenceImage, reason: "image_decisive", suggested: 1},
+		{name: "keypoints: the brand typed lists its lines in the catalog's order; the photo orders them", req: identify.Request{Prompt: true, Image: keyed("cig_a", 80.0, "cig_b", 70.0), Text: &identify.TextResult{Candidates: []identify.Cigar{natural, exclusivo, reserve}}},
+			status: identify.Suggestions, reason: "lines_close", suggested: 3, order: []string{"cig_a", "cig_b", "cig_d"}},
 		{name: "keypoints: too few inliers name nothing, not even the brand", req: identify.Request{Image: keyed("cig_a", 15.0, "cig_d", 4.0, "cig_c", 2.0)},
 			status: identify.Suggestions, reason: "not_confident", suggested: 3},
 		{name: "keypoints: another brand close behind", req: identify.Request{Image: keyed("cig_c", 40.0, "cig_a", 25.0)},
