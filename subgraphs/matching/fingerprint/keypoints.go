@@ -173,11 +173,7 @@ type grey struct {
 func greyOf(img image.Image, maxSide int) *grey {
 	b := img.Bounds()
 	sw, sh := b.Dx(), b.Dy()
-	scale := 1.0
-	if m := max(sw, sh); m > maxSide {
-		scale = float64(m) / float64(maxSide)
-	}
-	w, h := max(1, int(math.Round(float64(sw)/scale))), max(1, int(math.Round(float64(sh)/scale)))
+	w, h := fitted(sw, sh, maxSide)
 	sum := make([]uint32, w*h)
 	cnt := make([]uint32, w*h)
 	xmap := make([]int32, sw)

@@ -43,6 +43,16 @@ func clampInt(v, n int) int {
 	return v
 }
 
+// fitted is the size of a w x h image scaled down so its longer side is at
+// most maxSide (not scaled up).
+func fitted(w, h, maxSide int) (int, int) {
+	scale := 1.0
+	if m := max(w, h); m > maxSide {
+		scale = float64(m) / float64(maxSide)
+	}
+	return max(1, int(math.Round(float64(w)/scale))), max(1, int(math.Round(float64(h)/scale)))
+}
+
 // downscale reads img into an RGB raster whose longer side is at most
 // maxSide, by area averaging (one pass over the source, row by row: only one
 // output row's sums are held). It returns the raster and the factor from
@@ -50,11 +60,7 @@ func clampInt(v, n int) int {
 func downscale(img image.Image, maxSide int) (*raster, float64) {
 	b := img.Bounds()
 	sw, sh := b.Dx(), b.Dy()
-	scale := 1.0
-	if m := max(sw, sh); m > maxSide {
-		scale = float64(m) / float64(maxSide)
-	}
-	w, h := max(1, int(math.Round(float64(sw)/scale))), max(1, int(math.Round(float64(sh)/scale)))
+	w, h := fitted(sw, sh, maxSide)
 	out := newRaster(w, h)
 	sum := make([]float64, w*3)
 	cnt := make([]float64, w)
@@ -165,7 +171,8 @@ func downscale(img image.Image, maxSide int) (*raster, float64) {
 // WorkBytes is about what Compute allocates for an image of w x h pixels,
 // OCR included: the working image and what the band is found and measured on
 // (about 100 bytes a working pixel: 14 MB measured for a 960x720 photo
-// without OCR), and the larger copy OCR reads.
+// without OCR), the keypoints' grey image and its scales (about 22 bytes a
+// pixel of it: 12 MB for a 1024x640 photo), and the larger copy OCR reads.
 func WorkBytes(w, h int) int64 {
 	scaled := func(side int) int64 {
 		m := max(w, h)
@@ -175,7 +182,7 @@ func WorkBytes(w, h int) int64 {
 		f := float64(side) / float64(m)
 		return int64(math.Ceil(float64(w)*f)) * int64(math.Ceil(float64(h)*f))
 	}
-	return 4<<20 + 96*scaled(workSide) + 16*scaled(1600)
+	return 4<<20 + 96*scaled(workSide) + 22*scaled(kpSide) + 16*scaled(1600)
 }
 
 // toLab converts an RGB raster to CIELAB.
