@@ -185,9 +185,8 @@ func TestEvidenceAddFindsFlatScansByItself(t *testing.T) {
 		}
 		c := counts[lv]
 		t.Logf("identify, %v photos of %d bands scanned without --flat: matched right %d, matched WRONG %d, not matched %d", lv, nBands, c.right, c.wrong, c.other)
-		// No wrong match in the sample; in the benchmark, no more than the
-		// recognition floor (fingerprint.MatchThreshold: under 2% of
-		// single photos).
+		// No wrong match in the sample; in the benchmark, no more than 2%
+		// of single photos.
 		if n := nBands * photos; c.wrong > n/50 {
 			t.Errorf("%v photos: %d of %d matched the wrong cigar", lv, c.wrong, n)
 		}

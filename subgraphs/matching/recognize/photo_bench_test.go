@@ -2,7 +2,6 @@ package recognize_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"image"
 	"image/jpeg"
@@ -10,11 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitolahq/vitola/subgraphs/matching"
 	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
 	"github.com/vitolahq/vitola/subgraphs/matching/bandgen"
-	"github.com/vitolahq/vitola/subgraphs/matching/evidence"
 	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
+	"github.com/vitolahq/vitola/subgraphs/matching/identify"
 	"github.com/vitolahq/vitola/subgraphs/matching/recognize"
 )
 
@@ -103,23 +101,13 @@ func timedN(b *testing.B, n int, f func(int)) {
 
 func photoBench(b *testing.B) (*recognize.Snapshot, [][]byte) {
 	b.Helper()
-	recs, err := evidence.Demo()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var ev []*matching.Evidence
-	for i, r := range recs {
-		ev = append(ev, &matching.Evidence{ID: fmt.Sprintf("evd_%03d", i), CigarID: r.CigarID, Fingerprint: r.Fingerprint})
-	}
+	ev, cigars, recs := demoEvidence(b)
 	lines := bandgen.Lines(bandgen.Catalog(24, 20))
+	bands := make([]flatBand, len(lines))
 	for i, l := range lines {
-		fp, err := evidence.Describe(l.Flat(800), fingerprint.Label{Brand: l.Brand, Line: l.Name}, true, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		raw, _ := json.Marshal(fp)
-		ev = append(ev, &matching.Evidence{ID: fmt.Sprintf("evd_gen%03d", i), CigarID: fmt.Sprintf("cig_gen%03d", i), Fingerprint: raw})
+		bands[i] = flatBand{identify.Cigar{ID: fmt.Sprintf("cig_gen%03d", i), Brand: l.Brand, Name: l.Name}, func() image.Image { return l.Flat(800) }}
 	}
+	ev = append(ev, flatEvidence(b, bands, nil, cigars)...)
 	var photos [][]byte
 	for k, lv := range bandgen.Levels {
 		for s := range 2 {

@@ -1,10 +1,11 @@
 package recognize_test
 
 import (
-	"encoding/json"
 	"fmt"
+	"image"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,7 +13,6 @@ import (
 	"github.com/vitolahq/vitola/internal/parallel"
 	"github.com/vitolahq/vitola/subgraphs/matching"
 	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
-	"github.com/vitolahq/vitola/subgraphs/matching/evidence"
 	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
 	"github.com/vitolahq/vitola/subgraphs/matching/identify"
 	"github.com/vitolahq/vitola/subgraphs/matching/recognize"
@@ -85,30 +85,12 @@ type siblingQuery struct {
 // siblingEvidence is the demo evidence and the siblings' flat renders, and
 // the catalog's description of every cigar.
 func siblingEvidence(t *testing.T, sibs []sibling, ocr fingerprint.OCR) ([]*matching.Evidence, map[string]identify.Cigar) {
-	recs, err := evidence.Demo()
-	if err != nil {
-		t.Fatal(err)
+	ev, cigars, _ := demoEvidence(t)
+	bands := make([]flatBand, len(sibs))
+	for i, s := range sibs {
+		bands[i] = flatBand{identify.Cigar{ID: s.id, Brand: s.brand, Name: s.line}, func() image.Image { return bandart.Render(s.design, 800) }}
 	}
-	cigars := map[string]identify.Cigar{}
-	var ev []*matching.Evidence
-	for i, r := range recs {
-		ev = append(ev, &matching.Evidence{ID: fmt.Sprintf("evd_demo%03d", i), CigarID: r.CigarID, Fingerprint: r.Fingerprint})
-		cigars[r.CigarID] = identify.Cigar{ID: r.CigarID, Brand: r.Brand, Name: r.Line}
-	}
-	flat := make([]*matching.Evidence, len(sibs))
-	parallel.Each(len(sibs), func(i int) {
-		s := sibs[i]
-		fp, err := evidence.Describe(bandart.Render(s.design, 800), fingerprint.Label{Brand: s.brand, Line: s.line}, true, ocr)
-		if err != nil {
-			panic(err)
-		}
-		raw, _ := json.Marshal(fp)
-		flat[i] = &matching.Evidence{ID: "evd_" + s.id, CigarID: s.id, Fingerprint: raw}
-	})
-	for _, s := range sibs {
-		cigars[s.id] = identify.Cigar{ID: s.id, Brand: s.brand, Name: s.line}
-	}
-	return append(ev, flat...), cigars
+	return append(ev, flatEvidence(t, bands, ocr, cigars)...), cigars
 }
 
 func siblingQueries(sibs []sibling, photos int, ocr fingerprint.OCR) []*siblingQuery {
@@ -286,12 +268,7 @@ func TestSiblingLines(t *testing.T) {
 			t.Logf("held-out %-15s %v", key, s)
 		}
 	}
-	keys := make([]string, 0, len(got))
-	for k := range got {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(got)) {
 		s := got[k]
 		if s.wrong > 0 {
 			t.Logf("held-out sibling lines, %s: wrong matches:\n%s", k, strings.Join(s.wrongs, "\n"))
