@@ -267,6 +267,11 @@ func (f *fixture) testRecognize(t *testing.T) {
 		got.Candidates[0].Score <= got.Candidates[1].Score {
 		t.Fatalf("recognize: %d %s", ok.Status, ok.Body)
 	}
+	// The band's keypoints found its evidence: dozens of them in one
+	// placement, against a handful for another band's.
+	if in, _ := got.Candidates[0].Evidence.Scores["inliers"].(float64); in < 20 || got.Candidates[0].Evidence.Scores["keypoints"] == nil {
+		t.Fatalf("recognize: the first candidate's keypoints: %v", got.Candidates[0].Evidence.Scores)
+	}
 	tampered := bytes.Replace(r.Body, []byte(`"ground"`), []byte(`"accent"`), 1)
 	if bytes.Equal(tampered, r.Body) {
 		t.Fatal("the tamper changed nothing")
