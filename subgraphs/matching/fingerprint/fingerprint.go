@@ -31,8 +31,9 @@
 //	            384 hex digits; as seen)
 //	vector      VectorLen floats, L2-normalised (cosine = dot product); of
 //	            the band white-balanced by grey world
-//	keypoints   up to KeypointsMax local features of the whole image, one
-//	            base64 string of packed records (keypoints.go)
+//	keypoints   up to KeypointsMax (evidence: EvidenceKeypoints) local
+//	            features of the whole image, one base64 string of packed
+//	            records (keypoints.go)
 //	label       {brand, line} on evidence only
 //	seal        empty from Compute; the platform's seal over the rest
 //
@@ -248,16 +249,23 @@ var ErrBlank = errors.New("fingerprint: the image is blank (nearly one colour)")
 
 // Compute describes the band in img.
 func Compute(img image.Image, opts Options) (*Fingerprint, error) {
-	bnd := img.Bounds()
-	if bnd.Dx() < 16 || bnd.Dy() < 4 {
-		return nil, ErrEmpty
+	if err := describable(img); err != nil {
+		return nil, err
 	}
-	return compute(img, opts, nil)
+	return compute(img, opts, nil, KeypointsMax)
+}
+
+// describable is ErrEmpty for an image too small to describe.
+func describable(img image.Image) error {
+	if b := img.Bounds(); b.Dx() < 16 || b.Dy() < 4 {
+		return ErrEmpty
+	}
+	return nil
 }
 
 // compute is Compute, with the band's box (in source pixels) given when
-// known (tests).
-func compute(img image.Image, opts Options, given *box) (*Fingerprint, error) {
+// known (tests), keeping up to keypoints keypoints.
+func compute(img image.Image, opts Options, given *box, keypoints int) (*Fingerprint, error) {
 	rgb, scale := downscale(img, workSide)
 	whole := toLab(rgb)
 	if blank(whole) {
@@ -290,7 +298,7 @@ func compute(img image.Image, opts Options, given *box) (*Fingerprint, error) {
 	fp.Typography = typographyOf(lab, pal)
 	fp.Hashes = Hashes{DHash: hex64(dHash(balanced)), PHash: hex64(pHash(balanced)), ColorLayout: colourLayout(lab)}
 	fp.Vector = vectorOf(balanced)
-	fp.Keypoints = keypointsOf(img)
+	fp.Keypoints = keypointsOf(img, keypoints)
 
 	fp.Typography.OCR = "unavailable"
 	if opts.OCR != nil {
@@ -324,12 +332,14 @@ func compute(img image.Image, opts Options, given *box) (*Fingerprint, error) {
 // or, with opts.Flat or opts.DetectFlat, a flat rendering or scan. With an
 // OCR in opts, the evidence also carries what OCR reads on it.
 func NewEvidence(img image.Image, label Label, opts Options) (*Fingerprint, error) {
-	fp, err := Compute(img, opts)
+	if err := describable(img); err != nil {
+		return nil, err
+	}
+	fp, err := compute(img, opts, nil, EvidenceKeypoints)
 	if err != nil {
 		return nil, err
 	}
 	fp.Label = &label
-	fp.Keypoints = fp.Keypoints.first(EvidenceKeypoints)
 	return fp, nil
 }
 
