@@ -127,7 +127,7 @@ type jsonRoute struct {
 func (f *fixture) jsonRoutes() []jsonRoute {
 	return []jsonRoute{
 		{"/v1/cigars/resolve", false, 64 << 10, `{"query": "padron"}`},
-		{"/v1/ai/cigars/fingerprint/recognize", false, 512 << 10, `{"fingerprint": {"object": "band_fingerprint"}, "limit": 3}`},
+		{"/v1/ai/cigars/fingerprint/recognize", false, 1 << 20, `{"fingerprint": {"object": "band_fingerprint"}, "limit": 3}`},
 		{"/v1/ai/cigars/fingerprint", true, 12 << 20, `{"imageUrl": "https://images.example/band.jpg"}`},
 		{"/v1/ai/cigars/identify", true, 12 << 20, `{"imageUrl": "https://images.example/band.jpg"}`},
 		{"/v1/matches", true, 12 << 20, `{"imageUrl": "https://images.example/band.jpg"}`},

@@ -31,8 +31,8 @@ var (
 
 // maxFingerprintBytes bounds the recognize route's body: a fingerprint the
 // fingerprint route returned, passed back whole (eight photos' views are
-// about 450 KB, mostly their keypoints).
-const maxFingerprintBytes = 512 << 10
+// up to about 850 KB, mostly their keypoints).
+const maxFingerprintBytes = 1 << 20
 
 // images are the image references a request gave (URLs or data URLs), and
 // whether it gave its one reference as imageUrl: matching numbers every

@@ -16,10 +16,10 @@ const (
 	FingerprintVersion = "vitola-fingerprint-1"
 	// MaxViews bounds the photos of one fingerprint (the API's image limit).
 	MaxViews = 8
-	// MaxFingerprintBytes bounds a fingerprint passed back (a view is about
-	// 56 KB, 50 of them its keypoints; eight about 450 KB): decoding never
-	// holds more than a few times this.
-	MaxFingerprintBytes = 512 << 10
+	// MaxFingerprintBytes bounds a fingerprint passed back (a view is up to
+	// about 105 KB, 100 of them its keypoints; eight about 850 KB): decoding
+	// never holds more than a few times this.
+	MaxFingerprintBytes = 1 << 20
 )
 
 // Fingerprint is a sealed description of one band: a view per photo, in the

@@ -206,6 +206,21 @@ func Decide(r Request) Result {
 			t := get(c)
 			t.text, t.hasText = max(t.text, weight*textScore(rank, r.Text.Resolved)), true
 		}
+		// Such text confirms the brand, not a line: the catalog lists a few
+		// of the brand's cigars (any line, any vitola), and the line the
+		// photo shows must not fall behind those it happens to list. Every
+		// cigar of the brand the photo ranks gets the same score. (Typing
+		// the brand put a bandgen medium photo's line first 85% of the time
+		// against 95% without it.)
+		if oneBrand && len(r.Text.Candidates) > 0 {
+			brand := r.Text.Candidates[0].Brand
+			for _, ic := range r.Image {
+				if c := r.Cigars[ic.CigarID]; c.Brand == brand {
+					t := get(c)
+					t.text, t.hasText = max(t.text, weight*textScore(0, false)), true
+				}
+			}
+		}
 	}
 	if r.Model != nil {
 		get(*r.Model).model = true
