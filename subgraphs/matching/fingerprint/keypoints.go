@@ -491,7 +491,8 @@ func keypointsOf(img image.Image, budget int) *Keypoints {
 		if g.w < 2*kpBorder+8 || g.h < 2*kpBorder+8 {
 			break
 		}
-		want := int(math.Round(float64(budget) * shares[l] / tot))
+		// Rounded shares may sum past the budget: the last scales give way.
+		want := min(int(math.Round(float64(budget)*shares[l]/tot)), budget-len(out.pts))
 		cs := fastCorners(g, kpThreshold, scores[:g.w*g.h])
 		slices.SortFunc(cs, cmpCorner)
 		cs = cs[:min(len(cs), 2*want)]

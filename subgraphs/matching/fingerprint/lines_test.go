@@ -1,6 +1,11 @@
 package fingerprint
 
 import (
+	"encoding/json"
+	"image"
+	"image/jpeg"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
@@ -84,5 +89,60 @@ func TestLineText(t *testing.T) {
 		if sa, sb := Compare(&q, &ea), Compare(&q, &eb); sa.LineText != 0 || sb.LineText != 0 {
 			t.Errorf("%q against evidence that read the brand: line text %.2f and %.2f", read, sa.LineText, sb.LineText)
 		}
+	}
+}
+
+// TestKeypointBudget: a photo keeps up to KeypointsMax keypoints and
+// evidence up to EvidenceKeypoints, however the scales' rounded shares
+// add up (the README's example photos, busy enough to fill the budget, and
+// a studio photo), and what a fingerprint keeps reads back.
+func TestKeypointBudget(t *testing.T) {
+	paths, _ := filepath.Glob("../../../examples/bands/*.jpg")
+	if len(paths) == 0 {
+		t.Fatal("no example photos in examples/bands")
+	}
+	var imgs []image.Image
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := jpeg.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		imgs = append(imgs, img)
+	}
+	imgs = append(imgs, photoOf("Casa Quetzal", "Reserva", bandart.Strong, 5))
+	full := 0
+	for i, img := range imgs {
+		fp, err := Compute(img, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := NewEvidence(img, Label{Brand: "b", Line: "l"}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, m := fp.Keypoints.Len(), ev.Keypoints.Len(); n > KeypointsMax || m > EvidenceKeypoints || n < m {
+			t.Errorf("image %d: %d keypoints (at most %d), evidence %d (at most %d)", i, n, KeypointsMax, m, EvidenceKeypoints)
+		}
+		if fp.Keypoints.Len() > KeypointsMax*9/10 {
+			full++
+		}
+		for _, x := range []*Fingerprint{fp, ev} {
+			raw, err := json.Marshal(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back Fingerprint
+			if err := json.Unmarshal(raw, &back); err != nil || back.Keypoints.Len() != x.Keypoints.Len() {
+				t.Errorf("image %d: %d keypoints read back as %d: %v", i, x.Keypoints.Len(), back.Keypoints.Len(), err)
+			}
+		}
+	}
+	if full == 0 {
+		t.Error("no image came near the budget: the test checks nothing")
 	}
 }
