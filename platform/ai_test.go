@@ -38,14 +38,14 @@ func bandPhotos(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
-		b, ok := cache[r.URL.Path]
+		b, ok := cache[r.URL.RequestURI()]
 		if !ok {
 			seed, _ := strconv.Atoi(r.URL.Query().Get("seed"))
 			band := bandart.Render(bandart.DesignFor("Padrón", "1964 Anniversary Series"), 600)
 			var buf bytes.Buffer
 			png.Encode(&buf, bandart.Photo(band, bandart.Mild, int64(seed)))
 			b = buf.Bytes()
-			cache[r.URL.Path] = b
+			cache[r.URL.RequestURI()] = b
 		}
 		w.Header().Set("Content-Type", "image/png")
 		w.Write(b)
@@ -241,7 +241,7 @@ func (f *fixture) testConcurrentIdempotency(t *testing.T) {
 
 func (f *fixture) testRecognize(t *testing.T) {
 	photos := bandPhotos(t)
-	key, _ := f.aiKey(t, 5)
+	key, _ := f.aiKey(t, 20)
 	r := f.postJSON(t, "/v1/ai/cigars/fingerprint", key, "rec-1", fmt.Sprintf(`{"imageUrl": %q}`, photos.URL+"/band.png?seed=3"))
 	if r.Status != 200 {
 		t.Fatalf("fingerprint: %d %s", r.Status, r.Body)
@@ -271,6 +271,20 @@ func (f *fixture) testRecognize(t *testing.T) {
 	// placement, against a handful for another band's.
 	if in, _ := got.Candidates[0].Evidence.Scores["inliers"].(float64); in < 20 || got.Candidates[0].Evidence.Scores["keypoints"] == nil {
 		t.Fatalf("recognize: the first candidate's keypoints: %v", got.Candidates[0].Evidence.Scores)
+	}
+	// Eight photos' views, up to 2,000 keypoints each, fit the route's body
+	// limit (their fingerprint is larger than the 512 KB it once had).
+	urls := make([]string, 8)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("%q", fmt.Sprintf("%s/band.png?seed=%d", photos.URL, 20+i))
+	}
+	eight := f.postJSON(t, "/v1/ai/cigars/fingerprint", key, "rec-8", fmt.Sprintf(`{"imageUrls": [%s]}`, strings.Join(urls, ",")))
+	if eight.Status != 200 || len(eight.Body) <= 512<<10 {
+		t.Fatalf("fingerprint of eight photos: %d, %d bytes", eight.Status, len(eight.Body))
+	}
+	if got := f.postJSON(t, path, f.key, "", fmt.Sprintf(`{"fingerprint": %s}`, eight.Body)); got.Status != 200 ||
+		!bytes.Contains(got.Body, []byte(catalog.CigarID("Padrón", "1964 Anniversary Series Exclusivo"))) {
+		t.Fatalf("recognize eight photos' fingerprint (%d bytes): %d %.300s", len(eight.Body), got.Status, got.Body)
 	}
 	tampered := bytes.Replace(r.Body, []byte(`"ground"`), []byte(`"accent"`), 1)
 	if bytes.Equal(tampered, r.Body) {
