@@ -124,6 +124,13 @@ type Candidates struct {
 // descriptors; D2 is the distance of the item's next nearest so checked).
 // Items come in the order they were filed.
 func (ix *Index) Pairs(desc []uint64, maxDistance int) []Candidates {
+	return ix.PairsWidened(desc, maxDistance, 1)
+}
+
+// PairsWidened is Pairs with buckets up to widen times as crowded looked
+// up too.
+func (ix *Index) PairsWidened(desc []uint64, maxDistance, widen int) []Candidates {
+	crowded := ix.crowded * widen
 	type near struct {
 		e, d, d2 int32
 	}
@@ -138,7 +145,7 @@ func (ix *Index) Pairs(desc []uint64, maxDistance int) []Candidates {
 		for p := range Parts {
 			v := part(d, p)
 			s, e := ix.start[p][v], ix.start[p][int(v)+1]
-			if int(e-s) > ix.crowded {
+			if int(e-s) > crowded {
 				continue
 			}
 			for _, kp := range ix.entries[p][s:e] {

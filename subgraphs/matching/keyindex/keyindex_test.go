@@ -66,3 +66,21 @@ func TestPairs(t *testing.T) {
 		t.Errorf("an unrelated photo paired with %d items", len(got))
 	}
 }
+
+// TestPairsWidened: a keypoint every item holds fills its buckets past the
+// crowded size, and a look-up skips them; widened, it finds every item.
+func TestPairsWidened(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	common := randomDescriptors(r, 1)
+	var items []keyindex.Item
+	for i := range 200 {
+		items = append(items, keyindex.Item{Ref: i, Desc: append(randomDescriptors(r, 10), common...)})
+	}
+	ix := keyindex.Build(items)
+	if got := ix.Pairs(common, 64); len(got) != 0 {
+		t.Errorf("a keypoint in crowded buckets paired with %d items", len(got))
+	}
+	if got := ix.PairsWidened(common, 64, 2); len(got) != 200 {
+		t.Errorf("widened, it paired with %d items, want 200", len(got))
+	}
+}

@@ -25,6 +25,30 @@ const (
 	KeyShortlist    = 16
 )
 
+// A second look: when no candidate has WidenBelow inliers (identify names
+// nothing then), the keypoints are looked up again with buckets up to
+// Widen times as crowded as the first look allows (keyindex). A small,
+// blurred or half-covered band's keypoints are often of the common shapes
+// the first look skips: on held-out bandgen photos at the strongest level
+// this put the line among the first five on 82% of them instead of 75%,
+// and first on 63% instead of 60%, the milder levels unchanged. It costs a
+// photo without a clear match a few times the lookup, so it is only taken
+// in indexes of up to WidenUpTo evidence items.
+const (
+	WidenBelow = 20
+	Widen      = 16
+	WidenUpTo  = 2048
+)
+
+// mostInliers is the most inliers of any candidate.
+func mostInliers(cs []Candidate) float64 {
+	best := 0.0
+	for _, c := range cs {
+		best = max(best, c.Scores.Inliers)
+	}
+	return best
+}
+
 // keyDistance is the most bits (of 256) two keypoints paired through the
 // index may differ by.
 const keyDistance = 64
@@ -117,7 +141,11 @@ func (s *Snapshot) Recognize(views []*fingerprint.Fingerprint, limit int) ([]Can
 	if len(views) == 0 || len(s.entries) == 0 {
 		return []Candidate{}, nil
 	}
-	out := s.candidates(views)
+	out := s.candidates(views, 1)
+	if best := mostInliers(out); best < WidenBelow && s.keys.Len() <= WidenUpTo {
+		// Nothing clearly found: look again, crowded buckets too.
+		out = s.candidates(views, Widen)
+	}
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].Score > out[j].Score || (out[i].Score == out[j].Score && out[i].CigarID < out[j].CigarID)
 	})
@@ -128,7 +156,7 @@ func (s *Snapshot) Recognize(views []*fingerprint.Fingerprint, limit int) ([]Can
 // (its best evidence), in no order. Every view shortlists; each
 // shortlisted evidence is scored against every view, so that several photos
 // of one band agree or disagree together.
-func (s *Snapshot) candidates(views []*fingerprint.Fingerprint) []Candidate {
+func (s *Snapshot) candidates(views []*fingerprint.Fingerprint, widen int) []Candidate {
 	seen := map[int]bool{}
 	var shortlist []int
 	add := func(ref int) {
@@ -152,7 +180,7 @@ func (s *Snapshot) candidates(views []*fingerprint.Fingerprint) []Candidate {
 		pairs[k] = map[int][]fingerprint.KeyPair{}
 		type voted struct{ ref, votes int }
 		var vs []voted
-		for _, c := range s.keys.Pairs(v.Keypoints.Descriptors(), keyDistance) {
+		for _, c := range s.keys.PairsWidened(v.Keypoints.Descriptors(), keyDistance, widen) {
 			pairs[k][c.Ref] = c.Pairs
 			if n := fingerprint.PlacementVotes(v.Keypoints, s.entries[c.Ref].fp.Keypoints, c.Pairs); n > 0 {
 				vs = append(vs, voted{c.Ref, n})
