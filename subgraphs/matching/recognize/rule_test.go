@@ -34,7 +34,7 @@ import (
 // 28th demo line, one photo a level, quick); VITOLA_BENCH_CALIBRATE=1 runs
 // every generated line and every 7th demo line, two photos a level
 // (VITOLA_BENCH_PHOTOS), and with tesseract the thorough profile too
-// (about 4 minutes on two cores):
+// (a few minutes on two cores):
 //
 //	VITOLA_BENCH_CALIBRATE=1 go test ./subgraphs/matching/recognize -run TestKeypointRule -v -timeout 60m
 func TestKeypointRule(t *testing.T) {
