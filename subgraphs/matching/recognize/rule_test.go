@@ -38,9 +38,6 @@ import (
 //
 //	VITOLA_BENCH_CALIBRATE=1 go test ./subgraphs/matching/recognize -run TestKeypointRule -v -timeout 60m
 func TestKeypointRule(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
 	full := os.Getenv("VITOLA_BENCH_CALIBRATE") != ""
 	genStride, demoStride, photos := 4, 28, 1
 	var ocr fingerprint.OCR
