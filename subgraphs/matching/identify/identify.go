@@ -212,7 +212,7 @@ func Decide(r Request) Result {
 		// cigar of the brand the photo ranks gets the same score. (Typing
 		// the brand put a bandgen medium photo's line first 85% of the time
 		// against 95% without it.)
-		if oneBrand && len(r.Text.Candidates) > 0 {
+		if oneBrand {
 			brand := r.Text.Candidates[0].Brand
 			for _, ic := range r.Image {
 				if c := r.Cigars[ic.CigarID]; c.Brand == brand {
@@ -369,9 +369,9 @@ func clearlyMore(t, s, ratio float64) bool {
 var SiblingMargin = 0.09
 
 // linesClose says whether the photo's best candidate and the best candidate
-// of another line of its brand are too close to name either (clearlyMore
-// by LineRatio, or SiblingMargin without keypoints), the band's text not naming the first's
-// line rather than the second's.
+// of another line of its brand are too close to name either (not
+// clearlyMore by LineRatio; without keypoints, within SiblingMargin), the
+// band's text not naming the first's line rather than the second's.
 func linesClose(r Request) bool {
 	if len(r.Image) < 2 {
 		return false

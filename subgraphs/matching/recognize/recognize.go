@@ -141,10 +141,13 @@ func (s *Snapshot) Recognize(views []*fingerprint.Fingerprint, limit int) ([]Can
 	if len(views) == 0 || len(s.entries) == 0 {
 		return []Candidate{}, nil
 	}
-	out := s.candidates(views, 1)
+	// The rest of the comparison does not change with the look: each
+	// evidence item is compared with the views once.
+	compared := map[int]fingerprint.Scores{}
+	out := s.candidates(views, 1, compared)
 	if best := mostInliers(out); best < WidenBelow && s.keys.Len() <= WidenUpTo {
 		// Nothing clearly found: look again, crowded buckets too.
-		out = s.candidates(views, Widen)
+		out = s.candidates(views, Widen, compared)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].Score > out[j].Score || (out[i].Score == out[j].Score && out[i].CigarID < out[j].CigarID)
@@ -155,8 +158,11 @@ func (s *Snapshot) Recognize(views []*fingerprint.Fingerprint, limit int) ([]Can
 // candidates scores the evidence the views shortlist, one candidate a cigar
 // (its best evidence), in no order. Every view shortlists; each
 // shortlisted evidence is scored against every view, so that several photos
-// of one band agree or disagree together.
-func (s *Snapshot) candidates(views []*fingerprint.Fingerprint, widen int) []Candidate {
+// of one band agree or disagree together. The keypoint index is looked up
+// with buckets up to widen times as crowded as it allows
+// (keyindex.PairsWidened); compared holds the rest of each evidence's
+// comparison, filled as it goes.
+func (s *Snapshot) candidates(views []*fingerprint.Fingerprint, widen int, compared map[int]fingerprint.Scores) []Candidate {
 	seen := map[int]bool{}
 	var shortlist []int
 	add := func(ref int) {
@@ -194,7 +200,12 @@ func (s *Snapshot) candidates(views []*fingerprint.Fingerprint, widen int) []Can
 	best := map[string]Candidate{}
 	for _, ref := range shortlist {
 		e := s.entries[ref]
-		c := Candidate{CigarID: e.cigarID, EvidenceID: e.id, Scores: fingerprint.CompareMany(views, e.fp)}
+		scores, ok := compared[ref]
+		if !ok {
+			scores = fingerprint.CompareMany(views, e.fp)
+			compared[ref] = scores
+		}
+		c := Candidate{CigarID: e.cigarID, EvidenceID: e.id, Scores: scores}
 		for k, v := range views {
 			if pairs[k] == nil || e.fp.Keypoints.Len() == 0 {
 				continue
