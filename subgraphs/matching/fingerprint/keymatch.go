@@ -33,9 +33,6 @@ const (
 type KeyMatch struct {
 	// Inliers is how many pairs one placement of the evidence explains.
 	Inliers int
-	// Placement maps evidence keypoint coordinates to the photo's:
-	// x' = A[0]x + A[1]y + A[2], y' = A[3]x + A[4]y + A[5].
-	Placement [6]float64
 }
 
 // KeyPair is a query keypoint Q paired with evidence keypoint E by an index
@@ -166,7 +163,7 @@ func place(q, e *Keypoints, pairs []pair) KeyMatch {
 			continue
 		}
 		if c := countPlaced(q, e, pairs, A); c > best.Inliers {
-			best.Inliers, best.Placement = c, A
+			best.Inliers = c
 		}
 		if best.Inliers == n {
 			break

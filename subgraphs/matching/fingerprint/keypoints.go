@@ -85,11 +85,6 @@ func (k *Keypoints) Len() int {
 	return len(k.pts)
 }
 
-// Descriptor is keypoint i's descriptor.
-func (k *Keypoints) Descriptor(i int) [4]uint64 {
-	return [4]uint64(k.desc[i*4 : i*4+4])
-}
-
 // Descriptors are the descriptors, 4 words a keypoint, in order; the
 // caller must not change them.
 func (k *Keypoints) Descriptors() []uint64 {
@@ -407,7 +402,7 @@ var kpTurned = func() [kpAngles][256][4]int8 {
 			for k := 0; k < 4; k += 2 {
 				x, y := p[k], p[k+1]
 				rx, ry := math.Round(x*c-y*s), math.Round(x*s+y*c)
-				rx, ry = math.Max(-(kpPatch-1), math.Min(kpPatch-1, rx)), math.Max(-(kpPatch-1), math.Min(kpPatch-1, ry))
+				rx, ry = clampF(rx, -(kpPatch-1), kpPatch-1), clampF(ry, -(kpPatch-1), kpPatch-1)
 				out[a][i][k], out[a][i][k+1] = int8(rx), int8(ry)
 			}
 		}
