@@ -224,7 +224,7 @@ func computeBench(t *testing.T, lines []benchLine, evidence []*Fingerprint, ocr 
 			tb := truthBox(truth)
 			given = &tb
 		}
-		fp, err := compute(img, Options{OCR: ocr}, given, KeypointsMax)
+		fp, err := compute(img, Options{OCR: ocr}, given, false)
 		q.locErr = locError(fp, truth, img.Rect.Dx(), img.Rect.Dy())
 		if err != nil {
 			panic(err)

@@ -252,7 +252,7 @@ func Compute(img image.Image, opts Options) (*Fingerprint, error) {
 	if err := describable(img); err != nil {
 		return nil, err
 	}
-	return compute(img, opts, nil, KeypointsMax)
+	return compute(img, opts, nil, false)
 }
 
 // describable is ErrEmpty for an image too small to describe.
@@ -264,8 +264,10 @@ func describable(img image.Image) error {
 }
 
 // compute is Compute, with the band's box (in source pixels) given when
-// known (tests), keeping up to keypoints keypoints.
-func compute(img image.Image, opts Options, given *box, keypoints int) (*Fingerprint, error) {
+// known (tests); evidence's keypoints are those of a known band
+// (EvidenceKeypoints, repeated corners kept), a photo's those of whatever
+// it shows (KeypointsMax, repeated corners left out).
+func compute(img image.Image, opts Options, given *box, evidence bool) (*Fingerprint, error) {
 	rgb, scale := downscale(img, workSide)
 	whole := toLab(rgb)
 	if blank(whole) {
@@ -298,7 +300,7 @@ func compute(img image.Image, opts Options, given *box, keypoints int) (*Fingerp
 	fp.Typography = typographyOf(lab, pal)
 	fp.Hashes = Hashes{DHash: hex64(dHash(balanced)), PHash: hex64(pHash(balanced)), ColorLayout: colourLayout(lab)}
 	fp.Vector = vectorOf(balanced)
-	fp.Keypoints = keypointsOf(img, keypoints)
+	fp.Keypoints = keypointsOf(img, evidence)
 
 	fp.Typography.OCR = "unavailable"
 	if opts.OCR != nil {
@@ -335,7 +337,7 @@ func NewEvidence(img image.Image, label Label, opts Options) (*Fingerprint, erro
 	if err := describable(img); err != nil {
 		return nil, err
 	}
-	fp, err := compute(img, opts, nil, EvidenceKeypoints)
+	fp, err := compute(img, opts, nil, true)
 	if err != nil {
 		return nil, err
 	}
