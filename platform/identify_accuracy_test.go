@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -488,7 +487,8 @@ func b2i(b bool) int {
 
 // answer is what identify's answer gives the user for a photo of one line:
 // whether it said matched, where the right line stands among the lines it
-// names (the match first, then suggestions by confidence; -1: absent), and
+// names (the match first, then the suggestions and the pending ones in the
+// order given, which carries the brand-level finding; -1: absent), and
 // whether the first of them is of the right brand.
 type answer struct {
 	matched    bool
@@ -504,9 +504,7 @@ func judge(known []benchLine, l benchLine, got identified) answer {
 	if got.Status == "matched" && got.Match != nil {
 		names = append(names, benchLine{got.Match.Brand, got.Match.Name})
 	}
-	cands := append(append([]map[string]any{}, got.Suggestions...), got.PendingSuggestions...)
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i]["confidence"].(float64) > cands[j]["confidence"].(float64) })
-	for _, c := range cands {
+	for _, c := range append(append([]map[string]any{}, got.Suggestions...), got.PendingSuggestions...) {
 		brand, _ := c["brand"].(string)
 		name, _ := c["name"].(string)
 		names = append(names, benchLine{brand, name})

@@ -27,7 +27,8 @@ const (
 
 // A second look: when no candidate has WidenBelow inliers (identify names
 // nothing then), the keypoints are looked up again with buckets up to
-// Widen times as crowded as the first look allows (keyindex). A small,
+// Widen times as crowded as the first look allows (keyindex), and the
+// leading brand's other lines are scored (siblings). A small,
 // blurred or half-covered band's keypoints are often of the common shapes
 // the first look skips: on held-out bandgen photos at the strongest level
 // this put the line among the first five on 82% of them instead of 75%,
@@ -72,6 +73,8 @@ type Snapshot struct {
 	// keys files the keypoints of the evidence that has them (items refer
 	// to entries by position).
 	keys *keyindex.Index
+	// brands lists the entries of each brand evidence was labelled with.
+	brands map[string][]int
 	// Skipped counts evidence whose fingerprint could not be read (a format
 	// from another version): it is left out, not fatal.
 	Skipped int
@@ -90,7 +93,7 @@ type Builder struct {
 // Build indexes the evidence. Builds must not run concurrently.
 func (b *Builder) Build(evidence []*matching.Evidence) *Snapshot {
 	next := make(map[string]*fingerprint.Fingerprint, len(evidence))
-	s := &Snapshot{}
+	s := &Snapshot{brands: map[string][]int{}}
 	items := make([]index.Item, 0, len(evidence))
 	var keyed []keyindex.Item
 	for _, e := range evidence {
@@ -106,6 +109,9 @@ func (b *Builder) Build(evidence []*matching.Evidence) *Snapshot {
 		items = append(items, index.Item{Ref: len(s.entries), Vec: fp.Vector})
 		if fp.Keypoints.Len() > 0 {
 			keyed = append(keyed, keyindex.Item{Ref: len(s.entries), Desc: fp.Keypoints.Descriptors()})
+		}
+		if fp.Label != nil && fp.Label.Brand != "" {
+			s.brands[fp.Label.Brand] = append(s.brands[fp.Label.Brand], len(s.entries))
 		}
 		s.entries = append(s.entries, entry{id: e.ID, cigarID: e.CigarID, fp: fp})
 	}
@@ -144,10 +150,11 @@ func (s *Snapshot) Recognize(views []*fingerprint.Fingerprint, limit int) ([]Can
 	// The rest of the comparison does not change with the look: each
 	// evidence item is compared with the views once.
 	compared := map[int]fingerprint.Scores{}
-	out := s.candidates(views, 1, compared)
+	out := s.candidates(views, false, compared)
 	if best := mostInliers(out); best < WidenBelow && s.keys.Len() <= WidenUpTo {
-		// Nothing clearly found: look again, crowded buckets too.
-		out = s.candidates(views, Widen, compared)
+		// Nothing clearly found: look again, crowded buckets and the
+		// leading brand's other lines too.
+		out = s.candidates(views, true, compared)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].Score > out[j].Score || (out[i].Score == out[j].Score && out[i].CigarID < out[j].CigarID)
@@ -158,11 +165,16 @@ func (s *Snapshot) Recognize(views []*fingerprint.Fingerprint, limit int) ([]Can
 // candidates scores the evidence the views shortlist, one candidate a cigar
 // (its best evidence), in no order. Every view shortlists; each
 // shortlisted evidence is scored against every view, so that several photos
-// of one band agree or disagree together. The keypoint index is looked up
-// with buckets up to widen times as crowded as it allows
-// (keyindex.PairsWidened); compared holds the rest of each evidence's
-// comparison, filled as it goes.
-func (s *Snapshot) candidates(views []*fingerprint.Fingerprint, widen int, compared map[int]fingerprint.Scores) []Candidate {
+// of one band agree or disagree together. The second look looks the
+// keypoint index up with buckets up to Widen times as crowded as it allows
+// (keyindex.PairsWidened), and scores the leading brand's other lines too
+// (siblings); compared holds the rest of each evidence's comparison,
+// filled as it goes.
+func (s *Snapshot) candidates(views []*fingerprint.Fingerprint, second bool, compared map[int]fingerprint.Scores) []Candidate {
+	widen := 1
+	if second {
+		widen = Widen
+	}
 	seen := map[int]bool{}
 	var shortlist []int
 	add := func(ref int) {
@@ -198,7 +210,8 @@ func (s *Snapshot) candidates(views []*fingerprint.Fingerprint, widen int, compa
 		}
 	}
 	best := map[string]Candidate{}
-	for _, ref := range shortlist {
+	top, topScore := -1, 0.0 // the best scored entry
+	scoreRef := func(ref int) {
 		e := s.entries[ref]
 		scores, ok := compared[ref]
 		if !ok {
@@ -220,12 +233,58 @@ func (s *Snapshot) candidates(views []*fingerprint.Fingerprint, widen int, compa
 		if prev, ok := best[e.cigarID]; !ok || c.Score > prev.Score || (c.Score == prev.Score && c.EvidenceID < prev.EvidenceID) {
 			best[e.cigarID] = c
 		}
+		if top < 0 || c.Score > topScore {
+			top, topScore = ref, c.Score
+		}
+	}
+	for _, ref := range shortlist {
+		scoreRef(ref)
+	}
+	if second && top >= 0 {
+		for _, ref := range s.siblings(top, seen, pairs) {
+			scoreRef(ref)
+		}
 	}
 	out := make([]Candidate, 0, len(best))
 	for _, c := range best {
 		out = append(out, c)
 	}
 	return out
+}
+
+// BrandSiblings is how many evidence items of the leading brand, beyond
+// those the shortlists found, are scored (siblings).
+const BrandSiblings = 16
+
+// siblings are the evidence items of the brand of top (an entry) that were
+// not scored (seen), those with the most keypoint pairs first, up to
+// BrandSiblings. The brand is the one evidence was labelled with when it
+// was added. A blurred or half-covered band's best candidate is often
+// another line of its brand, and the line it shows may have been in
+// neither shortlist: the lines share most of a design, and the sibling took
+// the places. Scored, it can be named (when it wins), weighed against the
+// first (identify's linesClose), and listed among the brand's lines that
+// lead identify's suggestions (identify's brandLeads).
+func (s *Snapshot) siblings(top int, seen map[int]bool, pairs []map[int][]fingerprint.KeyPair) []int {
+	label := s.entries[top].fp.Label
+	if label == nil || label.Brand == "" {
+		return nil
+	}
+	var out []int
+	for _, r := range s.brands[label.Brand] {
+		if !seen[r] {
+			out = append(out, r)
+		}
+	}
+	count := func(r int) int {
+		n := 0
+		for _, p := range pairs {
+			n += len(p[r])
+		}
+		return n
+	}
+	sort.SliceStable(out, func(i, j int) bool { return count(out[i]) > count(out[j]) })
+	return out[:min(len(out), BrandSiblings)]
 }
 
 // score is a candidate's: the keypoints' score, and the rest of the
