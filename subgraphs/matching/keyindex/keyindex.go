@@ -121,7 +121,9 @@ type Candidates struct {
 // Pairs pairs each of the query's keypoints (desc, 4 words each) with the
 // nearest keypoint of every item that holds one within maxDistance bits
 // among those filed under one of its parts (E is its position in the item's
-// descriptors; D2 is the distance of the item's next nearest so checked).
+// descriptors; D2 is the distance of the item's next nearest so checked,
+// counted up to a quarter beyond maxDistance: a ratio test of 0.8 needs no
+// farther one, and one that near makes a pair ambiguous).
 // Items come in the order they were filed.
 func (ix *Index) Pairs(desc []uint64, maxDistance int) []Candidates {
 	return ix.PairsWidened(desc, maxDistance, 1)
@@ -131,6 +133,7 @@ func (ix *Index) Pairs(desc []uint64, maxDistance int) []Candidates {
 // up too.
 func (ix *Index) PairsWidened(desc []uint64, maxDistance, widen int) []Candidates {
 	crowded := ix.crowded * widen
+	runnerUp := int32(maxDistance * 5 / 4)
 	type near struct {
 		e, d, d2 int32
 	}
@@ -151,7 +154,7 @@ func (ix *Index) PairsWidened(desc []uint64, maxDistance, widen int) []Candidate
 			for _, kp := range ix.entries[p][s:e] {
 				o := ix.desc[kp*4 : kp*4+4 : kp*4+4]
 				dist := int32(bits.OnesCount64(d[0]^o[0]) + bits.OnesCount64(d[1]^o[1]) + bits.OnesCount64(d[2]^o[2]) + bits.OnesCount64(d[3]^o[3]))
-				if dist > int32(maxDistance) {
+				if dist > runnerUp {
 					continue
 				}
 				it := ix.owner[kp]
@@ -172,7 +175,9 @@ func (ix *Index) PairsWidened(desc []uint64, maxDistance, widen int) []Candidate
 		}
 		for _, it := range touched {
 			c := cur[it]
-			pairs[it] = append(pairs[it], fingerprint.KeyPair{Q: int32(q), E: c.e, D: int16(c.d), D2: int16(c.d2)})
+			if c.d <= int32(maxDistance) {
+				pairs[it] = append(pairs[it], fingerprint.KeyPair{Q: int32(q), E: c.e, D: int16(c.d), D2: int16(c.d2)})
+			}
 			cur[it].e = -1
 		}
 		touched = touched[:0]

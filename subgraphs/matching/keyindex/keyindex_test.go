@@ -84,3 +84,30 @@ func TestPairsWidened(t *testing.T) {
 		t.Errorf("widened, it paired with %d items, want 200", len(got))
 	}
 }
+
+// TestRunnerUp: a pair's D2 is the item's next nearest keypoint even when
+// that is farther than maxDistance (up to a quarter more), so that the
+// ratio test sees it: a nearest at 60 bits with another at 70 is
+// ambiguous, whatever the limit on pairs. Keypoints farther than
+// maxDistance are not paired.
+func TestRunnerUp(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	q := randomDescriptors(r, 1)
+	// Flip bits past the first part, so that both share it with q.
+	away := func(k int) []uint64 {
+		out := append([]uint64(nil), q...)
+		for _, b := range r.Perm(256 - keyindex.PartBits)[:k] {
+			b += keyindex.PartBits
+			out[b/64] ^= 1 << (b % 64)
+		}
+		return out
+	}
+	ix := keyindex.Build([]keyindex.Item{{Ref: 1, Desc: append(away(60), away(70)...)}, {Ref: 2, Desc: away(70)}})
+	got := ix.Pairs(q, 64)
+	if len(got) != 1 || got[0].Ref != 1 || len(got[0].Pairs) != 1 {
+		t.Fatalf("pairs %+v, want one, with item 1", got)
+	}
+	if p := got[0].Pairs[0]; p.E != 0 || p.D != 60 || p.D2 != 70 {
+		t.Errorf("pair %+v, want E 0, D 60, D2 70", p)
+	}
+}
