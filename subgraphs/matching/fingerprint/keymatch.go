@@ -46,6 +46,12 @@ type KeyPair struct {
 
 type pair struct{ q, e int32 }
 
+// DescriptorDistance is how many of two keypoint descriptors' 256 bits
+// differ (a and b are 4 words each).
+func DescriptorDistance(a, b []uint64) int {
+	return bits.OnesCount64(a[0]^b[0]) + bits.OnesCount64(a[1]^b[1]) + bits.OnesCount64(a[2]^b[2]) + bits.OnesCount64(a[3]^b[3])
+}
+
 // MatchKeypoints matches query keypoints q against evidence keypoints e,
 // pairing every keypoint of q with its nearest in e.
 func MatchKeypoints(q, e *Keypoints) KeyMatch {
@@ -82,11 +88,9 @@ func nearestPairs(q, e *Keypoints) []pair {
 	ed := e.desc
 	for i := range len(q.pts) {
 		a := q.desc[i*4 : i*4+4 : i*4+4]
-		a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
 		b1, b2, bj := 257, 257, -1
 		for j := 0; j < len(ed)/4; j++ {
-			b := ed[j*4 : j*4+4 : j*4+4]
-			d := bits.OnesCount64(a0^b[0]) + bits.OnesCount64(a1^b[1]) + bits.OnesCount64(a2^b[2]) + bits.OnesCount64(a3^b[3])
+			d := DescriptorDistance(a, ed[j*4:j*4+4:j*4+4])
 			if d < b2 {
 				if d < b1 {
 					b2, b1, bj = b1, d, j

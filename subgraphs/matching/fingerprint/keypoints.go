@@ -470,7 +470,7 @@ func describe(ii []uint32, w, x, y int, angle uint8, dst []uint64) {
 // repeated corners are left out first (see unrepeated); evidence's are
 // kept, since it is the band alone and its repeated parts are its own.
 func keypointsOf(img image.Image, evidence bool) *Keypoints {
-	budget, photo := KeypointsMax, !evidence
+	budget := KeypointsMax
 	if evidence {
 		budget = EvidenceKeypoints
 	}
@@ -506,12 +506,12 @@ func keypointsOf(img image.Image, evidence bool) *Keypoints {
 		// repeated ones are not; evidence's only once chosen.
 		var angles []uint8
 		var desc []uint64
-		if photo {
+		if !evidence {
 			angles, desc = describeAll(g, ii, cs)
 			cs = unrepeated(cs, desc)
 		}
 		cs = spread(cs, want)
-		if !photo {
+		if evidence {
 			angles, desc = describeAll(g, ii, cs)
 		}
 		sx, sy := float64(g0.w)/float64(g.w), float64(g0.h)/float64(g.h)
@@ -565,7 +565,7 @@ func unrepeated(cs []corner, desc []uint64) []corner {
 		da := desc[4*cs[a].i : 4*cs[a].i+4 : 4*cs[a].i+4]
 		for b := a + 1; b < len(cs); b++ {
 			db := desc[4*cs[b].i : 4*cs[b].i+4 : 4*cs[b].i+4]
-			if bits.OnesCount64(da[0]^db[0])+bits.OnesCount64(da[1]^db[1])+bits.OnesCount64(da[2]^db[2])+bits.OnesCount64(da[3]^db[3]) <= kpRepeatBits {
+			if DescriptorDistance(da, db) <= kpRepeatBits {
 				near[a]++
 				near[b]++
 			}

@@ -16,7 +16,6 @@
 package keyindex
 
 import (
-	"math/bits"
 	"slices"
 
 	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
@@ -153,7 +152,7 @@ func (ix *Index) PairsWidened(desc []uint64, maxDistance, widen int) []Candidate
 			}
 			for _, kp := range ix.entries[p][s:e] {
 				o := ix.desc[kp*4 : kp*4+4 : kp*4+4]
-				dist := int32(bits.OnesCount64(d[0]^o[0]) + bits.OnesCount64(d[1]^o[1]) + bits.OnesCount64(d[2]^o[2]) + bits.OnesCount64(d[3]^o[3]))
+				dist := int32(fingerprint.DescriptorDistance(d, o))
 				if dist > runnerUp {
 					continue
 				}
