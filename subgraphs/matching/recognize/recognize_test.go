@@ -3,6 +3,7 @@ package recognize_test
 import (
 	"encoding/json"
 	"fmt"
+	"image"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/matching/bandart"
 	"github.com/vitolahq/vitola/subgraphs/matching/evidence"
 	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
+	"github.com/vitolahq/vitola/subgraphs/matching/identify"
 	"github.com/vitolahq/vitola/subgraphs/matching/recognize"
 )
 
@@ -129,4 +131,33 @@ func BenchmarkBuild10k(b *testing.B) {
 			builder.Build(ev)
 		}
 	})
+}
+
+// TestBrandSiblings: in the second look, the lines of the best
+// candidate's brand are scored even when neither shortlist found them
+// (here a line of the brand whose band looks like none of the others), and
+// only those.
+func TestBrandSiblings(t *testing.T) {
+	ev, cigars, recs := demoEvidence(t)
+	shown := recs[40]
+	unlike := func() image.Image { return bandart.Render(bandart.DesignFor("Nothing Alike", "Plain"), 800) }
+	ev = append(ev, flatEvidence(t, []flatBand{
+		{identify.Cigar{ID: "cig_unlike", Brand: shown.Brand, Name: "Plain"}, unlike},
+		{identify.Cigar{ID: "cig_other", Brand: "Nothing Alike", Name: "Plain"}, unlike},
+	}, nil, cigars)...)
+	snap := recognize.Build(ev)
+	fp, err := fingerprint.Compute(bandart.Photo(bandart.Render(bandart.DesignFor(shown.Brand, shown.Line), 800), bandart.Mild, 3), fingerprint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scored := map[string]bool{}
+	for _, c := range snap.SecondLook([]*fingerprint.Fingerprint{fp}) {
+		scored[c.CigarID] = true
+	}
+	if !scored[shown.CigarID] || !scored["cig_unlike"] {
+		t.Errorf("scored the photo's line %v, its brand's unlike line %v; want both", scored[shown.CigarID], scored["cig_unlike"])
+	}
+	if scored["cig_other"] {
+		t.Error("the same unlike band of another brand was scored too: it is shortlisted, and the test shows nothing")
+	}
 }
