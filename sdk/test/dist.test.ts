@@ -17,7 +17,7 @@ beforeAll(() => {
   tmp = mkdtempSync(join(tmpdir(), "vitola-sdk-dist-"));
   writeFileSync(join(tmp, "package.json"), JSON.stringify({ private: true }));
   install(tmp, pack(tmp));
-}, 120_000);
+});
 
 afterAll(() => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
@@ -44,11 +44,11 @@ const want = { id: vector.expect.id, type: vector.expect.type, refused: "no_matc
 describe("the built package", () => {
   it("exports verifyCallback to require (CommonJS)", () => {
     expect(run(["-e", program(`const sdk = require("@vitola/sdk");`)])).toEqual(want);
-  }, 30_000);
+  });
 
   it("exports verifyCallback to import (ESM)", () => {
     expect(run(["--input-type=module", "-e", program(`import * as sdk from "@vitola/sdk";`)])).toEqual(want);
-  }, 30_000);
+  });
 
   it("imports nothing at run time (no node: modules, so edge runtimes load it)", () => {
     const esm = readFileSync(join(tmp, "node_modules", "@vitola", "sdk", "dist", "index.js"), "utf8");
@@ -63,7 +63,7 @@ describe("the built package", () => {
     const page = execFileSync(bin("esbuild"), ["page.mjs", "--bundle", "--minify", "--format=esm"], { cwd: tmp, encoding: "utf8", stdio: "pipe" });
     expect(page).toContain("x-service-key");
     expect(page).not.toMatch(/TextEncoder|X-Service-Signature|CallbackError/);
-  }, 30_000);
+  });
 
   it("types verifyCallback for ESM and CommonJS consumers, with Node's types or the DOM's", () => {
     const consumer = join(tmp, "consumer");
@@ -101,5 +101,5 @@ export const sign: (secret: string, body: string, ts: number) => Promise<string>
         throw new Error(`tsc (lib ${lib}, types ${types}): ${(err as { stdout?: string }).stdout}`);
       }
     }
-  }, 60_000);
+  }, 600_000); // two tsc runs: about 30 s on a quiet machine, 90 s seen on a busy one
 });
