@@ -33,18 +33,10 @@ func TestHardeningHTTP(t *testing.T) {
 	t.Run("EveryErrorIsJSON/Payments", func(t *testing.T) { testEveryErrorIsJSON(t, payments, false) })
 }
 
-// serveOrigin serves h the way `vitola serve` does, on a loopback port, and
-// returns its address.
+// serveOrigin serves h the way `vitola serve` does, with the default
+// limits, on a loopback port, and returns its address.
 func serveOrigin(t *testing.T, h http.Handler) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := platform.HTTPServer(h)
-	go platform.Serve(srv, ln)
-	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().String()
+	return serveWithin(t, h, platform.DefaultServerLimits())
 }
 
 // paidRoute is a route that charges, with a body it takes and its price.
@@ -372,4 +364,41 @@ func testEveryErrorIsJSON(t *testing.T, addr string, api bool) {
 			t.Errorf("DELETE /graphql: %d %s", r.status, r.body)
 		}
 	}
+}
+
+// A response not written within the write timeout loses its connection; the
+// paid image routes, slower by design, extend theirs to their own deadline.
+// A write timeout of 1 ns has passed before any handler writes.
+func TestWriteDeadlines(t *testing.T) {
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("late")) })
+	addr := serveWithin(t, slow, platform.ServerLimits{WriteTimeout: time.Nanosecond})
+	if res, err := http.Get("http://" + addr + "/"); err == nil {
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		t.Fatalf("an answer past the write timeout arrived: %d %q", res.StatusCode, b)
+	}
+
+	f := open(t, sqldb.Config{DataDir: t.TempDir()})
+	f.srv.URL = "http://" + serveWithin(t, f.p.API, platform.ServerLimits{WriteTimeout: time.Nanosecond})
+	photos := bandPhotos(t)
+	key, _ := f.aiKey(t, 10)
+	rt := paidRoutes(photos.URL)[0]
+	r := f.send(t, rt.path, http.Header{"X-Service-Key": {key}, "Idempotency-Key": {"deadline"}, "Content-Type": {"application/json"}}, rt.body)
+	if r.Status != 200 {
+		t.Fatalf("%s under a 1 ns write timeout: %d %.200s, want 200 (its own deadline)", rt.path, r.Status, r.Body)
+	}
+}
+
+// serveWithin serves h as `vitola serve` does, within lim, on a loopback
+// port, and returns its address.
+func serveWithin(t *testing.T, h http.Handler, lim platform.ServerLimits) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := platform.HTTPServer(h, lim)
+	go platform.Serve(srv, ln, lim.MaxConnsPerClient)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
 }

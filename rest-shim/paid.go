@@ -57,6 +57,22 @@ const (
 	holdSeconds   = 110
 )
 
+// paidWrite is the time a paid route has to answer: its work's deadline and
+// the settlement's tries after it, beyond the server's usual write timeout.
+const paidWrite = paidDeadline + 30*time.Second
+
+// extendWriteDeadline gives a route slower by design d to write its answer
+// when the server's write timeout (--write-timeout) is shorter; it never
+// shortens it, nor sets one where the server has none.
+func extendWriteDeadline(w http.ResponseWriter, r *http.Request, d time.Duration) {
+	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && (srv.WriteTimeout == 0 || srv.WriteTimeout >= d) {
+		return
+	}
+	// Every writer between here and the connection unwraps (Unwrap), so
+	// this reaches it.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
+}
+
 // ledgerRetryDelays space the tries of a settlement: settling and releasing
 // are idempotent in the ledger, so a try whose answer was lost is safe to
 // repeat.
@@ -100,6 +116,7 @@ func handlePaid(payments *subgraph.Client, idem *idempotency.Service, rt paidRou
 		subgraphFailure(w, log, rt.name, err)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		extendWriteDeadline(w, r, paidWrite)
 		ctx := r.Context()
 		caller, _ := trust.FromContext(ctx)
 		// The body's media type and size first: nothing is recorded or held

@@ -120,6 +120,7 @@ const (
 	CodeInvalidBody      = "INVALID_BODY"
 	CodeInternal         = "INTERNAL_SERVER_ERROR"
 	CodeTimeout          = "TIMEOUT"
+	CodeRequestTimeout   = "REQUEST_TIMEOUT"
 	CodeUnsupportedMedia = "UNSUPPORTED_MEDIA_TYPE"
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 )
@@ -262,6 +263,9 @@ func (rt *Router) readRequest(rs responder, r *http.Request) ([]byte, bool) {
 		e := gqlErr(CodeBadRequest, fmt.Sprintf("the request body is larger than the maximum of %d bytes: send a shorter operation or fewer variables", rt.maxBody))
 		e.Extensions["limit"], e.Extensions["maximum"] = "body bytes", rt.maxBody
 		rs.errors(http.StatusRequestEntityTooLarge, e)
+		return nil, false
+	} else if jsonbody.TimedOut(err) {
+		rs.errors(http.StatusRequestTimeout, gqlErr(CodeRequestTimeout, jsonbody.TimeoutMessage(r)))
 		return nil, false
 	} else if err != nil {
 		rs.errors(http.StatusBadRequest, gqlErr(CodeBadRequest, "could not read the request body"))

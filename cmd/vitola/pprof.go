@@ -7,14 +7,22 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vitolahq/vitola/platform"
 )
+
+// pprofWrite is the profiler's write timeout: room for a 60 s profile.
+const pprofWrite = 90 * time.Second
 
 // startPprof serves Go's profiler on addr, a listener of its own so that it is
 // never reachable through the public API's address; until ctx ends. Empty addr:
-// off (the default).
-func startPprof(ctx context.Context, addr string, log zerolog.Logger) error {
+// off (the default). It runs within lim like every listener, but gives a
+// response pprofWrite: a CPU profile or trace is written after the seconds it
+// records (net/http/pprof refuses a longer one, saying so).
+func startPprof(ctx context.Context, addr string, lim platform.ServerLimits, log zerolog.Logger) error {
 	if addr == "" {
 		return nil
 	}
@@ -28,10 +36,11 @@ func startPprof(ctx context.Context, addr string, log zerolog.Logger) error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux}
+	lim.WriteTimeout = max(lim.WriteTimeout, pprofWrite)
+	srv := platform.HTTPServer(mux, lim)
 	log.Info().Str("addr", "http://"+ln.Addr().String()+"/debug/pprof/").Msg("profiler listening")
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := platform.Serve(srv, ln, lim.MaxConnsPerClient); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error().Err(err).Msg("profiler")
 		}
 	}()

@@ -84,6 +84,8 @@ type serveSettings struct {
 	OTLPEndpoint     string
 	TraceSampleRatio float64
 	ReadyTimeout     time.Duration
+	// Server bounds every listener: slow clients and connections per address.
+	Server platform.ServerLimits
 }
 
 // paymentsOptions are the payments settings for the platform, the payments
@@ -128,6 +130,12 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	}
 	if s.Quotas.Default.RPS < 0 || s.Quotas.Default.CostPerMinute < 0 {
 		return nil, errors.New("--quota-rps and --quota-cost-per-minute: give 0 (no quota) or more")
+	}
+	if s.Server.ReadTimeout <= 0 || s.Server.WriteTimeout <= 0 {
+		return nil, fmt.Errorf("--read-timeout %s and --write-timeout %s: give positive durations, e.g. 30s", s.Server.ReadTimeout, s.Server.WriteTimeout)
+	}
+	if s.Server.MaxConnsPerClient < 0 {
+		return nil, fmt.Errorf("--max-conns-per-client %d: give 0 (no cap) or more", s.Server.MaxConnsPerClient)
 	}
 	if s.ImageDecodeMB < 64 {
 		return nil, fmt.Errorf("--image-decode-budget %d: give at least 64 (MiB): a 12-megapixel JPEG alone needs about 40", s.ImageDecodeMB)
@@ -182,6 +190,9 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.BoolVar(&s.singleFlight, "single-flight", envBoolOr(getenv, "VITOLA_SINGLE_FLIGHT", true), "router: identical subgraph fetches in flight at once are made once (env VITOLA_SINGLE_FLIGHT)")
 	fs.IntVar(&s.Tuning.OperationCacheSize, "operation-cache-size", envInt(getenv, "VITOLA_OPERATION_CACHE_SIZE", router.DefaultOperationCacheSize), "router: how many prepared (normalized, validated, analysed, planned) operations are kept (env VITOLA_OPERATION_CACHE_SIZE)")
 	fs.BoolVar(&s.SubgraphH2C, "subgraph-h2c", envBool(getenv, "VITOLA_SUBGRAPH_H2C"), "router: call subgraphs over HTTP/2 without TLS (h2c, prior knowledge); every subgraph must accept it, as Vitola's do (env VITOLA_SUBGRAPH_H2C)")
+	fs.DurationVar(&s.Server.ReadTimeout, "read-timeout", envDuration(getenv, "VITOLA_READ_TIMEOUT", platform.DefaultReadTimeout), "every listener: time to read a whole request, header and body; a body still arriving then is answered 408 and its connection closed (env VITOLA_READ_TIMEOUT)")
+	fs.DurationVar(&s.Server.WriteTimeout, "write-timeout", envDuration(getenv, "VITOLA_WRITE_TIMEOUT", platform.DefaultWriteTimeout), "every listener: time to answer a request, from the end of its header; the paid image routes take their own 90 s deadline beyond it (env VITOLA_WRITE_TIMEOUT)")
+	fs.IntVar(&s.Server.MaxConnsPerClient, "max-conns-per-client", envInt(getenv, "VITOLA_MAX_CONNS_PER_CLIENT", platform.DefaultMaxConnsPerClient), "public listeners (API, payments, metrics, profiler): connections one client address may hold open at once, the next answered 503; behind a reverse proxy every client has the proxy's address: raise it or give 0 (no cap) (env VITOLA_MAX_CONNS_PER_CLIENT)")
 	fs.StringVar(&s.PprofAddr, "pprof-addr", envOr(getenv, "VITOLA_PPROF_ADDR", ""), "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060; empty: off (env VITOLA_PPROF_ADDR)")
 }
 
@@ -194,7 +205,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
-	if err := startPprof(ctx, s.PprofAddr, log); err != nil {
+	if err := startPprof(ctx, s.PprofAddr, s.Server, log); err != nil {
 		return err
 	}
 	service := "vitola"
@@ -283,7 +294,7 @@ func serveAll(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, l
 	}
 	defer p.Close()
 	api.handler, pay.handler = p.API, p.Payments
-	return serve(ctx, log, all...)
+	return serve(ctx, log, s.Server, all...)
 }
 
 // serveRouter runs the router alone, over Vitola's composition or any other.
@@ -345,7 +356,7 @@ func serveRouter(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry
 	checks := append([]restshim.Check{{Name: "access", Check: keys.Ping}, {Name: "kv", Check: kvs.Ping}}, remoteReady(composed.Subgraphs, schema.Subgraphs)...)
 	mux.Handle("GET /health/ready", restshim.ReadyHandler(checks, s.ReadyTimeout, nil))
 	log.Info().Interface("subgraphs", redactURLs(composed.Subgraphs)).Msg("router")
-	return listenAndServe(ctx, log, append([]*listener{{name: "router", addr: s.Addr, handler: tel.Handler("router", mux)}}, s.metricsListener(tel)...)...)
+	return listenAndServe(ctx, log, s.Server, append([]*listener{{name: "router", addr: s.Addr, internal: true, handler: tel.Handler("router", mux)}}, s.metricsListener(tel)...)...)
 }
 
 // serveShim runs the public edge alone; /graphql goes to the router over HTTP.
@@ -426,7 +437,7 @@ func serveShim(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, 
 		Checks:       append(checks[:2:2], restshim.Check{Name: schema.Payments, Check: remoteHealth(strings.TrimSuffix(paymentsGraphQL, "/graphql") + "/health/ready")}),
 		ReadyTimeout: s.ReadyTimeout, OnCheckFailed: onCheckFailed, Logger: log,
 	}))
-	return serve(ctx, log, all...)
+	return serve(ctx, log, s.Server, all...)
 }
 
 // serveSubgraph runs one subgraph alone: its /graphql answers only calls with an
@@ -454,7 +465,7 @@ func serveSubgraph(ctx context.Context, s *serveSettings, tel *telemetry.Telemet
 	}
 	defer sg.Store.Close()
 	h := tel.Handler(s.Component, subgraph.Handler(s.Component, sg.GraphQL, verifier, sg.Store, sg.Routes...))
-	return listenAndServe(ctx, log, append([]*listener{{name: s.Component, addr: s.Addr, h2c: true, handler: h}}, s.metricsListener(tel)...)...)
+	return listenAndServe(ctx, log, s.Server, append([]*listener{{name: s.Component, addr: s.Addr, h2c: true, internal: true, handler: h}}, s.metricsListener(tel)...)...)
 }
 
 func newHTTPTransport() *http.Transport {
@@ -508,6 +519,10 @@ type listener struct {
 	ln      net.Listener
 	// h2c: accept HTTP/2 without TLS too (subgraphs, for --subgraph-h2c).
 	h2c bool
+	// internal: its clients are the platform's own components (the router
+	// and subgraphs served alone), many connections from one address by
+	// design, so no cap on connections per client address applies.
+	internal bool
 }
 
 // bound is the address actually listened on (port 0 becomes the port given).
@@ -539,27 +554,31 @@ func closeListeners(ls ...*listener) {
 
 // listenAndServe binds and serves listeners whose handlers need not know the
 // address.
-func listenAndServe(ctx context.Context, log zerolog.Logger, ls ...*listener) error {
+func listenAndServe(ctx context.Context, log zerolog.Logger, lim platform.ServerLimits, ls ...*listener) error {
 	if err := listen(ls...); err != nil {
 		return err
 	}
-	return serve(ctx, log, ls...)
+	return serve(ctx, log, lim, ls...)
 }
 
-// serve serves every bound listener until ctx ends, then shuts them down
-// gracefully.
-func serve(ctx context.Context, log zerolog.Logger, ls ...*listener) error {
+// serve serves every bound listener, within lim, until ctx ends, then shuts
+// them down gracefully.
+func serve(ctx context.Context, log zerolog.Logger, lim platform.ServerLimits, ls ...*listener) error {
 	var servers []*http.Server
 	errc := make(chan error, len(ls))
 	for _, l := range ls {
-		srv := platform.HTTPServer(l.handler)
+		srv := platform.HTTPServer(l.handler, lim)
+		perClient := lim.MaxConnsPerClient
+		if l.internal {
+			perClient = 0
+		}
 		if l.h2c {
 			router.AcceptH2C(srv)
 		}
 		servers = append(servers, srv)
 		log.Info().Str("component", l.name).Str("addr", "http://"+l.bound()).Msg("listening")
 		go func() {
-			if err := platform.Serve(srv, l.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := platform.Serve(srv, l.ln, perClient); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- fmt.Errorf("%s: %w", l.name, err)
 			}
 		}()

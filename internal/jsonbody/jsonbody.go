@@ -22,6 +22,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -39,6 +40,7 @@ const (
 	CodeInvalid   = "invalid_body"
 	CodeTooLarge  = "body_too_large"
 	CodeMediaType = "unsupported_media_type"
+	CodeTimeout   = "request_timeout"
 )
 
 // Error is a body refused: the HTTP status and stable code to answer, and a
@@ -83,10 +85,26 @@ func Read(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	switch {
 	case errors.As(err, &mbe):
 		return nil, tooLarge
+	case TimedOut(err):
+		return nil, &Error{http.StatusRequestTimeout, CodeTimeout, TimeoutMessage(r)}
 	case err != nil:
 		return nil, invalid("the request body could not be read: send it again")
 	}
 	return body, nil
+}
+
+// TimedOut reports whether err, from reading a request body, is the
+// server's read timeout cutting off a body that was still arriving.
+func TimedOut(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
+
+// TimeoutMessage says why a body that timed out was refused, naming the
+// server's read timeout (http.Server.ReadTimeout) when r carries its server.
+func TimeoutMessage(r *http.Request) string {
+	within := "in time"
+	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 {
+		within = "within " + srv.ReadTimeout.String()
+	}
+	return "the request body did not arrive " + within + " of the request's start: send the whole request at once, and check Content-Length matches the body"
 }
 
 // Size says n bytes the way messages and docs do: "64 KB", "1 MB", "100 bytes".
