@@ -37,15 +37,20 @@ func bandPhotos(t *testing.T) *httptest.Server {
 	cache := map[string][]byte{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		defer mu.Unlock()
 		b, ok := cache[r.URL.RequestURI()]
+		mu.Unlock()
 		if !ok {
+			// Rendered outside the lock: photos fetched together (eight in one
+			// request) must not wait on each other's rendering, which on a
+			// busy machine took longer than the fetcher waits for headers.
 			seed, _ := strconv.Atoi(r.URL.Query().Get("seed"))
 			band := bandart.Render(bandart.DesignFor("Padrón", "1964 Anniversary Series"), 600)
 			var buf bytes.Buffer
 			png.Encode(&buf, bandart.Photo(band, bandart.Mild, int64(seed)))
 			b = buf.Bytes()
+			mu.Lock()
 			cache[r.URL.RequestURI()] = b
+			mu.Unlock()
 		}
 		w.Header().Set("Content-Type", "image/png")
 		w.Write(b)
@@ -280,7 +285,7 @@ func (f *fixture) testRecognize(t *testing.T) {
 	}
 	eight := f.postJSON(t, "/v1/ai/cigars/fingerprint", key, "rec-8", fmt.Sprintf(`{"imageUrls": [%s]}`, strings.Join(urls, ",")))
 	if eight.Status != 200 || len(eight.Body) <= 512<<10 {
-		t.Fatalf("fingerprint of eight photos: %d, %d bytes", eight.Status, len(eight.Body))
+		t.Fatalf("fingerprint of eight photos: %d, %d bytes %.300s", eight.Status, len(eight.Body), eight.Body)
 	}
 	if got := f.postJSON(t, path, f.key, "", fmt.Sprintf(`{"fingerprint": %s}`, eight.Body)); got.Status != 200 ||
 		!bytes.Contains(got.Body, []byte(catalog.CigarID("Padrón", "1964 Anniversary Series Exclusivo"))) {

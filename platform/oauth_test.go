@@ -187,17 +187,13 @@ func oauthFlow(t *testing.T, cfg sqldb.Config) {
 		t.Fatalf("own email through user(id:): %v", email)
 	}
 
-	// Revoking an access token stops it within a second, on every path.
+	// Revoking an access token stops it within a second, on every path: a
+	// request that starts a second after is refused, however busy the
+	// machine (verdicts are cached half a second).
 	revoke(client.ID, secret, live.AccessToken)
-	deadline := time.Now().Add(time.Second)
-	for {
-		if status, _ := me(live.AccessToken); status == 401 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a revoked access token still works after a second")
-		}
-		time.Sleep(50 * time.Millisecond)
+	time.Sleep(time.Second)
+	if status, _ := me(live.AccessToken); status != 401 {
+		t.Fatalf("a revoked access token still works after a second: %d", status)
 	}
 	if email := ownEmail(live.AccessToken); email != nil {
 		t.Fatalf("a revoked token still reads the email through user(id:): %v", email)

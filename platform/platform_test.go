@@ -485,16 +485,11 @@ func (f *fixture) testKeys(t *testing.T) {
 	if err := f.p.Keys.RevokeKey(context.Background(), k.ID); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(access.CacheTTL + time.Second)
-	for {
-		r := f.post(t, plain, q)
-		if r.Status == 401 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("revoked key still accepted after the cache window")
-		}
-		time.Sleep(50 * time.Millisecond)
+	// Any verdict cached before the revocation has expired CacheTTL after
+	// it, so a request that starts then is refused, however busy the machine.
+	time.Sleep(access.CacheTTL)
+	if r := f.post(t, plain, q); r.Status != 401 {
+		t.Fatalf("revoked key still accepted after the cache window: %d", r.Status)
 	}
 }
 
