@@ -43,10 +43,12 @@ build:
 
 # go test runs through tools/gotest: the same output, then one line of what
 # was skipped and why (plain go test hides skips); its exit status is go test's.
+# -timeout guards against a hang, sized for a busy machine: the longest
+# package (platform) takes about 5 minutes on a quiet one.
 test: tools sdk sdk-package relay-example browser ocr lint
 	cd sdk && npm run --silent typecheck && npm test --silent
 	$(GO) build -o $(TOOLS)/bin/gotest ./tools/gotest
-	GO=$(GO) $(TOOLS)/bin/gotest -count=1 -timeout 15m ./...
+	GO=$(GO) $(TOOLS)/bin/gotest -count=1 -timeout 40m ./...
 	# the router's tests again with inbound deduplication and single-flight off
 	VITOLA_TEST_DEDUP=off $(GO) test -count=1 ./router/
 	@$(MAKE) --no-print-directory fuzz
