@@ -511,6 +511,11 @@ func logPublicURLs(log zerolog.Logger, api, payments string) {
 	log.Info().Str("publicUrl", api).Str("paymentsPublicUrl", payments).Msg("public URLs")
 }
 
+// internalWriteTimeout is the least write timeout of a component's own
+// listener: longer than any component waits for another (the shim's 100 s
+// for an identify in matching).
+const internalWriteTimeout = 2 * time.Minute
+
 // listener is one address served: listen binds it, serve serves handler there.
 type listener struct {
 	name    string
@@ -521,7 +526,8 @@ type listener struct {
 	h2c bool
 	// internal: its clients are the platform's own components (the router
 	// and subgraphs served alone), many connections from one address by
-	// design, so no cap on connections per client address applies.
+	// design, so no cap on connections per client address applies, and its
+	// write timeout is at least internalWriteTimeout.
 	internal bool
 }
 
@@ -567,18 +573,20 @@ func serve(ctx context.Context, log zerolog.Logger, lim platform.ServerLimits, l
 	var servers []*http.Server
 	errc := make(chan error, len(ls))
 	for _, l := range ls {
-		srv := platform.HTTPServer(l.handler, lim)
-		perClient := lim.MaxConnsPerClient
+		own := lim
 		if l.internal {
-			perClient = 0
+			// The callers bound their own calls (the shim waits up to 100 s
+			// for matching's identify), so the listener must outlast them.
+			own.MaxConnsPerClient, own.WriteTimeout = 0, max(own.WriteTimeout, internalWriteTimeout)
 		}
+		srv := platform.HTTPServer(l.handler, own)
 		if l.h2c {
 			router.AcceptH2C(srv)
 		}
 		servers = append(servers, srv)
 		log.Info().Str("component", l.name).Str("addr", "http://"+l.bound()).Msg("listening")
 		go func() {
-			if err := platform.Serve(srv, l.ln, perClient); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := platform.Serve(srv, l.ln, own.MaxConnsPerClient); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- fmt.Errorf("%s: %w", l.name, err)
 			}
 		}()
