@@ -34,6 +34,7 @@ import (
 	"github.com/vitolahq/vitola/router"
 	"github.com/vitolahq/vitola/router/limits"
 	"github.com/vitolahq/vitola/schema"
+	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"
 	"github.com/vitolahq/vitola/subgraphs/payments"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
@@ -60,6 +61,9 @@ type Options struct {
 	// ImageDecodeBudget caps the bytes image decoding holds at once (0: the
 	// default, imagefetch.DefaultDecodeBudget).
 	ImageDecodeBudget int64
+	// CapacityWait bounds a request's wait for the decode budget before it
+	// is refused with over_capacity (0: imagefetch.DefaultCapacityWait).
+	CapacityWait time.Duration
 	// VisionModelURL and VisionModelKey configure identify's optional vision
 	// model (empty URL: off).
 	VisionModelURL, VisionModelKey string
@@ -97,6 +101,9 @@ type Platform struct {
 	Subgraphs map[string]http.Handler
 	// Idempotency keeps the paid routes' Idempotency-Key records.
 	Idempotency *idempotency.Service
+	// Images is the matching subgraph's image fetcher, whose decode budget
+	// every request's images share (tests hold it to fill it).
+	Images *imagefetch.Fetcher
 	// Router is the federation router (its counters, for tests and benchmarks).
 	Router  *router.Router
 	closers []io.Closer
@@ -168,7 +175,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	matchingCatalog := &subgraph.Client{URL: urls[schema.Catalog], HTTP: &http.Client{Transport: internal(schema.Matching, &inproc.Transport{Handlers: hosts}, matchingIssuer)}}
 	for _, name := range schema.All {
 		sg, err := OpenSubgraph(ctx, name, o.Store, SubgraphOptions{Demo: o.Demo, Prober: prober, Secret: o.InternalKey, PublicURL: o.PublicURL,
-			FetchAllow: o.FetchAllow, ImageDecodeBudget: o.ImageDecodeBudget, Catalog: matchingCatalog, VisionModelURL: o.VisionModelURL, VisionModelKey: o.VisionModelKey, Payments: o.Payments, Logger: log})
+			FetchAllow: o.FetchAllow, ImageDecodeBudget: o.ImageDecodeBudget, CapacityWait: o.CapacityWait, Catalog: matchingCatalog, VisionModelURL: o.VisionModelURL, VisionModelKey: o.VisionModelKey, Payments: o.Payments, Logger: log})
 		if err != nil {
 			return nil, err
 		}
@@ -182,6 +189,9 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 		}
 		if sg.Credits != nil {
 			credits, p.Credits = sg.Credits, sg.Credits
+		}
+		if sg.Images != nil {
+			p.Images = sg.Images
 		}
 		if sg.Payments != nil {
 			p.PaymentsService, p.PaymentsSender = sg.Payments, sg.Sender

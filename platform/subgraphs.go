@@ -65,6 +65,9 @@ type Subgraph struct {
 	Payments *payments.Service
 	// Sender delivers the payments subgraph's callbacks (nil for the others).
 	Sender *payments.Sender
+	// Images is the matching subgraph's image fetcher (nil for the others):
+	// its decode budget is what every request's images share.
+	Images *imagefetch.Fetcher
 	// Routes are the subgraph's own routes beside /graphql.
 	Routes []subgraph.Route
 }
@@ -86,6 +89,9 @@ type SubgraphOptions struct {
 	// ImageDecodeBudget caps the bytes image decoding holds at once (0: the
 	// default, imagefetch.DefaultDecodeBudget).
 	ImageDecodeBudget int64
+	// CapacityWait bounds a request's wait for the decode budget before it
+	// is refused with over_capacity (0: imagefetch.DefaultCapacityWait).
+	CapacityWait time.Duration
 	// Catalog is matching's client to the catalog subgraph (identify resolves
 	// text and names cigars there).
 	Catalog *subgraph.Client
@@ -336,7 +342,7 @@ func openMatching(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Su
 		return nil, false, err
 	}
 	m := &matcher.Matcher{
-		Fetch:    imagefetch.New(imagefetch.Config{AllowCIDRs: o.FetchAllow, DecodeBudget: o.ImageDecodeBudget, Work: fingerprint.WorkBytes}),
+		Fetch:    imagefetch.New(imagefetch.Config{AllowCIDRs: o.FetchAllow, DecodeBudget: o.ImageDecodeBudget, CapacityWait: o.CapacityWait, Work: fingerprint.WorkBytes}),
 		Sealer:   matching.NewSealer(o.Secret),
 		Evidence: snapshots,
 		Log:      o.Logger,
@@ -354,5 +360,5 @@ func openMatching(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Su
 	if fingerprint.TesseractAvailable() {
 		m.OCR = fingerprint.Tesseract{}
 	}
-	return &Subgraph{GraphQL: matchinggraph.NewHandler(m), Store: stopping{StoreHandle: st, stop: stop}}, seeded, nil
+	return &Subgraph{GraphQL: matchinggraph.NewHandler(m), Store: stopping{StoreHandle: st, stop: stop}, Images: m.Fetch}, seeded, nil
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/internal/jsonbody"
 )
 
@@ -21,8 +20,7 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any, usage 
 		err = jsonbody.Decode(body, v)
 	}
 	if err != nil {
-		re := bodyError(err, usage)
-		apierr.Write(w, re.Status, re.Code, re.Message)
+		bodyError(err, usage).write(w)
 		return false
 	}
 	return true
@@ -39,11 +37,11 @@ func decodeBody(body []byte, v any, usage string) error {
 func bodyError(err error, usage string) *routeError {
 	var e *jsonbody.Error
 	if !errors.As(err, &e) {
-		return &routeError{http.StatusBadRequest, jsonbody.CodeInvalid, usage}
+		return &routeError{Status: http.StatusBadRequest, Code: jsonbody.CodeInvalid, Message: usage}
 	}
 	msg := e.Message
 	if e.Code == jsonbody.CodeInvalid && usage != "" {
 		msg = usage + ": " + msg
 	}
-	return &routeError{e.Status, e.Code, msg}
+	return &routeError{Status: e.Status, Code: e.Code, Message: msg}
 }

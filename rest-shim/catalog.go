@@ -65,7 +65,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // and names what was called (the catalog, users, the graph).
 func subgraphFailure(w http.ResponseWriter, log zerolog.Logger, what string, err error) {
 	if re, ok := refusal(err); ok {
-		apierr.Write(w, re.Status, re.Code, re.Message)
+		re.write(w)
 		return
 	}
 	var gerrs subgraph.Errors

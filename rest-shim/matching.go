@@ -47,7 +47,7 @@ type images struct {
 // list; how long is matching's rule), into the list matching takes.
 func imageRefs(one *string, many []string) (images, *routeError) {
 	if one != nil && many != nil {
-		return images{}, &routeError{http.StatusBadRequest, "invalid_image_urls", "give imageUrl (one image) or imageUrls (a list), not both"}
+		return images{}, &routeError{Status: http.StatusBadRequest, Code: "invalid_image_urls", Message: "give imageUrl (one image) or imageUrls (a list), not both"}
 	}
 	if one != nil {
 		return images{urls: []string{*one}, one: true}, nil
@@ -141,7 +141,7 @@ func handleRecognize(matching, catalog *subgraph.Client, log zerolog.Logger) htt
 		}
 		if err := matching.Do(r.Context(), opRecognize, map[string]any{"fp": string(in.Fingerprint), "limit": in.Limit}, &rec); err != nil {
 			if re, ok := refusal(err); ok {
-				apierr.Write(w, re.Status, re.Code, re.Message)
+				re.write(w)
 				return
 			}
 			subgraphFailure(w, log, "matching", err)

@@ -94,9 +94,20 @@ type paidRoute struct {
 type routeError struct {
 	Status        int
 	Code, Message string
+	// RetryAfter, when set, is sent as Retry-After (seconds): the request
+	// may be sent again, unchanged, then.
+	RetryAfter int64
 }
 
 func (e *routeError) Error() string { return e.Message }
+
+// write answers the error.
+func (e *routeError) write(w http.ResponseWriter) {
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(e.RetryAfter, 10))
+	}
+	apierr.Write(w, e.Status, e.Code, e.Message)
+}
 
 // errUnsettled: the work was done but neither settling nor releasing its hold
 // could be confirmed.
@@ -110,7 +121,7 @@ func handlePaid(payments *subgraph.Client, idem *idempotency.Service, rt paidRou
 	fail := func(w http.ResponseWriter, err error) {
 		var re *routeError
 		if errors.As(err, &re) {
-			apierr.Write(w, re.Status, re.Code, re.Message)
+			re.write(w)
 			return
 		}
 		subgraphFailure(w, log, rt.name, err)
@@ -266,8 +277,8 @@ func runPaid(ctx context.Context, payments *subgraph.Client, rt paidRoute, req a
 	var gerrs subgraph.Errors
 	if errors.As(err, &gerrs) && gerrs.Code() == "INSUFFICIENT_CREDITS" {
 		balance, _ := gerrs[0].Extensions["balance"].(float64)
-		return 0, nil, &routeError{http.StatusPaymentRequired, "insufficient_credits",
-			fmt.Sprintf("this request costs up to %d credits and the key has %d: add credits (vitola credits add --key KEY --amount N)", price, int64(balance))}
+		return 0, nil, &routeError{Status: http.StatusPaymentRequired, Code: "insufficient_credits",
+			Message: fmt.Sprintf("this request costs up to %d credits and the key has %d: add credits (vitola credits add --key KEY --amount N)", price, int64(balance))}
 	}
 	if err != nil {
 		return 0, nil, err

@@ -69,11 +69,11 @@ type paymentsAPI struct {
 func (p *paymentsAPI) fail(w http.ResponseWriter, err error) {
 	var re *routeError
 	if errors.As(err, &re) {
-		apierr.Write(w, re.Status, re.Code, re.Message)
+		re.write(w)
 		return
 	}
 	if re, ok := refusal(err); ok {
-		apierr.Write(w, re.Status, re.Code, re.Message)
+		re.write(w)
 		return
 	}
 	var gerrs subgraph.Errors
@@ -133,7 +133,7 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, v any) ([]byte,
 	}
 	if holdsCardData(body) {
 		clear(body)
-		return nil, &routeError{http.StatusBadRequest, "card_data_not_accepted", "raw card data is accepted only by " + PCIPath + " on the payments origin, from the checkout page"}
+		return nil, &routeError{Status: http.StatusBadRequest, Code: "card_data_not_accepted", Message: "raw card data is accepted only by " + PCIPath + " on the payments origin, from the checkout page"}
 	}
 	if err := decodeBody(body, v, ""); err != nil {
 		return nil, err

@@ -35,6 +35,8 @@ var refusalStatus = map[string]int{
 	"image_too_many_pixels":    http.StatusUnprocessableEntity,
 	"invalid_image":            http.StatusUnprocessableEntity,
 	"no_band_found":            http.StatusUnprocessableEntity,
+	// the server, not the image: busy with other images, retry later
+	"over_capacity": http.StatusServiceUnavailable,
 
 	// payments: the payments API
 	"return_not_allowed":                 http.StatusBadRequest,
@@ -71,5 +73,10 @@ func refusal(err error) (re *routeError, ok bool) {
 	if !known {
 		return nil, false
 	}
-	return &routeError{status, code, gerrs[0].Message}, true
+	re = &routeError{Status: status, Code: code, Message: gerrs[0].Message}
+	// A refusal that passes with time says when (matching's over_capacity).
+	if s, ok := gerrs[0].Extensions["retryAfter"].(float64); ok && s > 0 {
+		re.RetryAfter = int64(s)
+	}
+	return re, true
 }

@@ -388,6 +388,36 @@ func TestStripeAPIURLSetting(t *testing.T) {
 	}
 }
 
+// The capacity wait is 5 s by default, read from the environment,
+// overridden by the flag, and must be positive.
+func TestCapacityWaitSetting(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		env     map[string]string
+		want    time.Duration
+		wantErr bool
+	}{
+		{nil, nil, 5 * time.Second, false},
+		{nil, map[string]string{"VITOLA_CAPACITY_WAIT": "2s"}, 2 * time.Second, false},
+		{[]string{"--capacity-wait", "750ms"}, map[string]string{"VITOLA_CAPACITY_WAIT": "2s"}, 750 * time.Millisecond, false},
+		{[]string{"--capacity-wait", "0s"}, nil, 0, true},
+	} {
+		s, err := parseServe(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+		if tc.wantErr {
+			if err == nil || !strings.Contains(err.Error(), "--capacity-wait") {
+				t.Errorf("args %v: err = %v, want a refusal naming --capacity-wait", tc.args, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.CapacityWait != tc.want {
+			t.Errorf("args %v, env %v: capacity wait %v, want %v", tc.args, tc.env, s.CapacityWait, tc.want)
+		}
+	}
+}
+
 // Credentials set in the environment never show in usage text, which -h and any
 // mistyped flag print; the environment still sets them, and a flag still wins.
 func TestUsageNeverPrintsCredentials(t *testing.T) {

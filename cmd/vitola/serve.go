@@ -56,7 +56,9 @@ type serveSettings struct {
 	FetchAllowCIDRs string
 	fetchAllow      []netip.Prefix
 	// ImageDecodeMB caps the memory image decoding holds at once, in MiB.
-	ImageDecodeMB  int
+	ImageDecodeMB int
+	// CapacityWait bounds a request's wait for room in the decode budget.
+	CapacityWait   time.Duration
 	VisionModelURL string
 	VisionModelKey string
 	LogLevel       string
@@ -137,6 +139,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	if s.Server.MaxConnsPerClient < 0 {
 		return nil, fmt.Errorf("--max-conns-per-client %d: give 0 (no cap) or more", s.Server.MaxConnsPerClient)
 	}
+	if s.CapacityWait <= 0 {
+		return nil, fmt.Errorf("--capacity-wait %s: give a positive duration, e.g. 5s", s.CapacityWait)
+	}
 	if s.ImageDecodeMB < 64 {
 		return nil, fmt.Errorf("--image-decode-budget %d: give at least 64 (MiB): a 12-megapixel JPEG alone needs about 40", s.ImageDecodeMB)
 	}
@@ -168,6 +173,7 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	secretVar(fs, &s.VisionModelKey, "vision-model-key", "VITOLA_VISION_MODEL_KEY", getenv, "identify: the vision-model vendor's API key, sent as a bearer token (env VITOLA_VISION_MODEL_KEY)")
 	fs.StringVar(&s.FetchAllowCIDRs, "fetch-allow-cidrs", envOr(getenv, "VITOLA_FETCH_ALLOW_CIDRS", ""), "image fetching: comma-separated address ranges (e.g. 10.0.0.0/8) that may be fetched although not public, for private deployments; empty: public addresses only (env VITOLA_FETCH_ALLOW_CIDRS)")
 	fs.IntVar(&s.ImageDecodeMB, "image-decode-budget", envInt(getenv, "VITOLA_IMAGE_DECODE_BUDGET", imagefetch.DefaultDecodeBudget>>20), "image matching: MiB that decoding images (and fingerprinting them) may hold at once; an image needing more is refused (env VITOLA_IMAGE_DECODE_BUDGET)")
+	fs.DurationVar(&s.CapacityWait, "capacity-wait", envDuration(getenv, "VITOLA_CAPACITY_WAIT", imagefetch.DefaultCapacityWait), "image matching: how long a request waits for room in the decode budget while other requests' images fill it; then it is answered 503 over_capacity with Retry-After (these seconds, rounded up), is charged nothing and may be retried with the same Idempotency-Key (env VITOLA_CAPACITY_WAIT)")
 	fs.StringVar(&s.MetricsAddr, "metrics-addr", envOr(getenv, "VITOLA_METRICS_ADDR", ""), "address of a listener of its own serving Prometheus metrics at /metrics, never on the public origins (e.g. 127.0.0.1:9090); empty: no metrics (env VITOLA_METRICS_ADDR)")
 	secretVar(fs, &s.OTLPEndpoint, "otlp-endpoint", "VITOLA_OTLP_ENDPOINT", getenv, "an OpenTelemetry collector's OTLP/HTTP URL (e.g. http://127.0.0.1:4318; /v1/traces is added to a URL without a path) to send traces to; empty: no tracing (env VITOLA_OTLP_ENDPOINT)")
 	fs.Float64Var(&s.TraceSampleRatio, "trace-sample-ratio", envFloat(getenv, "VITOLA_TRACE_SAMPLE_RATIO", 1), "share of new traces recorded, 0 to 1; a request carrying a traceparent follows its caller's decision (env VITOLA_TRACE_SAMPLE_RATIO)")
@@ -285,7 +291,7 @@ func serveAll(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, l
 	logPublicURLs(log, publicURL, payments.PublicURL)
 	p, err := platform.Open(ctx, platform.Options{
 		Store: s.store.config(), RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix, InternalKey: key,
-		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Quotas: &s.Quotas, RouterTuning: s.Tuning, Logger: log, PublicURL: publicURL, FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20,
+		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Quotas: &s.Quotas, RouterTuning: s.Tuning, Logger: log, PublicURL: publicURL, FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20, CapacityWait: s.CapacityWait,
 		VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: payments,
 		Telemetry: tel, ReadyTimeout: s.ReadyTimeout,
 	})
@@ -459,7 +465,7 @@ func serveSubgraph(ctx context.Context, s *serveSettings, tel *telemetry.Telemet
 		catalogClient = &subgraph.Client{URL: u, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: platform.InternalTransport(tel, s.Component, hostNames(s.SubgraphURLs), newHTTPTransport(), issuer, nil)}}
 	}
 	sg, err := platform.OpenSubgraph(ctx, s.Component, s.store.config(), platform.SubgraphOptions{Demo: s.Demo, Prober: prober, Secret: key, PublicURL: s.componentPublicURL(log),
-		FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(s.PaymentsAddr), Logger: log})
+		FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20, CapacityWait: s.CapacityWait, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(s.PaymentsAddr), Logger: log})
 	if err != nil {
 		return err
 	}

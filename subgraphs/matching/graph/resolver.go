@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -58,6 +59,9 @@ func matchError(ctx context.Context, err error) error {
 		re *matching.Refusal
 	)
 	switch {
+	case errors.As(err, &fe) && fe.RetryAfter > 0:
+		// The shim answers it with Retry-After, in whole seconds.
+		return fail(ctx, strings.ToUpper(fe.Code), fe.Message, map[string]any{"retryAfter": int64(fe.RetryAfter / time.Second)})
 	case errors.As(err, &fe):
 		return fail(ctx, strings.ToUpper(fe.Code), fe.Message, nil)
 	case errors.As(err, &re):

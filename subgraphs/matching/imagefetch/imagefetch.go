@@ -80,6 +80,7 @@ const (
 	CodeUnsupportedType  = "unsupported_image_type" // not JPEG, PNG or WebP (a data URL: not of their media types)
 	CodeTooManyPixels    = "image_too_many_pixels"  // more than MaxPixels or a side over MaxSide
 	CodeInvalidImage     = "invalid_image"          // empty, truncated or corrupt image data
+	// CodeOverCapacity (capacity.go) is not about the image: the server was busy.
 )
 
 // Error is a refusal with a stable Code and a Message meant for the API user:
@@ -88,7 +89,9 @@ const (
 type Error struct {
 	Code    string
 	Message string
-	err     error // the underlying cause, if any, for errors.Is and errors.As
+	// RetryAfter is when the request may be sent again (over_capacity only).
+	RetryAfter time.Duration
+	err        error // the underlying cause, if any, for errors.Is and errors.As
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -131,6 +134,12 @@ type Config struct {
 	// Work is the bytes FetchEach's fn holds while it works on an image of
 	// w x h pixels (as handed out), counted in the budget; nil: none.
 	Work func(w, h int) int64
+	// CapacityWait bounds how long a request (a Fetch, a FetchEach) waits
+	// for the decode budget while none of its images holds a share of it;
+	// then it is refused with over_capacity, to be retried after
+	// Error.RetryAfter. While one of its images holds a share, the others
+	// wait for it. Zero: DefaultCapacityWait.
+	CapacityWait time.Duration
 	// MaxRedirects caps redirects followed; negative means none.
 	MaxRedirects int
 	// Timeout bounds the whole fetch: connect, TLS, headers and body.
@@ -191,6 +200,9 @@ func New(cfg Config) *Fetcher {
 	if cfg.DecodeSide <= 0 {
 		cfg.DecodeSide = DefaultDecodeSide
 	}
+	if cfg.CapacityWait <= 0 {
+		cfg.CapacityWait = DefaultCapacityWait
+	}
 	f := &Fetcher{cfg: cfg, budget: semaphore.NewWeighted(cfg.DecodeBudget)}
 	for _, p := range cfg.AllowCIDRs {
 		f.allow = append(f.allow, normalizePrefix(p))
@@ -233,7 +245,9 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Image, error) {
 	if perr != nil {
 		return nil, perr
 	}
-	img, release, err := f.load(ctx, r)
+	a, done := f.admit(ctx)
+	defer done()
+	img, release, err := f.load(ctx, a, r)
 	if err != nil {
 		return nil, err
 	}
@@ -283,6 +297,8 @@ func (f *Fetcher) FetchEach(ctx context.Context, urls []string, fn func(i int, i
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	a, done := f.admit(ctx)
+	defer done()
 	var (
 		wg       sync.WaitGroup
 		once     sync.Once
@@ -290,7 +306,7 @@ func (f *Fetcher) FetchEach(ctx context.Context, urls []string, fn func(i int, i
 	)
 	for i := range urls { // one goroutine per URL: at most MaxURLs at once
 		wg.Go(func() {
-			err := f.each(ctx, parsed[i], func(img *Image) error { return fn(i, img) })
+			err := f.each(ctx, a, parsed[i], func(img *Image) error { return fn(i, img) })
 			if err != nil {
 				once.Do(func() {
 					firstErr = indexed(i, err)
@@ -303,8 +319,8 @@ func (f *Fetcher) FetchEach(ctx context.Context, urls []string, fn func(i int, i
 	return firstErr
 }
 
-func (f *Fetcher) each(ctx context.Context, r ref, fn func(*Image) error) error {
-	img, release, err := f.load(ctx, r)
+func (f *Fetcher) each(ctx context.Context, a *admission, r ref, fn func(*Image) error) error {
+	img, release, err := f.load(ctx, a, r)
 	if err != nil {
 		return err
 	}
@@ -313,8 +329,9 @@ func (f *Fetcher) each(ctx context.Context, r ref, fn func(*Image) error) error 
 }
 
 // load fetches (or, for a data URL, decodes) and decodes one image, in a
-// span of its own, counting its outcome (ok or the refusal's code).
-func (f *Fetcher) load(ctx context.Context, r ref) (img *Image, release func(), err error) {
+// span of its own, counting its outcome (ok or the refusal's code). a is
+// the request's admission to the decode budget.
+func (f *Fetcher) load(ctx context.Context, a *admission, r ref) (img *Image, release func(), err error) {
 	ctx, span := telemetry.Start(ctx, "image fetch")
 	defer func() {
 		outcome := "ok"
@@ -330,7 +347,7 @@ func (f *Fetcher) load(ctx context.Context, r ref) (img *Image, release func(), 
 		span.End()
 	}()
 	if r.url != nil {
-		return f.fetch(ctx, r.url, r.raw)
+		return f.fetch(ctx, a, r.url, r.raw)
 	}
 	data, err := base64.RawStdEncoding.DecodeString(r.data)
 	if err != nil { // parseRef checked the alphabet and length: this is a bad final quantum
@@ -339,7 +356,7 @@ func (f *Fetcher) load(ctx context.Context, r ref) (img *Image, release func(), 
 	if int64(len(data)) > f.cfg.MaxInlineBytes {
 		return nil, nil, f.inlineTooLarge(int64(len(data)))
 	}
-	img, release, ierr := f.decode(ctx, data, "data URL holds")
+	img, release, ierr := f.decode(ctx, a, data, "data URL holds")
 	if ierr != nil {
 		return nil, nil, ierr
 	}
@@ -349,7 +366,7 @@ func (f *Fetcher) load(ctx context.Context, r ref) (img *Image, release func(), 
 
 func indexed(i int, err error) error {
 	var e *Error
-	if !errors.As(err, &e) {
+	if !errors.As(err, &e) || e.Code == CodeOverCapacity { // the server's state: no image is to blame
 		return err
 	}
 	return &Error{Code: e.Code, Message: fmt.Sprintf("imageUrls[%d]: %s", i, e.Message), err: e.err}
@@ -486,7 +503,7 @@ func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 
 // fetch downloads and decodes an image; release gives its pixels back to the
 // decode budget.
-func (f *Fetcher) fetch(parent context.Context, u *url.URL, rawURL string) (img *Image, release func(), err error) {
+func (f *Fetcher) fetch(parent context.Context, a *admission, u *url.URL, rawURL string) (img *Image, release func(), err error) {
 	ctx, cancel := context.WithTimeout(parent, f.cfg.Timeout)
 	defer cancel()
 	host := u.Hostname()
@@ -522,7 +539,7 @@ func (f *Fetcher) fetch(parent context.Context, u *url.URL, rawURL string) (img 
 	}
 	// The wait for the decode budget is bounded by the caller, not by the
 	// fetch's timeout: it is not the image server's fault.
-	img, release, ierr := f.decode(parent, buf.Bytes(), "image URL returned")
+	img, release, ierr := f.decode(parent, a, buf.Bytes(), "image URL returned")
 	if ierr != nil {
 		return nil, nil, ierr
 	}
@@ -634,7 +651,7 @@ func (f *Fetcher) Decode(data []byte) (*Image, error) {
 	if int64(len(data)) > f.cfg.MaxBytes {
 		return nil, f.tooLarge(int64(len(data)))
 	}
-	img, release, err := f.decode(context.Background(), data, "image holds")
+	img, release, err := f.decode(context.Background(), nil, data, "image holds")
 	if err != nil {
 		return nil, err
 	}
@@ -644,9 +661,10 @@ func (f *Fetcher) Decode(data []byte) (*Image, error) {
 
 // decode sniffs the format from the bytes (Content-Type is the server's claim,
 // not a fact), checks the dimensions in the header, and only then takes the
-// bytes decoding will hold from the decode budget (waiting while ctx lets
-// it) and decodes. release gives back what the image handed out still holds.
-func (f *Fetcher) decode(ctx context.Context, data []byte, from string) (img *Image, release func(), _ *Error) {
+// bytes decoding will hold from the decode budget (waiting while ctx and the
+// request's admission a let it; nil: while ctx does) and decodes. release
+// gives back what the image handed out still holds.
+func (f *Fetcher) decode(ctx context.Context, a *admission, data []byte, from string) (img *Image, release func(), _ *Error) {
 	c, cfg, e := f.sniff(data, from)
 	if e != nil {
 		return nil, nil, e
@@ -681,7 +699,10 @@ func (f *Fetcher) decode(ctx context.Context, data []byte, from string) (img *Im
 		return nil, nil, newError(CodeTooManyPixels, "image is %dx%d pixels, a %s that takes %s to decode: the limit is %s; %s",
 			cfg.Width, cfg.Height, describe(c.format, data), mbText(weight), mbText(f.cfg.DecodeBudget), fix)
 	}
-	if err := f.budget.Acquire(ctx, weight); err != nil {
+	if err := a.acquire(ctx, f, weight); err != nil {
+		if errors.Is(err, errOverCapacity) {
+			return nil, nil, f.overCapacity()
+		}
 		return nil, nil, &Error{Code: CodeFetchCanceled, Message: "the request ended while the image waited to be decoded", err: err}
 	}
 	decoded, err := safely(func() (image.Image, error) {
@@ -705,7 +726,10 @@ func (f *Fetcher) decode(ctx context.Context, data []byte, from string) (img *Im
 		f.budget.Release(spare)
 		weight -= spare
 	}
-	release = sync.OnceFunc(func() { f.budget.Release(weight) })
+	release = sync.OnceFunc(func() {
+		f.budget.Release(weight)
+		a.release()
+	})
 	if err != nil {
 		release()
 		return nil, nil, newError(CodeInvalidImage, "image is not a valid %s: %v", strings.ToUpper(c.format), err)

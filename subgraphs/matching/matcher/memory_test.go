@@ -129,6 +129,9 @@ func TestPeakMemoryChild(t *testing.T) {
 		Fetch: imagefetch.New(imagefetch.Config{
 			AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 			Work:       fingerprint.WorkBytes,
+			// The bound is for every request served: none is sent away
+			// over capacity while others' photos fill the budget.
+			CapacityWait: time.Hour,
 		}),
 		Sealer: matching.NewSealer([]byte("0123456789abcdef0123456789abcdef")),
 	}
