@@ -108,9 +108,10 @@ func newExecutor(ctx context.Context, client *http.Client, c *Composed, opts res
 	if !tuning.NoInboundDedup {
 		x.dedup = newDedup()
 	}
+	// Not the engine's DeferStreamHaveUniqueLabels: it refused valid
+	// operations (see limits.deferLabels, which checks labels instead).
 	prevalidation := astnormalization.WithPrevalidationRules(
 		astvalidation.DeferStreamOnValidOperations(),
-		astvalidation.DeferStreamHaveUniqueLabels(),
 		astvalidation.DirectivesAreInValidLocations(),
 		astvalidation.StreamAppliedToListFieldsOnly(),
 	)
