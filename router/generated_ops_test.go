@@ -216,6 +216,10 @@ func sendGenerated(t *testing.T, tr *testRouter, srv *httptest.Server, method st
 	switch {
 	case status == http.StatusOK:
 		g.outcomes["200"]++
+		for _, e := range r.Errors {
+			code, _ := e.Extensions["code"].(string)
+			g.outcomes["200 with "+code]++
+		}
 		if r.Data != nil {
 			g.learnIDs(*r.Data)
 		}
@@ -445,7 +449,16 @@ func (g *opGenerator) argument(name string, t *ast.Type) string {
 
 func (g *opGenerator) variable(typ string, v any) string {
 	name := "v" + strconv.Itoa(len(g.vars))
-	g.vars = append(g.vars, "$"+name+": "+typ)
+	def := "$" + name + ": " + typ
+	if g.rnd.IntN(5) == 0 {
+		// A default value, the variable sent or left out.
+		g.vars = append(g.vars, def+" = "+literal(v))
+		if g.rnd.IntN(2) == 0 {
+			g.values[name] = jsonValue(v)
+		}
+		return "$" + name
+	}
+	g.vars = append(g.vars, def)
 	if v != nil || g.rnd.IntN(2) == 0 {
 		g.values[name] = jsonValue(v)
 	} // else left out: a nullable variable may be
@@ -488,7 +501,10 @@ func (g *opGenerator) value(name string, t *ast.Type, nesting int) any {
 	}
 	switch t.NamedType {
 	case "Int":
-		return g.rnd.IntN(4) // small: page sizes keep cost down, offsets and limits valid
+		if g.rnd.IntN(20) == 0 {
+			return g.rnd.IntN(102) // up to a page over the largest: cost and page-size refusals
+		}
+		return g.rnd.IntN(4) // small: page sizes keep cost down
 	case "Float":
 		return float64(g.rnd.IntN(40)) / 4
 	case "Boolean":
