@@ -4,30 +4,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/vitolahq/vitola/router/limits"
 )
 
 // nestedVariables is a variables object nested depth levels deep by the
-// README's count (the object itself is level 1), lists and objects in turn.
-func nestedVariables(depth int) json.RawMessage {
-	var open, close strings.Builder
-	for i := 2; i <= depth; i++ {
+// README's count (the object itself is level 1), lists and objects in turn,
+// in its variable name.
+func nestedVariables(name string, depth int) json.RawMessage {
+	value := "1"
+	for i := depth; i >= 2; i-- {
 		if i%2 == 0 {
-			open.WriteString("[")
-			close.WriteString("]")
+			value = "[" + value + "]"
 		} else {
-			open.WriteString(`{"a":`)
-			close.WriteString("}")
+			value = `{"a":` + value + "}"
 		}
 	}
-	c := []rune(close.String())
-	for i, j := 0, len(c)-1; i < j; i, j = i+1, j-1 {
-		c[i], c[j] = c[j], c[i]
-	}
-	return json.RawMessage(`{"deep":` + open.String() + "1" + string(c) + "}")
+	return json.RawMessage(`{"` + name + `":` + value + "}")
 }
 
 // Variables nest as deep as the documented --max-nesting (64) over GET and
@@ -46,7 +40,7 @@ func TestVariablesNesting(t *testing.T) {
 	} {
 		for _, method := range []string{http.MethodPost, http.MethodGet} {
 			t.Run(fmt.Sprintf("%d/%s", tt.depth, method), func(t *testing.T) {
-				vars := nestedVariables(tt.depth)
+				vars := nestedVariables("deep", tt.depth)
 				var check any
 				if err := json.Unmarshal(vars, &check); err != nil {
 					t.Fatalf("test variables are not JSON: %v", err)
