@@ -75,23 +75,24 @@ func deferData(t *testing.T, tr *testRouter, srv *httptest.Server, method, query
 
 // What the router does not serve is a 400 with a code, never a 500: @stream
 // (not in the schema), the engine's internal defer directive, and a label
-// given twice.
+// given twice. A deferred part counts against the limits like any other.
 func TestDeferStreamRefusals(t *testing.T) {
 	tr := newTestRouter(t, limits.Config{})
 	srv := tr.overHTTP(t)
-	for _, q := range []string{
-		`{ brands(first: 2) @stream(initialCount: 1) { edges { node { id } } } }`,
-		`{ brands(first: 2) { edges @stream { node { id } } } }`,
-		`{ brands(first: 1) { edges { node { id name @__defer_internal(id: 1) } } } }`,
-		`{ brands(first: 1) { edges { node { ... @defer(label: "a") { id } ... @defer(label: "a") { name } } } } }`,
-		`query($l: String) { brands(first: 1) { edges { node { ... @defer(label: $l) { id } } } } }`,
+	for _, tt := range []struct{ query, code string }{
+		{`{ brands(first: 2) @stream(initialCount: 1) { edges { node { id } } } }`, limits.CodeValidationFailed},
+		{`{ brands(first: 2) { edges @stream { node { id } } } }`, limits.CodeValidationFailed},
+		{`{ brands(first: 1) { edges { node { id name @__defer_internal(id: 1) } } } }`, limits.CodeValidationFailed},
+		{`{ brands(first: 1) { edges { node { ... @defer(label: "a") { id } ... @defer(label: "a") { name } } } } }`, limits.CodeValidationFailed},
+		{`query($l: String) { brands(first: 1) { edges { node { ... @defer(label: $l) { id } } } } }`, limits.CodeValidationFailed},
+		{`{ brands(first: 100) { edges { node { id ... @defer { cigars(first: 100) { edges { node { name } } } } } } } }`, limits.CodeCost},
 	} {
 		for _, method := range []string{http.MethodPost, http.MethodGet} {
-			status, raw := tr.request(t, srv, method, map[string]any{"query": q, "variables": map[string]any{"l": "x"}})
+			status, raw := tr.request(t, srv, method, map[string]any{"query": tt.query, "variables": map[string]any{"l": "x"}})
 			var r gqlReply
 			if err := json.Unmarshal(raw, &r); err != nil || status != http.StatusBadRequest || len(r.Errors) == 0 ||
-				r.Errors[0].Extensions["code"] != limits.CodeValidationFailed {
-				t.Errorf("%s %s: %d %s, want 400 %s", method, q, status, raw, limits.CodeValidationFailed)
+				r.Errors[0].Extensions["code"] != tt.code {
+				t.Errorf("%s %s: %d %s, want 400 %s", method, tt.query, status, raw, tt.code)
 			}
 		}
 	}
