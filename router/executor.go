@@ -108,17 +108,23 @@ func newExecutor(ctx context.Context, client *http.Client, c *Composed, opts res
 	if !tuning.NoInboundDedup {
 		x.dedup = newDedup()
 	}
+	// Not the engine's DeferStreamHaveUniqueLabels: it refused valid
+	// operations (see limits.deferLabels, which checks labels instead).
 	prevalidation := astnormalization.WithPrevalidationRules(
 		astvalidation.DeferStreamOnValidOperations(),
-		astvalidation.DeferStreamHaveUniqueLabels(),
 		astvalidation.DirectivesAreInValidLocations(),
 		astvalidation.StreamAppliedToListFieldsOnly(),
 	)
+	// Defer is not enabled: normalization then drops every @defer (whatever its
+	// label or if) and the engine plans an ordinary query, answered as one
+	// response with the deferred parts inline, as the incremental delivery
+	// proposal allows. Enabled, it plans a deferred response the router cannot
+	// run. Plans and the operation cache need no key of their own: a deferred
+	// operation answers exactly what the same one without @defer answers.
 	base := []astnormalization.Option{
 		astnormalization.WithRemoveFragmentDefinitions(),
 		astnormalization.WithRemoveUnusedVariables(),
 		astnormalization.WithInlineFragmentSpreads(),
-		astnormalization.WithEnableDefer(),
 		prevalidation,
 	}
 	x.kits.New = func() any {

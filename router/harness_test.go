@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -155,4 +157,61 @@ func queryBody(query string, vars any) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// overHTTP serves the router on a loopback listener for the test's duration.
+func (tr *testRouter) overHTTP(tb testing.TB) *httptest.Server {
+	tb.Helper()
+	srv := httptest.NewServer(tr.rt)
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+// request sends one GraphQL request over real HTTP with the test key, asking
+// for application/graphql-response+json: a POST with body as its JSON body, or
+// a GET whose URL parameters are body's members (variables and extensions
+// JSON-encoded). It returns the status and the response body.
+func (tr *testRouter) request(tb testing.TB, srv *httptest.Server, method string, body map[string]any) (int, []byte) {
+	tb.Helper()
+	var req *http.Request
+	var err error
+	if method == http.MethodGet {
+		q := url.Values{}
+		for k, v := range body {
+			if s, ok := v.(string); ok {
+				q.Set(k, s)
+				continue
+			}
+			raw, err := json.Marshal(v)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			q.Set(k, string(raw))
+		}
+		req, err = http.NewRequest(method, srv.URL+"/graphql?"+q.Encode(), nil)
+	} else {
+		raw, merr := json.Marshal(body)
+		if merr != nil {
+			tb.Fatal(merr)
+		}
+		req, err = http.NewRequest(method, srv.URL+"/graphql", bytes.NewReader(raw))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Accept", router.MediaGraphQLResponse)
+	req.Header.Set(access.Header, tr.key)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return resp.StatusCode, out
 }

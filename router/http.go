@@ -196,9 +196,15 @@ func bodyFromURL(rawQuery string) ([]byte, error) {
 // twice, names as spelt; members the router does not know are allowed) and
 // checks each parameter's JSON type: variables and extensions are objects or
 // null. Its error is the client's, for a 400.
-func decodeRequest(body []byte) (gqlRequest, error) {
+//
+// maxNesting is the request's JSON nesting limit (limits.Config.MaxNesting,
+// --max-nesting), which CheckRequestJSON has already enforced on the same
+// bytes, over GET and POST alike: the decoder's own depth bound (32 by default)
+// must not refuse what that limit allows. Its depth counts the request's own
+// object, the limit does not.
+func decodeRequest(body []byte, maxNesting int) (gqlRequest, error) {
 	var req gqlRequest
-	if err := (jsonbody.Rules{AllowUnknownFields: true}).Decode(body, &req); err != nil {
+	if err := (jsonbody.Rules{AllowUnknownFields: true, MaxDepth: maxNesting + 1}).Decode(body, &req); err != nil {
 		return req, errors.New("the body must be one JSON object with query, operationName, variables and extensions: " + err.Error())
 	}
 	for name, raw := range map[string]json.RawMessage{"variables": req.Variables, "extensions": req.Extensions} {

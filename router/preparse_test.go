@@ -18,8 +18,8 @@ func nestedInline(n int) string {
 
 // deepVariables is a request whose variables object is n levels deep.
 func deepVariables(n int) []byte {
-	return []byte(`{"query": "query($a: String) { brands(first: 1, after: $a) { edges { cursor } } }", "variables": {"a": ` +
-		strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + `}}`)
+	return []byte(`{"query": "query($a: String) { brands(first: 1, after: $a) { edges { cursor } } }", "variables": ` +
+		string(nestedVariables("a", n)) + `}`)
 }
 
 // paddedVariables is a request of exactly n JSON tokens: 10 of the request and

@@ -164,7 +164,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// One JSON value, no member twice, names as spelt: what the analyzer and
 	// the engine read is what every other reader of the body reads.
-	req, err := decodeRequest(body)
+	req, err := decodeRequest(body, rt.analyzer.Limits().MaxNesting)
 	if err != nil {
 		rs.errors(http.StatusBadRequest, gqlErr(CodeInvalidBody, err.Error()))
 		return

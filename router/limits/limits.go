@@ -399,7 +399,11 @@ func (a *Analyzer) analyze(query, operationName string) *analysis {
 	case size.repeats > a.cfg.MaxRepeats:
 		return &analysis{rejection: reject(CodeTooLarge, "repeats", a.cfg.MaxRepeats, size.repeats, "%q appears more than %d times in one selection: ask for each field once", size.repeated, a.cfg.MaxRepeats)}
 	}
-	if errs := validator.ValidateWithRules(a.schema, doc, nil); len(errs) > 0 {
+	errs := validator.ValidateWithRules(a.schema, doc, nil)
+	if len(errs) == 0 {
+		errs = deferLabels(doc)
+	}
+	if len(errs) > 0 {
 		return &analysis{rejection: &Rejection{Errors: withCode(firstErrors(errs), CodeValidationFailed)}}
 	}
 	op := doc.Operations.ForName(operationName)

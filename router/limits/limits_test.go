@@ -260,3 +260,37 @@ func BenchmarkCheckRepeatedFields(b *testing.B) {
 		}
 	}
 }
+
+// @defer labels are written in the document and unique among enabled
+// directives (if: false or a variable condition does not count), as the
+// incremental delivery proposal asks.
+func TestDeferLabels(t *testing.T) {
+	a := analyzer(t)
+	for _, tt := range []struct {
+		name, query string
+		refused     bool
+	}{
+		{"unique", `{ cigar(id: "1") { ... @defer(label: "a") { name } ... @defer(label: "b") { id } } }`, false},
+		{"no label twice", `{ cigar(id: "1") { ... @defer { name } ... @defer { id } } }`, false},
+		{"one fragment spread twice", `{ a: cigar(id: "1") { ...F } b: cigar(id: "2") { ...F } } fragment F on Cigar { ... @defer(label: "a") { name } }`, false},
+		{"twice, one if: false", `{ cigar(id: "1") { ... @defer(label: "a") { name } ... @defer(label: "a", if: false) { id } } }`, false},
+		{"twice, one if a variable", `query($d: Boolean!) { cigar(id: "1") { ... @defer(label: "a") { name } ... @defer(label: "a", if: $d) { id } } }`, false},
+		{"twice", `{ cigar(id: "1") { ... @defer(label: "a") { name } ... @defer(label: "a") { id } } }`, true},
+		{"twice, one on a spread", `{ cigar(id: "1") { ... @defer(label: "a") { name } ...F @defer(label: "a") } } fragment F on Cigar { id }`, true},
+		{"a variable", `query($l: String) { cigar(id: "1") { ... @defer(label: $l) { name } } }`, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := a.Check(tt.query, "", map[string]any{"d": true, "l": "x"})
+			if !tt.refused {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var rej *limits.Rejection
+			if !errors.As(err, &rej) || rej.Errors[0].Extensions["code"] != limits.CodeValidationFailed {
+				t.Fatalf("%v, want %s", err, limits.CodeValidationFailed)
+			}
+		})
+	}
+}
