@@ -2,6 +2,7 @@ package platform_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,6 +55,8 @@ type conformance struct {
 	docs []*apiDoc
 	// seen: document, "METHOD /path" -> whether a success and an error were checked.
 	seen map[string]map[string]*[2]bool
+	// probed: "document METHOD /path" whose body limit was sent.
+	probed map[string]bool
 }
 
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -68,26 +71,14 @@ func (c *conformance) do(t *testing.T, d *apiDoc, path string, req *http.Request
 		t.Fatalf("%s does not document %s %s", d.name, method, path)
 	}
 	op := item.GetOperation(method)
-	u, _ := url.Parse(d.base + req.URL.RequestURI())
-	req.URL, req.Host = u, ""
-	var reqBody []byte
-	if req.Body != nil {
-		reqBody, _ = io.ReadAll(req.Body)
-		req.Body = io.NopCloser(bytes.NewReader(reqBody))
-	}
-	res, err := noRedirects.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	out := restResponse{res.StatusCode, res.Header, body}
+	out := send(t, d, req)
+	res, body := &http.Response{StatusCode: out.Status, Header: out.Header}, out.Body
 	name := fmt.Sprintf("%s %s (%s)", method, req.URL.RequestURI(), d.name)
 	if res.StatusCode != want {
 		t.Fatalf("%s: %d, want %d: %.300s", name, res.StatusCode, want, body)
 	}
 	in := &openapi3filter.RequestValidationInput{Request: req, Route: &routers.Route{Spec: d.doc, Path: path, PathItem: item, Method: method, Operation: op}}
-	err = openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
+	err := openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: in, Status: res.StatusCode, Header: res.Header, Body: io.NopCloser(bytes.NewReader(body)),
 		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
 	})
@@ -120,6 +111,42 @@ func (c *conformance) do(t *testing.T, d *apiDoc, path string, req *http.Request
 	return out
 }
 
+// send sends req to d's origin.
+func send(t *testing.T, d *apiDoc, req *http.Request) restResponse {
+	t.Helper()
+	u, _ := url.Parse(d.base + req.URL.RequestURI())
+	req.URL, req.Host = u, ""
+	res, err := noRedirects.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return restResponse{res.StatusCode, res.Header, body}
+}
+
+// bodyLimit sends the operation a JSON body of its documented
+// x-max-body-bytes, which the route must read (any answer but a 413), and
+// one of a byte more, which must be the documented 413. mk makes the request
+// with what the route needs before it reads a body (a key, a cookie).
+func (c *conformance) bodyLimit(t *testing.T, d *apiDoc, method, path string, mk func(body string) *http.Request) {
+	t.Helper()
+	op := d.doc.Paths.Value(path).GetOperation(method)
+	n, _ := op.RequestBody.Value.Extensions["x-max-body-bytes"].(float64)
+	if n < 16 {
+		t.Fatalf("%s %s (%s): no x-max-body-bytes", method, path, d.name)
+	}
+	padded := func(n int) string { return `{"x":"` + strings.Repeat("a", n-8) + `"}` } // n bytes
+	if r := send(t, d, mk(padded(int(n)))); r.Status == http.StatusRequestEntityTooLarge {
+		t.Errorf("%s %s (%s): a body of %d bytes, its documented limit, is refused: %s", method, path, d.name, int(n), r.Body)
+	}
+	// (/graphql answers in GraphQL's shape, checked against the document.)
+	if r := c.do(t, d, path, mk(padded(int(n)+1)), http.StatusRequestEntityTooLarge); r.code() != "body_too_large" && path != "/graphql" {
+		t.Errorf("%s %s (%s): one byte over the limit: %s", method, path, d.name, r.Body)
+	}
+	c.probed[d.name+" "+method+" "+path] = true
+}
+
 // covered fails for every operation of every document that was not checked
 // with a success and, when it documents one, an error: a new route needs its
 // case below.
@@ -127,6 +154,9 @@ func (c *conformance) covered(t *testing.T) {
 	for _, d := range c.docs {
 		for path, item := range d.doc.Paths.Map() {
 			for method, op := range item.Operations() {
+				if op.RequestBody != nil && op.RequestBody.Value.Extensions["x-max-body-bytes"] != nil && !c.probed[d.name+" "+method+" "+path] {
+					t.Errorf("%s: %s %s has no probe of its body limit", d.name, method, path)
+				}
 				seen := c.seen[d.name][method+" "+path]
 				if seen == nil || !seen[0] {
 					t.Errorf("%s: %s %s has no case with a successful answer", d.name, method, path)
@@ -172,7 +202,7 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 	}
 	api := loadDoc(t, "openapi.yaml", schema.OpenAPI, pf.api.URL)
 	pay := loadDoc(t, "payments-openapi.yaml", schema.PaymentsOpenAPI, pf.pay.URL)
-	c := &conformance{docs: []*apiDoc{api, pay}, seen: map[string]map[string]*[2]bool{}}
+	c := &conformance{docs: []*apiDoc{api, pay}, seen: map[string]map[string]*[2]bool{}, probed: map[string]bool{}}
 	key := func(r *http.Request) *http.Request { r.Header.Set("x-service-key", f.key); return r }
 
 	t.Run("platform", func(t *testing.T) {
@@ -208,7 +238,7 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 
 		c.do(t, api, "/v1/cigars/resolve", key(request("POST", "/v1/cigars/resolve", `{"query": "padron 1964"}`)), 200)
 		c.do(t, api, "/v1/cigars/resolve", key(request("POST", "/v1/cigars/resolve", `{"query": "padron", "name": "x"}`)), 400)
-		c.do(t, api, "/v1/cigars/resolve", key(request("POST", "/v1/cigars/resolve", `{"query": "`+strings.Repeat("a", 64<<10)+`"}`)), 413)
+		c.bodyLimit(t, api, "POST", "/v1/cigars/resolve", func(b string) *http.Request { return key(request("POST", "/v1/cigars/resolve", b)) })
 		c.do(t, api, "/v1/cigars/resolve", key(request("POST", "/v1/cigars/resolve", `{"query": "padron"}`, "Content-Type", "text/plain")), 415)
 
 		c.do(t, api, "/v1/cigars/{id}", key(request("GET", "/v1/cigars/"+cigar, "")), 200)
@@ -261,6 +291,12 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 			c.do(t, api, path, ai(request("POST", path, img), fmt.Sprint("id-", i)), 200)
 			c.do(t, api, path, ai(request("POST", path, `{"imageUrl": "ftp://x"}`), fmt.Sprint("id-bad-", i)), 400)
 		}
+		for _, path := range []string{"/v1/ai/cigars/fingerprint", "/v1/ai/cigars/identify", "/v1/matches"} {
+			c.bodyLimit(t, api, "POST", path, func(b string) *http.Request { return ai(request("POST", path, b), "limit") })
+		}
+		c.bodyLimit(t, api, "POST", "/v1/ai/cigars/fingerprint/recognize", func(b string) *http.Request {
+			return key(request("POST", "/v1/ai/cigars/fingerprint/recognize", b))
+		})
 		poor, _ := f.aiKey(t, 0)
 		r := request("POST", "/v1/matches", img, "Idempotency-Key", "poor")
 		r.Header.Set("x-service-key", poor)
@@ -340,7 +376,9 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 		c.do(t, api, "/graphql", key(request("POST", "/graphql", `{"query": "{ brands(first: 1) { edges { node { name } } } }"}`, "Accept", "application/graphql-response+json")), 200)
 		c.do(t, api, "/graphql", request("POST", "/graphql", `{"query": "{ __typename }"}`, "Accept", "application/graphql-response+json"), 401)
 		c.do(t, api, "/graphql", key(request("POST", "/graphql", `{"query": "{ brands(first: 1) { edges { node { name } } } "}`, "Accept", "application/graphql-response+json")), 400)
-		c.do(t, api, "/graphql", key(request("POST", "/graphql", `{"query": "`+strings.Repeat(" ", 256<<10)+`{ __typename }"}`, "Accept", "application/graphql-response+json")), 413)
+		c.bodyLimit(t, api, "POST", "/graphql", func(b string) *http.Request {
+			return key(request("POST", "/graphql", b, "Accept", "application/graphql-response+json"))
+		})
 		c.do(t, api, "/graphql", key(request("POST", "/graphql", `{ __typename }`, "Content-Type", "text/plain")), 415)
 		c.do(t, api, "/graphql", request("GET", "/graphql", "", "Accept", "text/html"), 200)
 		c.do(t, api, "/graphql", key(request("GET", "/graphql?query=%7B__typename%7D", "", "Accept", "application/graphql-response+json")), 200)
@@ -383,6 +421,15 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 		c.do(t, pay, v1+"/offers", as(request("POST", v1+"/offers", offer, "Idempotency-Key", "o-1")), 201)
 		c.do(t, pay, v1+"/offers", as(request("POST", v1+"/offers", offer)), 400)
 
+		for _, rt := range []struct{ method, path, real string }{
+			{"POST", v1 + "/billing-accounts/resolve", ""}, {"POST", v1 + "/billing-accounts/auto-reload", ""}, {"POST", v1 + "/offers", ""},
+			{"POST", v1 + "/payment-sessions", ""}, {"POST", v1 + "/merchant-accounts", ""},
+			{"PUT", creds, strings.Replace(creds, "{id}", merchant, 1)},
+		} {
+			c.bodyLimit(t, pay, rt.method, rt.path, func(b string) *http.Request {
+				return as(request(rt.method, cmp.Or(rt.real, rt.path), b, "Idempotency-Key", "limit"))
+			})
+		}
 		sess, token := pf.checkoutSession(t, shop, account, "s-1")
 		// The same request again, checked: a replay.
 		offers, _ := pf.p.PaymentsService.Store.ActiveOffers(ctx, "", payments.AICredits)
@@ -421,6 +468,15 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 			}
 		}
 		c.do(t, pay, v1+"/payment-sessions/redeem", b(request("POST", v1+"/payment-sessions/redeem", `{"token": "`+token+`"}`)), 410)
+		purchase := sess["purchase"].(map[string]any)["id"].(string)
+		for _, rt := range []struct{ path, real string }{
+			{v1 + "/payment-sessions/redeem", ""}, {v1 + "/payment-methods", ""}, {"/api/pci/v1/payment-methods", ""},
+			{v1 + "/purchase-intents/{id}/confirm", v1 + "/purchase-intents/" + purchase + "/confirm"},
+		} {
+			c.bodyLimit(t, pay, "POST", rt.path, func(body string) *http.Request {
+				return b(request("POST", cmp.Or(rt.real, rt.path), body, "Idempotency-Key", "limit"))
+			})
+		}
 		c.do(t, pay, v1+"/payment-sessions/current", b(request("GET", v1+"/payment-sessions/current", "")), 200)
 		c.do(t, pay, v1+"/payment-sessions/current", request("GET", v1+"/payment-sessions/current", ""), 401)
 
@@ -439,7 +495,6 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 		c.do(t, pay, del, request("DELETE", strings.Replace(del, "{id}", visa, 1), "", "Cookie", "__Host-vitola-checkout="+cookie), 403)
 
 		confirm := v1 + "/purchase-intents/{id}/confirm"
-		purchase := sess["purchase"].(map[string]any)["id"].(string)
 		c.do(t, pay, confirm, b(request("POST", strings.Replace(confirm, "{id}", purchase, 1), `{"paymentMethodId": "`+visa+`"}`)), 400) // no Idempotency-Key
 		c.do(t, pay, confirm, b(request("POST", strings.Replace(confirm, "{id}", purchase, 1), `{"paymentMethodId": "`+visa+`"}`, "Idempotency-Key", "c-1")), 200)
 
