@@ -173,7 +173,8 @@ func (c *conformance) covered(t *testing.T) {
 	}
 }
 
-// request builds a request; headers are name, value pairs.
+// request builds a request: a JSON body, unless headers (name, value pairs,
+// each set) say otherwise.
 func request(method, path, body string, headers ...string) *http.Request {
 	var rd io.Reader
 	if body != "" {
@@ -184,7 +185,7 @@ func request(method, path, body string, headers ...string) *http.Request {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Add(headers[i], headers[i+1])
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	return req
 }
@@ -357,11 +358,11 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 		tok := c.do(t, api, "/oauth/token", post("/oauth/token", tokenForm), 200)
 		bad := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x"}, "client_id": {client.ID}, "client_secret": {"wrong"}}
 		c.do(t, api, "/oauth/token", post("/oauth/token", bad), 401)
-		var tokens struct{ AccessToken, RefreshToken string }
-		var raw map[string]any
-		json.Unmarshal(tok.Body, &raw)
-		tokens.AccessToken, _ = raw["access_token"].(string)
-		tokens.RefreshToken, _ = raw["refresh_token"].(string)
+		var tokens struct {
+			AccessToken  string `json:"access_token"`
+			RefreshToken string `json:"refresh_token"`
+		}
+		json.Unmarshal(tok.Body, &tokens)
 
 		c.do(t, api, "/v1/me", key(request("GET", "/v1/me", "", "Authorization", "Bearer "+tokens.AccessToken)), 200)
 		c.do(t, api, "/v1/me", key(request("GET", "/v1/me", "")), 401)
