@@ -138,6 +138,28 @@ func TestDocsAgreeWithCode(t *testing.T) {
 		}
 	})
 
+	t.Run("every route is documented", func(t *testing.T) {
+		for _, r := range registeredRoutes(t) {
+			d := api
+			if r.payments {
+				d = pay
+			}
+			if strings.HasSuffix(r.path, "/") {
+				if undocumentedTrees[r.path] == "" {
+					t.Errorf("%s: the code serves the tree %s, which is neither documented nor in undocumentedTrees", d.name, r.path)
+				}
+				continue
+			}
+			item := d.doc.Paths.Value(r.path)
+			switch {
+			case item == nil:
+				t.Errorf("%s does not document %s %s, which the code serves", d.name, r.method, r.path)
+			case r.method != "" && item.GetOperation(r.method) == nil:
+				t.Errorf("%s does not document %s %s, which the code serves", d.name, r.method, r.path)
+			}
+		}
+	})
+
 	codes := errorCodes(t)
 	t.Run("README's error codes", func(t *testing.T) {
 		tables := tablesAfter(text, errorTableHeader)
@@ -618,6 +640,125 @@ func httpStatuses(t *testing.T) map[string]int {
 	})
 	if out["StatusTeapot"] != 418 {
 		t.Fatalf("net/http's status.go: %v", out)
+	}
+	return out
+}
+
+// undocumentedTrees are the file trees the origins serve beside their API,
+// with why no OpenAPI document lists them.
+var undocumentedTrees = map[string]string{
+	"/docs/":           "the documentation page's own files; /docs/openapi.yaml is documented",
+	"/graphql/assets/": "GraphiQL's own files, for the page GET /graphql serves a browser",
+	"/examples/":       "the demo's examples (band photos, the widget): files, not API",
+}
+
+type registered struct {
+	payments     bool
+	method, path string
+}
+
+// registeredRoutes reads the route table, rest-shim's routes.go: every
+// pattern addRoutes (the API's origin) and addPaymentsRoutes (the payments
+// origin) register, their constants resolved.
+func registeredRoutes(t *testing.T) []registered {
+	t.Helper()
+	root, _ := filepath.Abs("..")
+	fset := token.NewFileSet()
+	consts := map[string]string{}
+	var routesFile *ast.File
+	for _, dir := range []string{"rest-shim", "examples"} {
+		pkgs, err := parser.ParseDir(fset, filepath.Join(root, dir), func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, pkg := range pkgs {
+			for path, f := range pkg.Files {
+				if filepath.Base(path) == "routes.go" && dir == "rest-shim" {
+					routesFile = f
+				}
+				for _, decl := range f.Decls {
+					if g, ok := decl.(*ast.GenDecl); ok && g.Tok == token.CONST {
+						for _, spec := range g.Specs {
+							vs := spec.(*ast.ValueSpec)
+							for i, id := range vs.Names {
+								if i < len(vs.Values) {
+									if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+										v, _ := strconv.Unquote(lit.Value)
+										consts[name+"."+id.Name] = v
+										if dir == "rest-shim" {
+											consts[id.Name] = v
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	var eval func(e ast.Expr) (string, bool)
+	eval = func(e ast.Expr) (string, bool) {
+		switch x := e.(type) {
+		case *ast.BasicLit:
+			v, err := strconv.Unquote(x.Value)
+			return v, err == nil
+		case *ast.Ident:
+			v, ok := consts[x.Name]
+			return v, ok
+		case *ast.SelectorExpr:
+			v, ok := consts[fmt.Sprint(x.X)+"."+x.Sel.Name]
+			return v, ok
+		case *ast.BinaryExpr:
+			a, ok1 := eval(x.X)
+			b, ok2 := eval(x.Y)
+			return a + b, ok1 && ok2 && x.Op == token.ADD
+		}
+		return "", false
+	}
+	var out []registered
+	for _, decl := range routesFile.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || (fn.Name.Name != "addRoutes" && fn.Name.Name != "addPaymentsRoutes") {
+			continue
+		}
+		payments := fn.Name.Name == "addPaymentsRoutes"
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			if _, ok := n.(*ast.FuncLit); ok {
+				return false // a helper's body (trusted): its patterns are its callers'
+			}
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) != 2 {
+				return true
+			}
+			callee := ""
+			switch f := call.Fun.(type) {
+			case *ast.SelectorExpr:
+				callee = f.Sel.Name
+			case *ast.Ident:
+				callee = f.Name
+			}
+			if callee != "Handle" && callee != "HandleFunc" && callee != "trusted" {
+				return true
+			}
+			pattern, ok := eval(call.Args[0])
+			if !ok {
+				t.Errorf("routes.go:%d: a route pattern that is not constant", fset.Position(call.Pos()).Line)
+				return true
+			}
+			method, path, found := strings.Cut(pattern, " ")
+			if !found {
+				method, path = "", pattern
+			}
+			if callee == "trusted" {
+				path = consts["PaymentsBasePath"] + path
+			}
+			out = append(out, registered{payments, method, path})
+			return true
+		})
+	}
+	if len(out) < 40 {
+		t.Fatalf("routes.go: %d routes found: %v", len(out), out)
 	}
 	return out
 }
