@@ -368,24 +368,10 @@ func errorCodes(t *testing.T) map[string]map[int][]string {
 			}
 			rel, _ := filepath.Rel(root, filepath.Dir(path))
 			files[rel] = append(files[rel], f)
-			for _, decl := range f.Decls {
-				g, ok := decl.(*ast.GenDecl)
-				if !ok || g.Tok != token.CONST {
-					continue
-				}
-				for _, spec := range g.Specs {
-					vs := spec.(*ast.ValueSpec)
-					for i, name := range vs.Names {
-						if i < len(vs.Values) {
-							if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-								v, _ := strconv.Unquote(lit.Value)
-								consts[f.Name.Name+"."+name.Name] = v
-								consts[rel+":"+name.Name] = v
-							}
-						}
-					}
-				}
-			}
+			stringConsts(f, func(name, v string) {
+				consts[f.Name.Name+"."+name] = v
+				consts[rel+":"+name] = v
+			})
 			ast.Inspect(f, func(n ast.Node) bool {
 				if !strings.HasPrefix(rel, "subgraphs") {
 					return false
@@ -667,34 +653,24 @@ func registeredRoutes(t *testing.T) []registered {
 	consts := map[string]string{}
 	var routesFile *ast.File
 	for _, dir := range []string{"rest-shim", "examples"} {
-		pkgs, err := parser.ParseDir(fset, filepath.Join(root, dir), func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, pkg := range pkgs {
-			for path, f := range pkg.Files {
-				if filepath.Base(path) == "routes.go" && dir == "rest-shim" {
-					routesFile = f
-				}
-				for _, decl := range f.Decls {
-					if g, ok := decl.(*ast.GenDecl); ok && g.Tok == token.CONST {
-						for _, spec := range g.Specs {
-							vs := spec.(*ast.ValueSpec)
-							for i, id := range vs.Names {
-								if i < len(vs.Values) {
-									if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-										v, _ := strconv.Unquote(lit.Value)
-										consts[name+"."+id.Name] = v
-										if dir == "rest-shim" {
-											consts[id.Name] = v
-										}
-									}
-								}
-							}
-						}
-					}
-				}
+		paths, _ := filepath.Glob(filepath.Join(root, dir, "*.go"))
+		for _, path := range paths {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
 			}
+			f, err := parser.ParseFile(fset, path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if filepath.Base(path) == "routes.go" && dir == "rest-shim" {
+				routesFile = f
+			}
+			stringConsts(f, func(name, v string) {
+				consts[f.Name.Name+"."+name] = v
+				if dir == "rest-shim" {
+					consts[name] = v
+				}
+			})
 		}
 	}
 	var eval func(e ast.Expr) (string, bool)
@@ -761,4 +737,25 @@ func registeredRoutes(t *testing.T) []registered {
 		t.Fatalf("routes.go: %d routes found: %v", len(out), out)
 	}
 	return out
+}
+
+// stringConsts calls each with every top-level string constant of f.
+func stringConsts(f *ast.File, each func(name, value string)) {
+	for _, decl := range f.Decls {
+		g, ok := decl.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, id := range vs.Names {
+				if i < len(vs.Values) {
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						v, _ := strconv.Unquote(lit.Value)
+						each(id.Name, v)
+					}
+				}
+			}
+		}
+	}
 }
