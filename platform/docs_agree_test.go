@@ -19,9 +19,11 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/vitolahq/vitola/internal/jsonbody"
+	"github.com/vitolahq/vitola/platform"
 	restshim "github.com/vitolahq/vitola/rest-shim"
 	"github.com/vitolahq/vitola/router/limits"
 	"github.com/vitolahq/vitola/schema"
+	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"
 )
 
 // One truth for every limit and error code: the code is the source; README's
@@ -156,6 +158,23 @@ func TestDocsAgreeWithCode(t *testing.T) {
 				t.Errorf("%s does not document %s %s, which the code serves", d.name, r.method, r.path)
 			case r.method != "" && item.GetOperation(r.method) == nil:
 				t.Errorf("%s does not document %s %s, which the code serves", d.name, r.method, r.path)
+			}
+		}
+	})
+
+	t.Run("README's image and header limits", func(t *testing.T) {
+		// Each phrase of README's error tables that names a limit, as the
+		// code's constants make it.
+		for _, phrase := range []string{
+			"header fields over " + jsonbody.Size(platform.MaxHeaderBytes),
+			fmt.Sprintf("an image over %s fetched, %d MiB inline", jsonbody.Size(imagefetch.DefaultMaxBytes), imagefetch.DefaultMaxInlineBytes>>20),
+			fmt.Sprintf("an image over %d megapixels or %d pixels a side", imagefetch.DefaultMaxPixels/1_000_000, imagefetch.MaxSide),
+			fmt.Sprintf("an image took longer than %d s", int(imagefetch.DefaultTimeout.Seconds())),
+			fmt.Sprintf("redirects more than %d times", imagefetch.DefaultMaxRedirects),
+			fmt.Sprintf("no image, more than %d, or both", imagefetch.MaxURLs),
+		} {
+			if !strings.Contains(text, phrase) {
+				t.Errorf("README does not say %q", phrase)
 			}
 		}
 	})
