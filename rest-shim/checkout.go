@@ -192,7 +192,7 @@ func (c *checkoutAPI) redeem(w http.ResponseWriter, r *http.Request) {
 		Token     string `json:"token"`
 		SessionID string `json:"sessionId"`
 	}
-	if _, err := readBody(w, r, 1<<10, &in); err != nil {
+	if _, err := readBody(w, r, maxCheckoutBody, &in); err != nil {
 		c.fail(w, err)
 		return
 	}
@@ -244,7 +244,7 @@ func (c *checkoutAPI) addMethod(w http.ResponseWriter, r *http.Request) {
 		GatewayToken string `json:"gatewayToken"`
 		MakeDefault  *bool  `json:"makeDefault"`
 	}
-	if _, err := readBody(w, r, 4<<10, &in); err != nil {
+	if _, err := readBody(w, r, maxCardBody, &in); err != nil {
 		c.fail(w, err)
 		return
 	}
@@ -278,7 +278,7 @@ func (c *checkoutAPI) confirm(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		PaymentMethodID string `json:"paymentMethodId"`
 	}
-	body, err := readBody(w, r, 1<<10, &in)
+	body, err := readBody(w, r, maxCheckoutBody, &in)
 	if err != nil {
 		c.fail(w, err)
 		return
@@ -322,7 +322,7 @@ func (c *checkoutAPI) confirm(w http.ResponseWriter, r *http.Request) {
 // POST /api/pci/v1/payment-methods: raw card data, passed as bytes to the
 // payments subgraph's card route. The shim neither parses nor logs it.
 func (c *checkoutAPI) pci(w http.ResponseWriter, r *http.Request) {
-	body, err := jsonbody.Read(w, r, 4<<10)
+	body, err := jsonbody.Read(w, r, maxCardBody)
 	if err != nil {
 		c.fail(w, bodyError(err, ""))
 		return

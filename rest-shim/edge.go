@@ -133,6 +133,24 @@ type errorWriter struct {
 	r         *http.Request
 	wrote     bool
 	swallowed bool // the handler's own body is dropped
+	page      bool // the route answers a page for people (ownPage)
+}
+
+// ownPage tells the edge that the answer w is about to write is the route's
+// own page for a person in a browser (the OAuth sign-in and error pages): it
+// says what went wrong in words, and JSON in its place would not.
+func ownPage(w http.ResponseWriter) {
+	for {
+		switch x := w.(type) {
+		case *errorWriter:
+			x.page = true
+			return
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return
+		}
+	}
 }
 
 func (w *errorWriter) WriteHeader(status int) {
@@ -141,7 +159,7 @@ func (w *errorWriter) WriteHeader(status int) {
 		return
 	}
 	w.wrote = true
-	if isRedirect(status) || status >= 400 {
+	if (isRedirect(status) || status >= 400) && !w.page {
 		if !isJSONType(w.Header().Get("Content-Type")) {
 			w.swallowed = true
 			writeStatusError(w.ResponseWriter, w.r, status)

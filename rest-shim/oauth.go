@@ -145,6 +145,7 @@ func writePage(w http.ResponseWriter, status int, name string, p page) {
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; base-uri 'none'")
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Referrer-Policy", "no-referrer")
+	ownPage(w)
 	w.WriteHeader(status)
 	pages.ExecuteTemplate(w, name, p)
 }
