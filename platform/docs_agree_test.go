@@ -425,7 +425,7 @@ func errorCodes(t *testing.T) map[string]map[int][]string {
 	}
 	// The rest of REST errors' writers; internal/trust answers only on
 	// internal ports, the router in GraphQL's shape.
-	scanned := []string{"access", "internal/apierr", "internal/jsonbody", "rest-shim", "subgraphs/payments/pci", "webui"}
+	scanned := []string{"access", "internal/apierr", "internal/connlimit", "internal/jsonbody", "rest-shim", "subgraphs/payments/pci", "webui"}
 	dynamic := dynamicSites(codes)
 	used := map[string]bool{}
 	for _, dir := range scanned {
@@ -524,8 +524,10 @@ func errorCodes(t *testing.T) map[string]map[int][]string {
 							}
 						}
 						switch {
-						case (typ == "rest-shim:routeError" || typ == "internal/jsonbody:Error") && len(x.Elts) == 3:
-							site(x.Elts[0], x.Elts[1], x.Pos())
+						case typ == "rest-shim:routeError" || typ == "internal/jsonbody:Error":
+							if status, code := statusAndCode(x); status != nil {
+								site(status, code, x.Pos())
+							}
 						case typ == "apierr.Body":
 							site(nil, x.Elts[0].(*ast.KeyValueExpr).Value, x.Pos())
 						}
@@ -620,6 +622,8 @@ func dynamicSites(map[string]map[int][]string) map[string]dynamicSite {
 		"listener.go:rewriteCanned": {helpers: []string{"listener.go:cannedError"}, answers: map[string][]int{
 			"bad_request": {400}, "headers_too_large": {431}, "unsupported_transfer_encoding": {501},
 			"http_version_not_supported": {505}, "expectation_failed": {417}}},
+		// A connection over --max-conns-per-client, refused before any request.
+		"connlimit.go:refusal": {answers: map[string][]int{"too_many_connections": {503}}},
 		// The payments subgraph's card refusals.
 		"pci.go:NewHandler": {answers: map[string][]int{"hosted_session_invalid": {401}, "card_declined": {402}, "merchant_not_ready": {409}}},
 	}
@@ -777,4 +781,29 @@ func stringConsts(f *ast.File, each func(name, value string)) {
 			}
 		}
 	}
+}
+
+// statusAndCode are the Status and Code of a routeError or jsonbody.Error
+// literal, written by position (the first two of three) or by name; nil
+// when it names neither.
+func statusAndCode(lit *ast.CompositeLit) (status, code ast.Expr) {
+	if len(lit.Elts) == 3 {
+		if _, keyed := lit.Elts[0].(*ast.KeyValueExpr); !keyed {
+			return lit.Elts[0], lit.Elts[1]
+		}
+	}
+	for _, e := range lit.Elts {
+		if kv, ok := e.(*ast.KeyValueExpr); ok {
+			switch fmt.Sprint(kv.Key) {
+			case "Status":
+				status = kv.Value
+			case "Code":
+				code = kv.Value
+			}
+		}
+	}
+	if status == nil || code == nil {
+		return nil, nil
+	}
+	return status, code
 }

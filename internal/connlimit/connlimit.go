@@ -12,6 +12,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/vitolahq/vitola/internal/apierr"
 )
 
 // Code is the stable error code of the refusal.
@@ -99,7 +101,7 @@ func (c *conn) CloseWrite() error {
 
 // refusal is the whole HTTP answer to a connection over the cap.
 func refusal(max int) []byte {
-	body, _ := json.Marshal(map[string]string{"error": Code, "message": fmt.Sprintf(
+	body, _ := json.Marshal(apierr.Body{Error: Code, Message: fmt.Sprintf(
 		"this client address already holds %d open connections, the most one address may: reuse keep-alive connections or close idle ones, then retry", max)})
 	body = append(body, '\n')
 	return fmt.Appendf(nil, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n"+
