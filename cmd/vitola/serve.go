@@ -317,7 +317,7 @@ func serveRouter(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry
 		tokens = access.NewTokens(s.componentPublicURL(log), restshim.FetchJWKS(&subgraph.Client{HTTP: client, URL: u}))
 	}
 	verifier, _ := trust.NewVerifier(key)
-	kvs, err := platform.OpenKV(ctx, s.RedisURL, s.RedisPrefix, tel)
+	kvs, err := platform.OpenKV(ctx, s.RedisURL, s.RedisPrefix, tel, log)
 	if err != nil {
 		return err
 	}
@@ -354,7 +354,7 @@ func serveShim(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, 
 	if err != nil || routerURL.Host == "" {
 		return fmt.Errorf("--router-url %q is not a URL", s.RouterURL)
 	}
-	kvs, err := platform.OpenKV(ctx, s.RedisURL, s.RedisPrefix, tel)
+	kvs, err := platform.OpenKV(ctx, s.RedisURL, s.RedisPrefix, tel, log)
 	if err != nil {
 		return err
 	}
