@@ -98,10 +98,16 @@ func (rg *redisRig) drive(key string, workers int, d time.Duration) int {
 	return n
 }
 
-// ready returns /health/ready's status and its kv component.
+// ready returns the API's /health/ready status and its kv component.
 func (rg *redisRig) ready() (int, struct{ Status, Error string }, string) {
 	rg.t.Helper()
-	res, err := rg.client.Get("http://" + rg.api + "/health/ready")
+	return rg.readyAt(rg.api)
+}
+
+// readyAt returns /health/ready's status and kv component at addr.
+func (rg *redisRig) readyAt(addr string) (int, struct{ Status, Error string }, string) {
+	rg.t.Helper()
+	res, err := rg.client.Get("http://" + addr + "/health/ready")
 	if err != nil {
 		rg.t.Fatal(err)
 	}
@@ -217,11 +223,19 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 
 // TestServeStartsWithRedisDown: serve starts although Redis does not answer,
 // is not ready (kv failing) but serves requests with their RateLimit fields,
-// and turns ready once a redis-server starts on that port.
+// and turns ready once a redis-server starts on that port; so does the
+// router component alone (its kv check).
 func TestServeStartsWithRedisDown(t *testing.T) {
 	rg := newRedisRig(t)
 	rg.start()
 	rg.checkDegraded()
+	routerAddr := loopbackAddr(t)
+	router := startProc(t, "router", []string{"serve", "--component", "router", "--data", rg.data, "--addr", routerAddr, "--redis-url", rg.redis.URL(),
+		"--subgraph-url", "catalog=http://" + rg.api + "/graphql,users=http://" + rg.api + "/graphql,venues=http://" + rg.api + "/graphql"}, nil, nil)
+	waitHealthy(t, router, "http://"+routerAddr+"/health")
+	if _, kvc, body := rg.readyAt(routerAddr); kvc.Status != "unavailable" || !strings.Contains(kvc.Error, "fallback") {
+		t.Fatalf("the router's readiness with Redis down: %s", body)
+	}
 	key, err := admin(t, "keys", "create", "--name", "early", "--data", rg.data)
 	if err != nil {
 		t.Fatal(err, key)
@@ -231,6 +245,15 @@ func TestServeStartsWithRedisDown(t *testing.T) {
 	}
 	rg.redis.Start()
 	t.Logf("ready %v after Redis started", rg.waitReady())
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		_, kvc, body := rg.readyAt(routerAddr)
+		if kvc.Status == "ok" {
+			break
+		}
+		if time.Since(start) > 60*time.Second {
+			t.Fatalf("the router's kv check still fails 60 s after Redis started: %s", body)
+		}
+	}
 	if n := rg.drive(key, 2, 300*time.Millisecond); n == 0 || t.Failed() {
 		t.Fatalf("%d requests served with Redis up", n)
 	}
