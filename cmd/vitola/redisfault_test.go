@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -256,5 +257,23 @@ func TestServeStartsWithRedisDown(t *testing.T) {
 	}
 	if n := rg.drive(key, 2, 300*time.Millisecond); n == 0 || t.Failed() {
 		t.Fatalf("%d requests served with Redis up", n)
+	}
+}
+
+// TestServeRefusesAMalformedRedisURL: an unreachable Redis does not stop
+// serve, but a URL that cannot be one does, saying so without repeating it
+// (it may hold a password).
+func TestServeRefusesAMalformedRedisURL(t *testing.T) {
+	for _, u := range []string{"redis://user:s3cret@127.0.0.1:%zz", "http://user:s3cret@127.0.0.1:6379"} {
+		var stdout, stderr strings.Builder
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := run(ctx, []string{"vitola", "serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--payments-addr", "127.0.0.1:0", "--redis-url", u}, noEnv, nil, &stdout, &stderr)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "--redis-url") || !strings.Contains(err.Error(), "redis://") {
+			t.Fatalf("serve --redis-url %s: %v", u, err)
+		}
+		if strings.Contains(err.Error()+stderr.String(), "s3cret") {
+			t.Fatalf("the password is in the error: %v\n%s", err, stderr.String())
+		}
 	}
 }
