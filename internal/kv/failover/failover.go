@@ -30,6 +30,10 @@ const (
 	DefaultMaxBackoff = 10 * time.Second
 	// DefaultProbeTimeout bounds one probe (a Ping).
 	DefaultProbeTimeout = time.Second
+	// DefaultSetBytes bounds the values Set puts in the fallback during one
+	// outage (persisted queries' texts, kept 24 hours): past it they are not
+	// kept, as if expired, so an outage cannot grow the process unbounded.
+	DefaultSetBytes = 16 << 20
 )
 
 // Options tune the breaker; zero fields take the defaults above.
@@ -38,6 +42,7 @@ type Options struct {
 	MinBackoff   time.Duration
 	MaxBackoff   time.Duration
 	ProbeTimeout time.Duration
+	SetBytes     int64
 	// StartOpen starts with the breaker open (the primary did not answer at
 	// start): calls go to the fallback until a probe succeeds.
 	StartOpen bool
@@ -62,6 +67,7 @@ type Store struct {
 	open     atomic.Bool
 	failures atomic.Int64
 	fallback atomic.Pointer[memory.Store]
+	setBytes atomic.Int64 // what Set put in the fallback since it was made
 
 	mu   sync.Mutex // serializes opening and closing
 	stop chan struct{}
@@ -84,6 +90,9 @@ func New(primary kv.Store, o Options) *Store {
 	}
 	if o.ProbeTimeout <= 0 {
 		o.ProbeTimeout = DefaultProbeTimeout
+	}
+	if o.SetBytes <= 0 {
+		o.SetBytes = DefaultSetBytes
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -174,6 +183,7 @@ func (s *Store) probe() {
 	// What the fallback counted belongs to the outage: the next one starts
 	// empty, and its memory is freed now.
 	old := s.fallback.Swap(memory.New(s.o.Now))
+	s.setBytes.Store(0)
 	s.failures.Store(0)
 	s.open.Store(false)
 	if s.o.OnChange != nil {
@@ -188,7 +198,12 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 }
 
 func (s *Store) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
-	_, err := call(s, ctx, func(st kv.Store) (struct{}, error) { return struct{}{}, st.Set(ctx, key, value, ttl) })
+	_, err := call(s, ctx, func(st kv.Store) (struct{}, error) {
+		if st != s.primary && s.setBytes.Add(int64(len(value))) > s.o.SetBytes {
+			return struct{}{}, nil // not kept: see DefaultSetBytes
+		}
+		return struct{}{}, st.Set(ctx, key, value, ttl)
+	})
 	return err
 }
 

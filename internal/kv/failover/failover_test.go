@@ -345,3 +345,24 @@ func TestCallerCancelIsNoFailure(t *testing.T) {
 		t.Fatal("a cancelled call opened the breaker")
 	}
 }
+
+// TestFallbackSetIsBounded: while open, values Set beyond SetBytes are not
+// kept (as if expired), so an outage cannot grow the process without bound.
+func TestFallbackSetIsBounded(t *testing.T) {
+	ctx := context.Background()
+	primary := newFlaky()
+	primary.setFail(errRefused)
+	s, _, _ := newBreaker(t, primary, failover.Options{StartOpen: true, SetBytes: 10})
+	if err := s.Set(ctx, "a", []byte("12345678"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set(ctx, "b", []byte("12345678"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.Get(ctx, "a"); err != nil || string(v) != "12345678" {
+		t.Fatalf("Get(a) = %q, %v", v, err)
+	}
+	if _, err := s.Get(ctx, "b"); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatalf("Get(b) past the bound: %v, want ErrNotFound", err)
+	}
+}
