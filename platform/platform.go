@@ -6,6 +6,7 @@ package platform
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -25,6 +26,7 @@ import (
 	"github.com/vitolahq/vitola/internal/idempotency"
 	"github.com/vitolahq/vitola/internal/inproc"
 	"github.com/vitolahq/vitola/internal/kv"
+	"github.com/vitolahq/vitola/internal/kv/failover"
 	"github.com/vitolahq/vitola/internal/kv/memory"
 	kvredis "github.com/vitolahq/vitola/internal/kv/redis"
 	"github.com/vitolahq/vitola/internal/sqldb"
@@ -141,7 +143,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	log.Info().Str("store", o.Store.Backend()).Msg("opening stores")
 
 	tel := o.Telemetry
-	kvs, err := OpenKV(ctx, o.RedisURL, o.RedisPrefix, tel)
+	kvs, err := OpenKV(ctx, o.RedisURL, o.RedisPrefix, tel, log)
 	if err != nil {
 		return nil, err
 	}
@@ -308,19 +310,35 @@ func SignedHosts(subgraphs map[string]string) map[string]bool {
 }
 
 // OpenKV opens Redis when url is set, the in-process store otherwise; tel
-// counts Redis's failed commands.
-func OpenKV(ctx context.Context, url, prefix string, tel *telemetry.Telemetry) (kv.Store, error) {
+// counts Redis's failed commands. Redis sits behind a circuit breaker
+// (kv/failover): while it is unreachable, at start too, an in-process store
+// serves and /health/ready's kv check fails; a warning is logged when that
+// begins and when it ends. Only a malformed URL is an error.
+func OpenKV(ctx context.Context, url, prefix string, tel *telemetry.Telemetry, log zerolog.Logger) (kv.Store, error) {
 	if url == "" {
 		return memory.New(nil), nil
 	}
-	st, err := kvredis.Open(ctx, url, prefix)
+	st, err := kvredis.New(url, prefix)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--redis-url (REDIS_URL): %w", err)
 	}
 	if tel != nil && tel.Metrics != nil {
 		st.OnError(tel.RedisError)
 	}
-	return st, nil
+	pingErr := st.Ping(ctx)
+	return failover.New(st, failover.Options{StartOpen: pingErr != nil, OnChange: func(open bool, err error) {
+		tel.RedisFallback(open)
+		if !open {
+			log.Warn().Msg("Redis answers again: quotas, sign-in limits and persisted queries are shared again")
+			return
+		}
+		if errors.Is(err, failover.ErrFallback) && pingErr != nil {
+			err = pingErr // unreachable at start: the first ping says why
+		}
+		// The error names Redis's address: fine in the operator's log, never
+		// in an HTTP answer.
+		log.Warn().Err(err).Msg("Redis is unreachable: quotas, sign-in limits and persisted queries are per replica, in process, until it answers (see /health/ready: kv)")
+	}}), nil
 }
 
 // OpenAccess opens the developer-key store and its service.

@@ -3,10 +3,12 @@ package restshim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/vitolahq/vitola/internal/kv/failover"
 	"github.com/vitolahq/vitola/internal/timestamp"
 )
 
@@ -82,6 +84,9 @@ func ReadyHandler(checks []Check, timeout time.Duration, onFail func(name string
 
 func errorClass(ctx context.Context, err error) string {
 	switch {
+	case errors.Is(err, failover.ErrFallback):
+		// Requests are served, without the state replicas share.
+		return "unreachable; the in-process fallback serves"
 	case err == context.DeadlineExceeded || err == context.Canceled || ctx.Err() != nil:
 		return "timed out"
 	default:

@@ -161,7 +161,7 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&s.CallbackMaxAge, "callback-max-age", envDuration(getenv, "VITOLA_CALLBACK_MAX_AGE", 72*time.Hour), "fulfillment callbacks: how long an unacknowledged event is retried (env VITOLA_CALLBACK_MAX_AGE)")
 	secretVar(fs, &s.PaymentsKEKs, "payments-keks", "VITOLA_PAYMENTS_KEKS", getenv, "key-encryption keys that seal gateway credentials and card references, ID:BASE64KEY (32 bytes) comma-separated, the first one current; default: one derived from the internal key (env VITOLA_PAYMENTS_KEKS)")
 	fs.StringVar(&s.StripeAPIURL, "stripe-api-url", envOr(getenv, "VITOLA_STRIPE_API_URL", ""), "the Stripe API's base URL for merchant accounts on the stripe gateway: https, or http on loopback (stripe-mock); default: Stripe's own, https://api.stripe.com (env VITOLA_STRIPE_API_URL)")
-	secretVar(fs, &s.RedisURL, "redis-url", "REDIS_URL", getenv, "Redis URL (redis://…) for state shared by replicas; empty: in-process (env REDIS_URL)")
+	secretVar(fs, &s.RedisURL, "redis-url", "REDIS_URL", getenv, "Redis URL (redis://…) for state shared by replicas; empty: in-process. While Redis is unreachable, at start too, each replica keeps that state in its own process until Redis answers (env REDIS_URL)")
 	fs.StringVar(&s.RedisPrefix, "redis-prefix", envOr(getenv, "VITOLA_REDIS_PREFIX", "vitola:"), "prefix of every Redis key (env VITOLA_REDIS_PREFIX)")
 	secretVar(fs, &s.InternalKey, "internal-key", "VITOLA_INTERNAL_KEY", getenv, "key (32+ characters) signing internal calls between components; default: generated into the data directory (env VITOLA_INTERNAL_KEY)")
 	fs.StringVar(&s.Component, "component", envOr(getenv, "VITOLA_COMPONENT", ""), "run one component alone: "+strings.Join(components, ", ")+"; empty: all in one process (env VITOLA_COMPONENT)")
@@ -334,7 +334,7 @@ func serveRouter(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry
 		tokens = access.NewTokens(s.componentPublicURL(log), restshim.FetchJWKS(&subgraph.Client{HTTP: client, URL: u}))
 	}
 	verifier, _ := trust.NewVerifier(key)
-	kvs, err := platform.OpenKV(ctx, s.RedisURL, s.RedisPrefix, tel)
+	kvs, err := platform.OpenKV(ctx, s.RedisURL, s.RedisPrefix, tel, log)
 	if err != nil {
 		return err
 	}
@@ -371,7 +371,7 @@ func serveShim(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, 
 	if err != nil || routerURL.Host == "" {
 		return fmt.Errorf("--router-url %q is not a URL", s.RouterURL)
 	}
-	kvs, err := platform.OpenKV(ctx, s.RedisURL, s.RedisPrefix, tel)
+	kvs, err := platform.OpenKV(ctx, s.RedisURL, s.RedisPrefix, tel, log)
 	if err != nil {
 		return err
 	}

@@ -46,6 +46,7 @@ type Metrics struct {
 	idempotency     *prometheus.CounterVec
 	storeErrors     *prometheus.CounterVec
 	redisErrors     prometheus.Counter
+	redisFallback   prometheus.Gauge
 	quotaRefusals   *prometheus.CounterVec
 
 	// Label children, cached so that a request allocates no label strings.
@@ -105,12 +106,14 @@ func NewMetrics() *Metrics {
 			Help: "Requests over a developer key's quota, by policy (requests or cost) and mode: enforce (refused with 429) or measure (let through, counted)."}, []string{"policy", "mode"}),
 		redisErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "vitola_redis_errors_total",
 			Help: "Redis commands that failed (a missing key is not a failure)."}),
+		redisFallback: prometheus.NewGauge(prometheus.GaugeOpts{Name: "vitola_redis_fallback",
+			Help: "1 while Redis is unreachable and the in-process fallback serves quotas, sign-in limits and persisted queries (per replica), else 0."}),
 		httpKids: map[httpKey]httpKid{},
 		opKids:   map[opKey]opKid{},
 		names:    map[string]struct{}{},
 	}
 	m.Registry.MustRegister(m.httpRequests, m.httpDuration, m.operations, m.opDuration, m.fetchDuration, m.fetchErrors,
-		m.limitRejections, m.planCache, m.credits, m.imageFetches, m.idempotency, m.storeErrors, m.redisErrors, m.quotaRefusals,
+		m.limitRejections, m.planCache, m.credits, m.imageFetches, m.idempotency, m.storeErrors, m.redisErrors, m.redisFallback, m.quotaRefusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// The fixed label values exist from the start, so a dashboard sees zeros.
 	m.planHits, m.planMisses = m.planCache.WithLabelValues("hit"), m.planCache.WithLabelValues("miss")
@@ -294,4 +297,13 @@ func (t *Telemetry) RedisError() {
 		return
 	}
 	t.Metrics.redisErrors.Inc()
+}
+
+// RedisFallback records whether the in-process fallback serves instead of
+// Redis (the breaker of kv/failover is open).
+func (t *Telemetry) RedisFallback(on bool) {
+	if t == nil || t.Metrics == nil {
+		return
+	}
+	t.Metrics.redisFallback.Set(map[bool]float64{true: 1}[on])
 }

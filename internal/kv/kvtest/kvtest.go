@@ -8,8 +8,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -236,4 +239,105 @@ func Prefix(name string) string {
 	b := make([]byte, 6)
 	rand.Read(b)
 	return "vitola-test:" + name + ":" + hex.EncodeToString(b) + ":"
+}
+
+// RedisServer is a redis-server process of the test's own, on loopback: a
+// test may kill it and start it again on the same port, which the shared
+// server of VITOLA_TEST_REDIS_URL must never be.
+type RedisServer struct {
+	t    testing.TB
+	Addr string // 127.0.0.1:PORT
+	dir  string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// RedisServerBinary is where the machines and CI have redis-server.
+const RedisServerBinary = "/usr/bin/redis-server"
+
+// NewRedisServer prepares a server on port (0: a free one) without starting
+// it. Without redis-server the test skips, or fails with
+// VITOLA_TEST_REQUIRE_SERVICES=1 (CI).
+func NewRedisServer(t testing.TB, port int) *RedisServer {
+	t.Helper()
+	bin := RedisServerBinary
+	if _, err := os.Stat(bin); err != nil {
+		if p, err := exec.LookPath("redis-server"); err == nil {
+			bin = p
+		} else if os.Getenv("VITOLA_TEST_REQUIRE_SERVICES") == "1" {
+			t.Fatalf("VITOLA_TEST_REQUIRE_SERVICES=1 but there is no redis-server (%s): apt-get install redis-server", RedisServerBinary)
+		} else {
+			t.Skipf("missing redis-server (%s): apt-get install redis-server to run this test", RedisServerBinary)
+		}
+	}
+	if port == 0 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port = ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+	}
+	s := &RedisServer{t: t, Addr: fmt.Sprintf("127.0.0.1:%d", port), dir: t.TempDir()}
+	s.cmd = exec.Command(bin) // the binary; Start makes each process
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// StartRedisServer is NewRedisServer, started.
+func StartRedisServer(t testing.TB) *RedisServer {
+	t.Helper()
+	s := NewRedisServer(t, 0)
+	s.Start()
+	return s
+}
+
+// URL is the server's redis:// URL.
+func (s *RedisServer) URL() string { return "redis://" + s.Addr + "/0" }
+
+// Start runs the server (nothing saved to disk) and waits until it answers
+// PING.
+func (s *RedisServer) Start() {
+	s.t.Helper()
+	_, port, _ := net.SplitHostPort(s.Addr)
+	s.cmd = exec.Command(s.cmd.Path, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.dir, "--daemonize", "no", "--loglevel", "warning")
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with the test
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatalf("start redis-server: %v", err)
+	}
+	s.done = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(s.cmd, s.done)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if c, err := net.DialTimeout("tcp", s.Addr, time.Second); err == nil {
+			c.SetDeadline(time.Now().Add(time.Second))
+			c.Write([]byte("PING\r\n"))
+			b := make([]byte, 7)
+			n, _ := c.Read(b)
+			c.Close()
+			if string(b[:n]) == "+PONG\r\n" {
+				return
+			}
+		}
+		select {
+		case <-s.done:
+			s.t.Fatalf("redis-server on %s exited at start (port taken?)", s.Addr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("redis-server on %s did not answer within 20 s", s.Addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Kill ends the server with SIGKILL, as a crash would, and waits for it.
+func (s *RedisServer) Kill() {
+	if s.done == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGKILL)
+	<-s.done
+	s.done = nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -21,16 +22,64 @@ type Store struct {
 
 var _ kv.Store = (*Store)(nil)
 
-// Open connects to the server at url (redis://…) and checks it answers.
-func Open(ctx context.Context, url, prefix string) (*Store, error) {
+// Client options that keep one call short, so that a Redis that is down or
+// slow costs a request little before the platform's breaker (kv/failover)
+// opens and stops calling it. A URL's own query (dial_timeout=…,
+// read_timeout=…, max_retries=…, pool_timeout=…) wins over them.
+const (
+	// DialTimeout bounds one connection attempt; DialerRetries 1: a single
+	// attempt (go-redis would try 5 times, 100 ms apart).
+	DialTimeout = 300 * time.Millisecond
+	// ReadTimeout and WriteTimeout bound one command on the wire: Redis
+	// answers these small commands in well under a millisecond.
+	ReadTimeout  = 500 * time.Millisecond
+	WriteTimeout = 500 * time.Millisecond
+	// PoolTimeout bounds the wait for a free connection when all are busy.
+	PoolTimeout = 500 * time.Millisecond
+)
+
+// New configures a client for the server at url (redis://…) without
+// connecting: the first command connects. A malformed URL is an error that
+// says what is wrong, without the URL itself (it may hold a password).
+func New(url, prefix string) (*Store, error) {
 	opts, err := goredis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("parse REDIS_URL: %w", err)
+		var ue *neturl.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Error repeats the URL
+		}
+		return nil, fmt.Errorf("the Redis URL is not valid (%v): want redis://[user:password@]host:port[/db] or rediss://… for TLS", err)
 	}
-	c := goredis.NewClient(opts)
-	s := &Store{client: c, prefix: prefix}
+	if opts.DialTimeout == 0 {
+		opts.DialTimeout = DialTimeout
+	}
+	if opts.DialerRetries == 0 {
+		opts.DialerRetries = 1
+	}
+	if opts.ReadTimeout == 0 {
+		opts.ReadTimeout = ReadTimeout
+	}
+	if opts.WriteTimeout == 0 {
+		opts.WriteTimeout = WriteTimeout
+	}
+	if opts.PoolTimeout == 0 {
+		opts.PoolTimeout = PoolTimeout
+	}
+	if opts.MaxRetries == 0 {
+		opts.MaxRetries = -1 // none: the breaker's fallback answers instead
+	}
+	opts.ContextTimeoutEnabled = true // a caller's deadline bounds the call too
+	return &Store{client: goredis.NewClient(opts), prefix: prefix}, nil
+}
+
+// Open is New, then a check that the server answers.
+func Open(ctx context.Context, url, prefix string) (*Store, error) {
+	s, err := New(url, prefix)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.Ping(ctx); err != nil {
-		c.Close()
+		s.Close()
 		return nil, fmt.Errorf("connect to Redis: %w", err)
 	}
 	return s, nil
