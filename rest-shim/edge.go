@@ -63,9 +63,9 @@ func edge(mux *http.ServeMux) http.Handler {
 		case verdict.status >= 300 && verdict.status < 400:
 			loc := localLocation(verdict.header.Get("Location"))
 			w.Header().Set("Location", loc)
-			msg := "the path is not in canonical form (no empty, '.' or '..' segments): the resource is at " + loc
+			msg := "the path is not in canonical form (no empty, '.' or '..' segments): the resource is at " + apierr.Clip(loc)
 			if strings.TrimSuffix(strings.SplitN(loc, "?", 2)[0], "/") == r.URL.Path {
-				msg = "this path takes a trailing slash: the resource is at " + loc
+				msg = "this path takes a trailing slash: the resource is at " + apierr.Clip(loc)
 			}
 			apierr.Write(w, http.StatusPermanentRedirect, codePathNotCanonical, msg)
 		default:
@@ -93,17 +93,9 @@ func writeNotFound(w http.ResponseWriter, r *http.Request) {
 // names.
 func target(r *http.Request) string {
 	if r.URL.Path == "" {
-		return clipText(r.RequestURI)
+		return apierr.Clip(r.RequestURI)
 	}
-	return clipText(r.URL.Path)
-}
-
-// clipText shortens text a message echoes.
-func clipText(s string) string {
-	if len(s) > 200 {
-		return strings.ToValidUTF8(s[:200], "") + "…"
-	}
-	return s
+	return apierr.Clip(r.URL.Path)
 }
 
 // headerRecorder keeps what a handler answers, without its body.
@@ -200,7 +192,7 @@ func writeStatusError(w http.ResponseWriter, r *http.Request, status int) {
 	case status == http.StatusNotFound:
 		msg = "no route " + r.Method + " " + target(r) + ": see /docs for the API"
 	case isRedirect(status):
-		code, msg = codeMoved, "the resource is at "+h.Get("Location")+": follow the Location header"
+		code, msg = codeMoved, "the resource is at "+apierr.Clip(h.Get("Location"))+": follow the Location header"
 	case status >= 500:
 		msg = "the request could not be served; try again shortly"
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/internal/envelope"
 	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/internal/secret"
@@ -79,7 +80,7 @@ func (s *Service) CreateClient(ctx context.Context, n NewClient) (*Client, strin
 	}
 	for _, t := range n.ResourceTypes {
 		if _, err := s.Store.ResourceType(ctx, t); errors.Is(err, ErrNotFound) {
-			return nil, "", "", Invalid("--resource-type %q is not registered (vitola payments resource-types add)", t)
+			return nil, "", "", Invalid("--resource-type %s is not registered (vitola payments resource-types add)", apierr.Quote(t))
 		} else if err != nil {
 			return nil, "", "", err
 		}
