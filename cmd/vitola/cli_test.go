@@ -146,3 +146,77 @@ func TestArgumentsAndFlagsInAnyOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeCommandsParse: every `vitola …` command README shows, in a code
+// block or inline, names a command and only flags it takes, with values of
+// their kind: each one, placeholders filled and -h added, prints that
+// command's usage. Optional parts ([--flag X]) are taken as given,
+// alternatives (a|b) as their first.
+func TestReadmeCommandsParse(t *testing.T) {
+	readme := readFile(t, "../../README.md")
+	command := `(?:\./bin/)?vitola (?:` + strings.Join(topCommands(), "|") + `|help)\b`
+	var examples []string
+	var prose []string
+	lines := strings.Split(readme, "\n")
+	fenced := false
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.HasPrefix(l, "```") {
+			fenced = !fenced
+			continue
+		}
+		if !fenced {
+			prose = append(prose, l)
+			continue
+		}
+		m := regexp.MustCompile(command + `.*`).FindString(l)
+		if m == "" {
+			continue
+		}
+		for strings.HasSuffix(strings.TrimSpace(m), `\`) && i+1 < len(lines) { // a continued line
+			i++
+			m = strings.TrimSuffix(strings.TrimSpace(m), `\`) + " " + lines[i]
+		}
+		examples = append(examples, m)
+	}
+	for _, m := range regexp.MustCompile("`("+command+"[^`]*)`").FindAllStringSubmatch(strings.Join(prose, " "), -1) {
+		examples = append(examples, m[1])
+	}
+	if len(examples) < 30 {
+		t.Fatalf("found %d commands in README, want them all", len(examples))
+	}
+	placeholder := regexp.MustCompile(`^[A-Z][A-Z_]*$`)
+	for _, ex := range examples {
+		line := regexp.MustCompile(`\s+#.*$|\s*\|\s*tail.*$`).ReplaceAllString(ex, "") // a comment, a pipe
+		var args []string
+		for _, tok := range regexp.MustCompile(`"[^"]*"|\S+`).FindAllString(line, -1) {
+			if tok == `\` { // a comment after a line's \ ends the command there
+				t.Errorf("README's %q: a comment follows a continued line", strings.TrimSpace(ex))
+			}
+			tok = strings.Trim(tok, `"[]`)
+			tok, _, _ = strings.Cut(tok, "|")
+			tok = strings.TrimSuffix(strings.TrimSuffix(tok, "…"), "...")
+			if placeholder.MatchString(tok) || strings.HasPrefix(tok, "$") {
+				tok = "1"
+			}
+			if tok != "" {
+				args = append(args, tok)
+			}
+		}
+		stdout, stderr, err := runCLI(t, append(args[1:], "-h")...)
+		if err != nil || !strings.HasPrefix(stdout, "Usage: vitola ") && !strings.HasPrefix(stdout, "Usage of vitola ") {
+			t.Errorf("README's %q (run as %q): %v\n%s", strings.TrimSpace(ex), args, err, stderr)
+		}
+	}
+}
+
+// topCommands are the first words of every command.
+func topCommands() []string {
+	var tops []string
+	for _, c := range commands {
+		if top, _, _ := strings.Cut(c.path, " "); !slices.Contains(tops, top) {
+			tops = append(tops, top)
+		}
+	}
+	return tops
+}

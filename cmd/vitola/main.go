@@ -35,7 +35,7 @@ func main() {
 
 // usage is the command list `vitola help` prints; serve's components come
 // from the list --component checks, so the two cannot disagree.
-var usage = `Usage: vitola <command> [flags]
+var usage = `Usage: vitola <command> [subcommand] [arguments and flags]
 
 Commands:
   serve     run the platform: every component in one process (default), or one
@@ -56,8 +56,9 @@ Commands:
   users     users create --email E --password P|- --display-name N: an account
   oauth     oauth clients create --name N --redirect-uri URI [--public],
             oauth token --user EMAIL --client ID --scope "…", oauth keys rotate
-  payments  payments clients|resource-types|merchants|offers …: the payments
-            API's service clients, what they sell and who is paid
+  payments  payments clients|purchases|events|resource-types|merchants|offers …:
+            the payments API's service clients, their purchases and callback
+            events, what they sell and who is paid
 
 Run 'vitola <command> -h' (or a subcommand's, 'vitola keys set -h') for its
 usage and flags. Flags and arguments come in any order; -- ends the flags.
