@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -18,8 +20,8 @@ import (
 // comes back cut to apierr.MaxEcho characters and "…".
 func TestEchoedInputIsCut(t *testing.T) {
 	data := t.TempDir()
-	addr := loopbackAddr(t)
-	serveForTest(t, addr, "--demo", "--data", data, "--payments-addr", loopbackAddr(t), "--public-url", "http://"+addr)
+	addr, paymentsAddr := loopbackAddr(t), loopbackAddr(t)
+	serveForTest(t, addr, "--demo", "--data", data, "--payments-addr", paymentsAddr, "--public-url", "http://"+addr)
 	key := strings.TrimSpace(readFile(t, filepath.Join(data, "demo-key.txt")))
 	base := "http://" + addr
 	long := strings.Repeat("x", 10_000)
@@ -129,4 +131,31 @@ func TestEchoedInputIsCut(t *testing.T) {
 	}
 	res, raw = get("/graphql?query=" + url.QueryEscape("{ __typename }") + "&" + long + "=1")
 	check("GraphQL an unknown URL parameter", true, res, raw)
+
+	// The payments API: IDs in paths and bodies.
+	line, err := admin(t, "payments", "clients", "create", "--data", data, "--name", "shop", "--return-url", "https://shop.example/paid", "--scope", "merchant_accounts:write")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := strings.Fields(line)
+	calls := 0
+	paymentsCall := func(method, path string, body any) (*http.Response, []byte) {
+		calls++
+		var b []byte
+		if body != nil {
+			b, _ = json.Marshal(body)
+		}
+		req, _ := http.NewRequest(method, "http://"+paymentsAddr+"/api/v1"+path, bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+client[1])
+		req.Header.Set("X-Service-Client-Id", client[0])
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", fmt.Sprintf("echo-%d", calls))
+		return send(t, req)
+	}
+	res, raw = paymentsCall("GET", "/payment-sessions/"+prefixed("pss_")+"/status", nil)
+	check("a payment session's ID", true, res, raw)
+	res, raw = paymentsCall("PUT", "/merchant-accounts/"+prefixed("mer_")+"/credentials", map[string]any{"credentials": map[string]any{}})
+	check("a merchant account's ID", true, res, raw)
+	res, raw = paymentsCall("POST", "/merchant-accounts", map[string]any{"name": "m", "gateway": long})
+	check("a gateway's name", true, res, raw)
 }

@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/vitolahq/vitola/internal/apierr"
 	"hash/maphash"
 	"io"
 	"mime"
@@ -29,6 +28,8 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/vitolahq/vitola/internal/apierr"
 )
 
 // MaxDepth is the default bound on nesting: objects and arrays inside one

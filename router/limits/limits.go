@@ -44,6 +44,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
+
 	"github.com/vitolahq/vitola/internal/apierr"
 )
 

@@ -2,10 +2,11 @@ package payments
 
 import (
 	"context"
-	"github.com/vitolahq/vitola/internal/apierr"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/vitolahq/vitola/internal/apierr"
 )
 
 // ResourceType is something offers sell units of. ai_credits is built in;
