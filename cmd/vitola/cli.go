@@ -102,6 +102,9 @@ func findCommand(args []string) (command, []string, error) {
 			return command{}, nil, &helpRequest{groupUsage(group)}
 		}
 		if len(subcommands(p)) == 0 {
+			if strings.HasPrefix(w, "-") && group != "" {
+				return command{}, nil, &usageError{groupUsage(group), fmt.Errorf("%s: name the subcommand (%s) before its flags", group, orList(subcommands(group)))}
+			}
 			if group == "" {
 				return command{}, nil, &usageError{usage, fmt.Errorf("unknown command %q", w)}
 			}
