@@ -113,7 +113,6 @@ func runPayments(ctx context.Context, c command, args []string, getenv func(stri
 	}
 	var creds []byte
 	if cmd == "merchants set-credentials" {
-		var err error
 		if creds, err = readFileOrStdin(credsFile, stdin); err != nil {
 			return fmt.Errorf("payments merchants set-credentials: --credentials-file: %w", err)
 		}
