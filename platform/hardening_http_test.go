@@ -327,7 +327,9 @@ func testEveryErrorIsJSON(t *testing.T, addr string, api bool) {
 			{"DELETE on a REST route", req("DELETE /v1/cigars/search HTTP/1.1", "Host: x"), 405, "method_not_allowed", "", "GET, HEAD"},
 			{"GET on a POST route", req("GET /v1/ai/cigars/identify HTTP/1.1", "Host: x"), 405, "method_not_allowed", "", "POST"},
 			{"a file the examples do not have", req("GET /examples/nothing.js HTTP/1.1", "Host: x"), 404, "not_found", "", ""},
-			{"a directory of the examples without its slash", req("GET /examples/widget HTTP/1.1", "Host: x"), 301, "moved", "widget/", ""},
+			{"a directory of the examples without its slash", req("GET /examples/widget HTTP/1.1", "Host: x"), 308, "path_not_canonical", "/examples/widget/", ""},
+			{"an escaped .. in the examples' path", req("GET /examples/widget/..%2f.. HTTP/1.1", "Host: x"), 308, "path_not_canonical", "/examples/", ""},
+			{"the examples' index.html", req("GET /examples/widget/index.html HTTP/1.1", "Host: x"), 308, "path_not_canonical", "/examples/widget/", ""},
 		}...)
 	}
 	for _, tt := range tests {

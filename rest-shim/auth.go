@@ -3,7 +3,6 @@ package restshim
 import (
 	"context"
 	"net/http"
-	"strconv"
 
 	"github.com/rs/zerolog"
 
@@ -76,7 +75,7 @@ func requireKey(keys KeyChecker, log zerolog.Logger, rule keyRule, next http.Han
 				apierr.Write(w, http.StatusForbidden, "publishable_key", "a publishable key reads only the public routes (the sessions feeds); use a secret key from your server")
 				return
 			case !key.AllowsOrigin(origin):
-				apierr.Write(w, http.StatusForbidden, "origin_not_allowed", "this publishable key is not valid from origin "+strconv.Quote(origin)+": add it with `vitola keys create --publishable --origin`")
+				apierr.Write(w, http.StatusForbidden, "origin_not_allowed", "this publishable key is not valid from origin "+apierr.Quote(origin)+": add it with `vitola keys create --publishable --origin`")
 				return
 			}
 			w.Header().Set("Access-Control-Allow-Origin", origin)
@@ -108,7 +107,7 @@ func handlePreflight(origins OriginChecker, log zerolog.Logger) http.Handler {
 		}
 		w.Header().Add("Vary", "Origin")
 		if !ok {
-			apierr.Write(w, http.StatusForbidden, "origin_not_allowed", "no publishable key is registered for origin "+strconv.Quote(origin))
+			apierr.Write(w, http.StatusForbidden, "origin_not_allowed", "no publishable key is registered for origin "+apierr.Quote(origin))
 			return
 		}
 		w.Header().Set("Access-Control-Allow-Origin", origin)

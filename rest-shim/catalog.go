@@ -140,7 +140,7 @@ func getOne(catalog *subgraph.Client, log zerolog.Logger, op *subgraph.Operation
 			obj = d.Document
 		}
 		if len(obj) == 0 {
-			apierr.Write(w, http.StatusNotFound, notFound, "no "+what+" with "+param+" "+strconv.Quote(v))
+			apierr.Write(w, http.StatusNotFound, notFound, "no "+what+" with "+param+" "+apierr.Quote(v))
 			return
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")

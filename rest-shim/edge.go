@@ -61,24 +61,38 @@ func edge(mux *http.ServeMux) http.Handler {
 			apierr.Write(w, http.StatusMethodNotAllowed, apierr.CodeMethodNotAllowed,
 				fmt.Sprintf("method %s is not allowed on %s: use %s", r.Method, target(r), allow))
 		case verdict.status >= 300 && verdict.status < 400:
-			loc := localLocation(verdict.header.Get("Location"))
-			w.Header().Set("Location", loc)
-			msg := "the path is not in canonical form (no empty, '.' or '..' segments): the resource is at " + loc
-			if strings.TrimSuffix(strings.SplitN(loc, "?", 2)[0], "/") == r.URL.Path {
-				msg = "this path takes a trailing slash: the resource is at " + loc
-			}
-			apierr.Write(w, http.StatusPermanentRedirect, codePathNotCanonical, msg)
+			redirectCanonical(w, r, verdict.header.Get("Location"))
 		default:
 			writeNotFound(w, r)
 		}
 	})
 }
 
+// redirectCanonical answers a path not in canonical form (".", ".." or empty
+// segments, a directory without its slash, a file server's index.html) with a
+// 308 path_not_canonical to loc, where the mux or a file server below a route
+// sends it: a 308 keeps the method and the body, where their 301 does not.
+func redirectCanonical(w http.ResponseWriter, r *http.Request, loc string) {
+	loc = localLocation(r, loc)
+	w.Header().Set("Location", loc)
+	msg := "the path is not in canonical form (no empty, '.' or '..' segments): the resource is at " + apierr.Clip(loc)
+	if strings.TrimSuffix(strings.SplitN(loc, "?", 2)[0], "/") == r.URL.Path {
+		msg = "this path takes a trailing slash: the resource is at " + apierr.Clip(loc)
+	}
+	w.Header().Del("Content-Length") // of the body a file server meant to write
+	apierr.Write(w, http.StatusPermanentRedirect, codePathNotCanonical, msg)
+}
+
 // localLocation keeps a redirect on this origin: the path and query of where
-// the mux sends, never a host the request named.
-func localLocation(loc string) string {
+// it sends (relative to the request, as a file server's are), never a host
+// the request named.
+func localLocation(r *http.Request, loc string) string {
 	u, err := url.Parse(loc)
-	if err != nil || !strings.HasPrefix(u.EscapedPath(), "/") || strings.HasPrefix(u.EscapedPath(), "//") {
+	if err != nil {
+		return "/"
+	}
+	u = r.URL.ResolveReference(u)
+	if !strings.HasPrefix(u.EscapedPath(), "/") || strings.HasPrefix(u.EscapedPath(), "//") {
 		return "/"
 	}
 	out := &url.URL{Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery}
@@ -93,17 +107,9 @@ func writeNotFound(w http.ResponseWriter, r *http.Request) {
 // names.
 func target(r *http.Request) string {
 	if r.URL.Path == "" {
-		return clipText(r.RequestURI)
+		return apierr.Clip(r.RequestURI)
 	}
-	return clipText(r.URL.Path)
-}
-
-// clipText shortens text a message echoes.
-func clipText(s string) string {
-	if len(s) > 200 {
-		return strings.ToValidUTF8(s[:200], "") + "…"
-	}
-	return s
+	return apierr.Clip(r.URL.Path)
 }
 
 // headerRecorder keeps what a handler answers, without its body.
@@ -162,6 +168,11 @@ func (w *errorWriter) WriteHeader(status int) {
 	if (isRedirect(status) || status >= 400) && !w.page {
 		if !isJSONType(w.Header().Get("Content-Type")) {
 			w.swallowed = true
+			if status == http.StatusMovedPermanently {
+				// net/http's path-cleaning redirect (the file server's).
+				redirectCanonical(w.ResponseWriter, w.r, w.Header().Get("Location"))
+				return
+			}
 			writeStatusError(w.ResponseWriter, w.r, status)
 			return
 		}
@@ -218,7 +229,7 @@ func writeStatusError(w http.ResponseWriter, r *http.Request, status int) {
 	case status == http.StatusNotFound:
 		msg = "no route " + r.Method + " " + target(r) + ": see /docs for the API"
 	case isRedirect(status):
-		code, msg = codeMoved, "the resource is at "+h.Get("Location")+": follow the Location header"
+		code, msg = codeMoved, "the resource is at "+apierr.Clip(h.Get("Location"))+": follow the Location header"
 	case status >= 500:
 		msg = "the request could not be served; try again shortly"
 	}

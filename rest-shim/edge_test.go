@@ -158,3 +158,37 @@ func BenchmarkEdge(b *testing.B) {
 		})
 	}
 }
+
+// Every redirect to a cleaned path is a 308 path_not_canonical on this
+// origin, whoever cleans: the mux, or the examples' file server below a route
+// (a directory without its slash, index.html, "..%2f" segments), whose own
+// answer is a 301.
+func TestPathRedirectsAre308(t *testing.T) {
+	srv := httptest.NewServer(restshim.NewServer(restshim.Deps{}))
+	defer srv.Close()
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tt := range []struct{ path, location string }{
+		{"/examples/widget/..%2f..", "/examples/"},
+		{"/examples/widget", "/examples/widget/"},
+		{"/examples/widget/index.html", "/examples/widget/"},
+		{"/examples/./widget/", "/examples/widget/"},
+		{"/examples/widget//", "/examples/widget/"},
+		{"/examples", "/examples/"},
+	} {
+		for _, method := range []string{"GET", "HEAD"} {
+			req, _ := http.NewRequest(method, srv.URL+tt.path, nil)
+			req.URL.Opaque = tt.path // sent as written, not cleaned
+			res, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			var e struct{ Error, Message string }
+			if res.StatusCode != http.StatusPermanentRedirect || res.Header.Get("Location") != tt.location ||
+				method == "GET" && (json.Unmarshal(b, &e) != nil || e.Error != "path_not_canonical" || !strings.Contains(e.Message, tt.location)) {
+				t.Errorf("%s %s: %d %q %s, want a 308 path_not_canonical to %s", method, tt.path, res.StatusCode, res.Header.Get("Location"), b, tt.location)
+			}
+		}
+	}
+}

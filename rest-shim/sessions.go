@@ -124,7 +124,7 @@ func handleBusinessSessions(router *subgraph.Client, op *subgraph.Operation, bus
 			return
 		}
 		if data.Business == nil {
-			apierr.Write(w, http.StatusNotFound, "business_not_found", "no "+business+" with id "+strconv.Quote(r.PathValue("id")))
+			apierr.Write(w, http.StatusNotFound, "business_not_found", "no "+business+" with id "+apierr.Quote(r.PathValue("id")))
 			return
 		}
 		items := data.Business.Sessions.Items

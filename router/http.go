@@ -17,6 +17,7 @@ import (
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/internal/jsonbody"
 )
 
@@ -124,6 +125,9 @@ func (rs responder) contentType() string { return rs.media + "; charset=utf-8" }
 // errors answers GraphQL errors with an HTTP status of their own: the request
 // was not well-formed, not allowed, or the server failed.
 func (rs responder) errors(status int, errs ...*gqlerror.Error) {
+	for _, e := range errs { // the engine's messages repeat names whole
+		e.Message = apierr.ClipQuoted(e.Message)
+	}
 	rs.w.Header().Set("Content-Type", rs.contentType())
 	rs.w.WriteHeader(status)
 	json.NewEncoder(rs.w).Encode(map[string]any{"errors": errs})
@@ -173,7 +177,7 @@ func bodyFromURL(rawQuery string) ([]byte, error) {
 	out := map[string]any{}
 	for name, vs := range vals {
 		if !slices.Contains(getParams, name) {
-			return nil, fmt.Errorf("unknown URL parameter %q (want query, operationName, variables, extensions or documentId)", name)
+			return nil, fmt.Errorf("unknown URL parameter %s (want query, operationName, variables, extensions or documentId)", apierr.Quote(name))
 		}
 		if len(vs) != 1 {
 			return nil, fmt.Errorf("the URL parameter %q is given %d times", name, len(vs))

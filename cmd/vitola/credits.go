@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/vitolahq/vitola/platform"
 	paymentssql "github.com/vitolahq/vitola/subgraphs/payments/sqlstore"
@@ -14,33 +14,28 @@ import (
 // runCredits grants and shows a developer key's credits until credits can be
 // bought: `vitola credits add --key KEY --amount N`, `vitola credits balance --key KEY`.
 // KEY is the key's ID (key_…) or the key itself.
-func runCredits(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "add" && args[0] != "balance") {
-		return errors.New("credits: want `vitola credits add --key KEY --amount N` or `vitola credits balance --key KEY`")
-	}
-	sub := args[0]
-	fs := newFlagSet("credits "+sub, stderr)
+func runCredits(ctx context.Context, c command, args []string, getenv func(string) string, stdout io.Writer) error {
+	sub := strings.TrimPrefix(c.path, "credits ")
+	fs := newFlagSet(c.path)
 	var store storeSettings
 	store.register(fs, getenv)
 	key := fs.String("key", "", "the developer key: its ID (key_…) or the key itself (required)")
 	amount := fs.String("amount", "", "with add: how many credits to grant, a whole number from 1 to 1000000000")
 	note := fs.String("note", "granted by an operator", "with add: why, kept in the ledger")
-	if err := fs.Parse(args[1:]); err != nil {
+	if _, err := c.parse(fs, args); err != nil {
 		return err
 	}
 	var n int64
 	switch {
-	case fs.NArg() > 0:
-		return fmt.Errorf("credits %s: unexpected argument %q", sub, fs.Arg(0))
 	case *key == "":
-		return fmt.Errorf("credits %s: --key is required (the key's ID, key_…, or the key itself)", sub)
+		return c.misuse(fs, "--key is required (the key's ID, key_…, or the key itself)")
 	case sub == "add":
 		var err error
 		if n, err = strconv.ParseInt(*amount, 10, 64); err != nil || n < 1 {
-			return fmt.Errorf("credits add: --amount %q: want a whole number of credits from 1 to 1000000000", *amount)
+			return c.misuse(fs, "--amount %q: want a whole number of credits from 1 to 1000000000", *amount)
 		}
 	case *amount != "":
-		return errors.New("credits balance: --amount goes with add")
+		return c.misuse(fs, "--amount goes with add")
 	}
 	keys, st, err := platform.OpenAccess(ctx, store.config())
 	if err != nil {

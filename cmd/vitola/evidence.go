@@ -26,24 +26,18 @@ import (
 // (a flat scan is recognised as one; an image whose band cannot be located
 // confidently is refused) and what was found is printed, one line a file;
 // then all land in one transaction, or none.
-func runEvidence(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "add" {
-		return errors.New("evidence: want `vitola evidence add --cigar CIGAR_ID FILE...` (JPEG, PNG or WebP photos or scans of the cigar's band)")
-	}
-	fs := newFlagSet("evidence add", stderr)
+func runEvidence(ctx context.Context, cmd command, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := newFlagSet(cmd.path)
 	var store storeSettings
 	store.register(fs, getenv)
 	cigarID := fs.String("cigar", "", "the catalog cigar's public ID (cig_…) the band belongs to (required)")
 	flat := fs.Bool("flat", false, "the images are flat scans or renders of the band alone, upright and filling the frame (default: recognised by themselves; anything else is taken for a photo of a band on a cigar)")
-	if err := fs.Parse(args[1:]); err != nil {
+	files, err := cmd.parse(fs, args)
+	if err != nil {
 		return err
 	}
-	files := fs.Args()
-	switch {
-	case !ids.Valid(*cigarID, ids.Cigar):
-		return fmt.Errorf("evidence add: --cigar %q: give the catalog cigar's public ID (cig_…); find it with GET /v1/cigars/search", *cigarID)
-	case len(files) == 0:
-		return errors.New("evidence add: give one or more image FILEs after the flags")
+	if !ids.Valid(*cigarID, ids.Cigar) {
+		return cmd.misuse(fs, "--cigar %q: give the catalog cigar's public ID (cig_…); find it with GET /v1/cigars/search", *cigarID)
 	}
 	cat, err := catalogsql.Open(ctx, store.config())
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,22 +14,16 @@ import (
 // client's trusted documents (Relay, GraphQL Code Generator or Apollo
 // manifest) in the access store. All or nothing; the last line is the count
 // added.
-func runGraphQL(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) < 2 || args[0] != "documents" || args[1] != "add" {
-		return errors.New("graphql: want `graphql documents add MANIFEST.json` (- for stdin)")
-	}
-	fs := newFlagSet("graphql documents add", stderr)
+func runGraphQL(ctx context.Context, c command, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
+	fs := newFlagSet(c.path)
 	var store storeSettings
 	store.register(fs, getenv)
-	if err := fs.Parse(args[2:]); err != nil {
+	pos, err := c.parse(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return errors.New("graphql documents add: give exactly one manifest file (- for stdin), after the flags")
-	}
 	var raw []byte
-	var err error
-	if name := fs.Arg(0); name == "-" {
+	if name := pos[0]; name == "-" {
 		raw, err = io.ReadAll(io.LimitReader(stdin, 64<<20))
 	} else {
 		raw, err = os.ReadFile(name)

@@ -36,26 +36,19 @@ var importers = map[string]importer{
 
 // runImport loads data files into the stores: `vitola import KIND FILE` (FILE
 // "-" reads standard input). Nothing is written unless every line is good.
-func runImport(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	const usage = "import: want `vitola import catalog|venues|events|sessions FILE` (JSON Lines, one record per line; formats in README)"
-	if len(args) == 0 {
-		return errors.New(usage)
-	}
-	kind := args[0]
-	run, ok := importers[kind]
-	if !ok {
-		return fmt.Errorf("%s; %q is not one of them", usage, kind)
-	}
-	fs := newFlagSet("import "+kind, stderr)
+func runImport(ctx context.Context, c command, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet(c.path)
 	var store storeSettings
 	store.register(fs, getenv)
-	if err := fs.Parse(args[1:]); err != nil {
+	pos, err := c.parse(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("import %s: give exactly one FILE (or - for standard input)", kind)
+	kind, name := pos[0], pos[1]
+	run, ok := importers[kind]
+	if !ok {
+		return c.misuse(fs, "KIND %q: want catalog, venues, events or sessions", kind)
 	}
-	name := fs.Arg(0)
 	in := stdin
 	if name != "-" {
 		f, err := os.Open(name)

@@ -21,54 +21,40 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-func runKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("keys: want a subcommand: create, list, revoke, set or limits set")
+func runKeys(ctx context.Context, c command, args []string, getenv func(string) string, stdout io.Writer) error {
+	if c.path == "keys limits set" {
+		return runKeyLimits(ctx, c, args, getenv, stdout)
 	}
-	sub, args := args[0], args[1:]
-	if sub == "limits" {
-		return runKeyLimits(ctx, args, getenv, stdout, stderr)
-	}
-	fs := newFlagSet("keys "+sub, stderr)
+	fs := newFlagSet(c.path)
 	var store storeSettings
 	store.register(fs, getenv)
 	var name string
 	var ents, origins stringList
 	var publishable bool
 	var trustedOnly optionalBool
-	switch sub {
-	case "create":
+	switch c.path {
+	case "keys create":
 		fs.StringVar(&name, "name", "", "what the key is for (required)")
 		fs.Var(&ents, "entitlement", "an entitlement to grant, repeatable: api.ai")
 		fs.BoolVar(&publishable, "publishable", false, "a publishable key for websites: public routes only, from its --origin list only")
 		fs.Var(&origins, "origin", "with --publishable: a website origin (https://host[:port]) the key works from, repeatable")
-	case "set":
+	case "keys set":
 		fs.Var(&trustedOnly, "trusted-documents-only", "true: the key runs on /graphql only trusted documents (vitola graphql documents add); false: any operation")
-	case "list", "revoke":
-	default:
-		return fmt.Errorf("keys: unknown subcommand %q (want create, list, revoke, set or limits set)", sub)
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := c.parse(fs, args)
+	if err != nil {
 		return err
 	}
 	// Check the arguments before touching any store.
 	switch {
-	case sub == "create" && fs.NArg() > 0:
-		return fmt.Errorf("keys create: unexpected argument %q", fs.Arg(0))
-	case sub == "create" && name == "":
-		return errors.New("keys create: --name is required")
-	case sub == "create" && publishable && len(ents) > 0:
-		return errors.New("keys create: a publishable key carries no entitlement")
-	case sub == "create" && !publishable && len(origins) > 0:
-		return errors.New("keys create: --origin goes with --publishable")
-	case sub == "revoke" && fs.NArg() != 1:
-		return errors.New("keys revoke: give exactly one key ID (key_…) or the key itself, after the flags")
-	case sub == "set" && fs.NArg() != 1:
-		return errors.New("keys set: give exactly one key ID (key_…) or the key itself, after the flags")
-	case sub == "set" && !trustedOnly.set:
-		return errors.New("keys set: give a setting to change: --trusted-documents-only=true|false")
-	case sub == "list" && fs.NArg() > 0:
-		return fmt.Errorf("keys list: unexpected argument %q", fs.Arg(0))
+	case c.path == "keys create" && name == "":
+		return c.misuse(fs, "--name is required")
+	case c.path == "keys create" && publishable && len(ents) > 0:
+		return c.misuse(fs, "a publishable key carries no entitlement")
+	case c.path == "keys create" && !publishable && len(origins) > 0:
+		return c.misuse(fs, "--origin goes with --publishable")
+	case c.path == "keys set" && !trustedOnly.set:
+		return c.misuse(fs, "give a setting to change: --trusted-documents-only=true|false")
 	}
 	keys, st, err := platform.OpenAccess(ctx, store.config())
 	if err != nil {
@@ -76,7 +62,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer st.Close()
 
-	switch sub {
+	switch sub := strings.TrimPrefix(c.path, "keys "); sub {
 	case "create":
 		create := func() (access.Key, string, error) { return keys.CreateKey(ctx, name, ents) }
 		if publishable {
@@ -115,16 +101,16 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		tw.Flush()
 		fmt.Fprintf(stdout, "%d keys, %d active\n", len(list), len(list)-revoked)
 	case "set":
-		k, err := keys.SetTrustedDocumentsOnly(ctx, fs.Arg(0), trustedOnly.value)
+		k, err := keys.SetTrustedDocumentsOnly(ctx, pos[0], trustedOnly.value)
 		if err != nil {
 			return fmt.Errorf("keys set: %w", err)
 		}
 		fmt.Fprintf(stdout, "%s trusted-documents-only=%t\n", k.ID, k.TrustedDocumentsOnly)
 	case "revoke":
-		if err := keys.RevokeKey(ctx, fs.Arg(0)); err != nil {
+		if err := keys.RevokeKey(ctx, pos[0]); err != nil {
 			return fmt.Errorf("keys revoke: %w", err)
 		}
-		fmt.Fprintf(stdout, "revoked %s\n", fs.Arg(0))
+		fmt.Fprintf(stdout, "revoked %s\n", pos[0])
 	}
 	return nil
 }
@@ -158,33 +144,20 @@ func (v *limitValue) Set(s string) error {
 }
 
 // runKeyLimits is `vitola keys limits set KEY --rps N --cost-per-minute N`.
-func runKeyLimits(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "set" {
-		return errors.New("keys limits: want `keys limits set KEY [--rps N|default] [--cost-per-minute N|default]`")
-	}
-	fs := newFlagSet("keys limits set", stderr)
+func runKeyLimits(ctx context.Context, c command, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := newFlagSet(c.path)
 	var store storeSettings
 	store.register(fs, getenv)
 	var rps, cost limitValue
 	fs.Var(&rps, "rps", "requests per second this key may send, or default (the server's --quota-rps)")
 	fs.Var(&cost, "cost-per-minute", "GraphQL cost this key may spend per minute, or default (the server's --quota-cost-per-minute)")
-	// The key may come before or after the flags.
-	if err := fs.Parse(args[1:]); err != nil {
+	pos, err := c.parse(fs, args)
+	if err != nil {
 		return err
 	}
-	rest := fs.Args()
-	if len(rest) == 0 {
-		return errors.New("keys limits set: name the key (its ID key_… or the key itself)")
-	}
-	name := rest[0]
-	if err := fs.Parse(rest[1:]); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("keys limits set: unexpected argument %q", fs.Arg(0))
-	}
+	name := pos[0]
 	if !rps.set && !cost.set {
-		return errors.New("keys limits set: give --rps, --cost-per-minute or both")
+		return c.misuse(fs, "give --rps, --cost-per-minute or both")
 	}
 	keys, st, err := platform.OpenAccess(ctx, store.config())
 	if err != nil {

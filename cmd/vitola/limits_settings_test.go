@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"testing"
 
 	"github.com/vitolahq/vitola/router/limits"
@@ -10,7 +9,7 @@ import (
 // The GraphQL pre-parse bounds are settings: default, environment, flag.
 func TestGraphQLBoundSettings(t *testing.T) {
 	env := map[string]string{"VITOLA_MAX_NESTING": "32", "VITOLA_MAX_TOKENS": "900"}
-	s, err := parseServe([]string{"--max-tokens", "1200", "--max-body-bytes", "4096"}, func(k string) string { return env[k] }, io.Discard)
+	s, err := parseServe([]string{"--max-tokens", "1200", "--max-body-bytes", "4096"}, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

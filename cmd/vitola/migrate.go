@@ -13,11 +13,11 @@ import (
 )
 
 // runMigrate opens every store, which migrates it under its lock, and closes it.
-func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("migrate", stderr)
+func runMigrate(ctx context.Context, c command, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := newFlagSet(c.path)
 	var store storeSettings
 	store.register(fs, getenv)
-	if err := fs.Parse(args); err != nil {
+	if _, err := c.parse(fs, args); err != nil {
 		return err
 	}
 	cfg := store.config()

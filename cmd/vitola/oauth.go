@@ -18,22 +18,9 @@ import (
 //	vitola oauth clients create --name N --redirect-uri URI [--redirect-uri …] [--public]
 //	vitola oauth token --user EMAIL --client CLIENT_ID --scope "profile:read email:read"
 //	vitola oauth keys rotate
-func runOAuth(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("oauth: want `clients create`, `token` or `keys rotate`")
-	}
-	var sub string
-	switch {
-	case len(args) >= 2 && args[0] == "clients" && args[1] == "create":
-		sub, args = "clients create", args[2:]
-	case len(args) >= 2 && args[0] == "keys" && args[1] == "rotate":
-		sub, args = "keys rotate", args[2:]
-	case args[0] == "token":
-		sub, args = "token", args[1:]
-	default:
-		return fmt.Errorf("oauth: unknown command %q (want `clients create`, `token` or `keys rotate`)", strings.Join(args, " "))
-	}
-	fs := newFlagSet("oauth "+sub, stderr)
+func runOAuth(ctx context.Context, c command, args []string, getenv func(string) string, stdout io.Writer) error {
+	sub := strings.TrimPrefix(c.path, "oauth ")
+	fs := newFlagSet(c.path)
 	var store storeSettings
 	store.register(fs, getenv)
 	var api publicSettings
@@ -51,17 +38,14 @@ func runOAuth(ctx context.Context, args []string, getenv func(string) string, st
 		fs.StringVar(&client, "client", "", "the client ID the token is for (required)")
 		fs.StringVar(&scope, "scope", "", "space-separated scopes (required)")
 	}
-	if err := fs.Parse(args); err != nil {
+	if _, err := c.parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("oauth %s: unexpected argument %q", sub, fs.Arg(0))
 	}
 	switch {
 	case sub == "clients create" && (name == "" || len(redirects) == 0):
-		return errors.New("oauth clients create: --name and at least one --redirect-uri are required")
+		return c.misuse(fs, "--name and at least one --redirect-uri are required")
 	case sub == "token" && (user == "" || client == "" || scope == ""):
-		return errors.New("oauth token: --user, --client and --scope are required")
+		return c.misuse(fs, "--user, --client and --scope are required")
 	}
 	st, err := userssql.Open(ctx, store.config())
 	if err != nil {

@@ -18,38 +18,6 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/payments"
 )
 
-const paymentsUsage = `vitola payments: service clients, resource types, offers and merchant accounts
-
-  payments clients create --name N [--developer-key KEY] [--callback-url URL]
-                          --return-url URL… [--origin ORIGIN…] [--resource-type T…]
-                          [--scope merchant_accounts:read|write …]
-                          [--require-assertion --assertion-key FILE…] [--deny ACTION…]
-      last line: the client's ID, its secret and its callback signing secret
-      (both shown once), separated by spaces
-  payments clients list                      last line: "N clients, M active"
-  payments clients rotate-secret ID          last line: the new secret (the old one works 24 h more)
-  payments clients revoke ID                 last line: "revoked ID"
-  payments clients rotate-signing-secret ID  last line: the new signing secret (the old one
-                                             signs beside it 24 h more)
-  payments clients callbacks-on ID           send callbacks again after a 410 turned them off
-  payments purchases refund PURCHASE_ID [--note N]   money back through the gateway, units back
-                                             from the account (refused when they were spent)
-  payments events list [--client ID] [--state pending|delivered|failed] [--limit N]
-  payments events attempts EVENT_ID          every delivery attempt of an event
-  payments events retry EVENT_ID             a pending or failed event is sent now
-  payments events replay EVENT_ID            an event is sent again, even if delivered
-  payments resource-types add NAME [--description D]
-  payments resource-types list
-  payments merchants create --name N --gateway sandbox|stripe     the platform's own
-  payments merchants set-credentials ID --credentials-file FILE|-  (a JSON object)
-  payments merchants revoke-credentials ID
-  payments merchants list
-  payments merchants rewrap                  seal every record under the current KEK
-  payments offers create --resource-type T --name N --quantity Q --price MINOR
-                         --currency USD --merchant ID --idempotency-key K
-  payments offers list --resource-type T
-`
-
 // paymentsSettings are the flags every payments command takes.
 type paymentsSettings struct {
 	store       storeSettings
@@ -79,13 +47,9 @@ func (p *paymentsSettings) open(ctx context.Context) (*payments.Service, io.Clos
 	return svc, st, nil
 }
 
-func runPayments(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) < 2 {
-		fmt.Fprint(stderr, paymentsUsage)
-		return errors.New("payments: want a subject and a subcommand, such as `payments clients create`")
-	}
-	cmd := args[0] + " " + args[1]
-	fs := newFlagSet("payments "+cmd, stderr)
+func runPayments(ctx context.Context, c command, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
+	cmd := strings.TrimPrefix(c.path, "payments ")
+	fs := newFlagSet(c.path)
 	var ps paymentsSettings
 	ps.register(fs, getenv)
 	var (
@@ -129,24 +93,15 @@ func runPayments(ctx context.Context, args []string, getenv func(string) string,
 		fs.StringVar(&name, "client", "", "only this client's events")
 		fs.StringVar(&description, "state", "", "only events in this state: pending, delivered or failed")
 		fs.Int64Var(&quantity, "limit", 50, "at most this many, newest first")
-	case "clients list", "clients rotate-secret", "clients revoke", "clients rotate-signing-secret", "clients callbacks-on", "resource-types list",
-		"merchants revoke-credentials", "merchants list", "merchants rewrap", "events attempts", "events retry", "events replay":
-	default:
-		fmt.Fprint(stderr, paymentsUsage)
-		return fmt.Errorf("payments: unknown command %q", cmd)
 	}
-	if err := fs.Parse(args[2:]); err != nil {
+	pos, err := c.parse(fs, args)
+	if err != nil {
 		return err
 	}
-	wantArgs := map[string]int{"clients rotate-secret": 1, "clients revoke": 1, "clients rotate-signing-secret": 1, "clients callbacks-on": 1,
-		"resource-types add": 1, "merchants set-credentials": 1, "merchants revoke-credentials": 1, "events attempts": 1, "events retry": 1, "events replay": 1, "purchases refund": 1}[cmd]
-	if fs.NArg() != wantArgs {
-		if wantArgs == 0 {
-			return fmt.Errorf("payments %s: unexpected argument %q", cmd, fs.Arg(0))
-		}
-		return fmt.Errorf("payments %s: give exactly one ID or name, after the flags", cmd)
+	var arg string // the one ID or name the command takes, if any
+	if len(pos) > 0 {
+		arg = pos[0]
 	}
-	arg := fs.Arg(0)
 	// Read what the command needs from files before opening any store.
 	var keyPEMs []string
 	for _, f := range assertionKeys {
@@ -158,7 +113,6 @@ func runPayments(ctx context.Context, args []string, getenv func(string) string,
 	}
 	var creds []byte
 	if cmd == "merchants set-credentials" {
-		var err error
 		if creds, err = readFileOrStdin(credsFile, stdin); err != nil {
 			return fmt.Errorf("payments merchants set-credentials: --credentials-file: %w", err)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"testing"
 
 	"github.com/vitolahq/vitola/router"
@@ -26,7 +25,7 @@ func TestRouterTuningSettings(t *testing.T) {
 			want: router.Tuning{NoSingleFlight: true, OperationCacheSize: 8}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := parseServe(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+			s, err := parseServe(tc.args, func(k string) string { return tc.env[k] })
 			if err != nil {
 				t.Fatal(err)
 			}

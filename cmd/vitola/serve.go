@@ -97,22 +97,19 @@ func (s *serveSettings) paymentsOptions(addr string) platform.PaymentsOptions {
 	return platform.PaymentsOptions{PublicURL: publicURL(s.PaymentsPublicURL, addr), KEKs: s.PaymentsKEKs, CallbackTimeout: s.CallbackTimeout, CallbackMaxAge: s.CallbackMaxAge, ChargeLease: s.ChargeLease, StripeAPIURL: s.StripeAPIURL}
 }
 
-func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*serveSettings, error) {
+func parseServe(args []string, getenv func(string) string) (*serveSettings, error) {
 	s := &serveSettings{SubgraphURLs: urlMap{}}
-	fs := newFlagSet("serve", stderr)
+	fs := newFlagSet("serve")
 	s.register(fs, getenv)
 	if v := getenv("VITOLA_SUBGRAPH_URLS"); v != "" {
 		if err := s.SubgraphURLs.Set(v); err != nil {
 			return nil, fmt.Errorf("VITOLA_SUBGRAPH_URLS: %w", err)
 		}
 	}
-	if err := fs.Parse(args); err != nil {
+	if _, err := commandAt("serve").parse(fs, args); err != nil {
 		return nil, err
 	}
 	s.Tuning.NoInboundDedup, s.Tuning.NoSingleFlight = !s.inboundDedup, !s.singleFlight
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
 	if s.Component != "" && !slices.Contains(components, s.Component) {
 		return nil, fmt.Errorf("--component %q: want one of %s", s.Component, strings.Join(components, ", "))
 	}
@@ -203,7 +200,7 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	s, err := parseServe(args, getenv, stderr)
+	s, err := parseServe(args, getenv)
 	if err != nil {
 		return err
 	}

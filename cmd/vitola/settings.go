@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -71,12 +70,6 @@ type secretValue string
 
 func (v *secretValue) Set(s string) error { *v = secretValue(s); return nil }
 func (v *secretValue) String() string     { return "" }
-
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("vitola "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
 
 // storeSettings are the flags every command that touches a store takes.
 type storeSettings struct {

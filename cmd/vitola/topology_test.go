@@ -308,7 +308,7 @@ func TestDeployFiles(t *testing.T) {
 		if s.Healthcheck == nil || !strings.Contains(strings.Join(s.Healthcheck.Test, " "), "/health/ready") {
 			t.Errorf("%s: want a healthcheck against /health/ready (readiness)", name)
 		}
-		if _, err := parseServe(args[1:], envLookup(env), io.Discard); err != nil {
+		if _, err := parseServe(args[1:], envLookup(env)); err != nil {
 			t.Errorf("%s: vitola serve rejects its compose settings: %v", name, err)
 		}
 		if s.DependsOn[migrateService].Condition != "service_completed_successfully" && name != shimService {
@@ -359,9 +359,9 @@ func TestDeployFiles(t *testing.T) {
 	}
 }
 
-func (tp *topology) mustArgs(name string) ([]string, func(string) string, io.Writer) {
+func (tp *topology) mustArgs(name string) ([]string, func(string) string) {
 	args, env := tp.resolve(name)
-	return args[1:], envLookup(env), io.Discard // after "serve"
+	return args[1:], envLookup(env) // after "serve"
 }
 
 func envLookup(env []string) func(string) string {

@@ -17,11 +17,8 @@ import (
 // --display-name N [--first-name F] [--last-name L] [--private]` prints the new
 // user's ID on its last line. --password - reads the password from standard
 // input, which keeps it out of shell history and process listings.
-func runUsers(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "create" {
-		return errors.New("users: want `vitola users create --email E --password P --display-name N`")
-	}
-	fs := newFlagSet("users create", stderr)
+func runUsers(ctx context.Context, c command, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
+	fs := newFlagSet(c.path)
 	var store storeSettings
 	store.register(fs, getenv)
 	var n users.NewUser
@@ -32,14 +29,11 @@ func runUsers(ctx context.Context, args []string, getenv func(string) string, st
 	fs.StringVar(&first, "first-name", "", "first name")
 	fs.StringVar(&last, "last-name", "", "last name")
 	fs.BoolVar(&n.Private, "private", false, "a private profile: public views show only the ID and display name")
-	if err := fs.Parse(args[1:]); err != nil {
+	if _, err := c.parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("users create: unexpected argument %q", fs.Arg(0))
-	}
 	if n.Email == "" || n.Password == "" || n.DisplayName == "" {
-		return errors.New("users create: --email, --password and --display-name are required")
+		return c.misuse(fs, "--email, --password and --display-name are required")
 	}
 	if n.Password == "-" {
 		line, err := bufio.NewReader(stdin).ReadString('\n')

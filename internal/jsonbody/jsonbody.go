@@ -29,6 +29,8 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/vitolahq/vitola/internal/apierr"
 )
 
 // MaxDepth is the default bound on nesting: objects and arrays inside one
@@ -165,7 +167,7 @@ func unmarshalError(err error) error {
 			where = "the body"
 		}
 		if num, ok := strings.CutPrefix(te.Value, "number "); ok {
-			return invalid("%s: the number %s is out of range", where, clip(num))
+			return invalid("%s: the number %s is out of range", where, apierr.Clip(num))
 		}
 		return invalid("%s: this value cannot be used here", where)
 	}
@@ -470,7 +472,7 @@ func (s *scanner) value(sh *shape, depth int) error {
 			sh.kind == kInt && whole || sh.kind == kUint && whole && c != '-' {
 			return nil
 		}
-		got = clip(string(s.data[start:s.i]))
+		got = apierr.Clip(string(s.data[start:s.i]))
 		if sh.kind != kInt && sh.kind != kUint {
 			got = "a number"
 		}
@@ -797,7 +799,7 @@ func (s *scanner) number() (whole bool, _ error) {
 }
 
 // quote writes a member name for a message, shortened when long.
-func quote(name string) string { return strconv.Quote(clip(name)) }
+func quote(name string) string { return apierr.Quote(name) }
 
 // quoteKey is a member name as a path element: bare when it is a plain word.
 func quoteKey(name string) string {
@@ -811,17 +813,4 @@ func quoteKey(name string) string {
 		return quote(name)
 	}
 	return name
-}
-
-// clip shortens text echoed in a message.
-func clip(s string) string {
-	const max = 40
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/vitolahq/vitola/internal/apierr"
 )
 
 // ErrBad: an origin is https://host[:port] (http only for localhost), without
@@ -29,7 +31,7 @@ func SecureScheme(u *url.URL) bool {
 func Normalize(origin string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(origin))
 	if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil || !SecureScheme(u) {
-		return "", fmt.Errorf("%q: %w", origin, ErrBad)
+		return "", fmt.Errorf("%s: %w", apierr.Quote(origin), ErrBad)
 	}
 	return strings.ToLower(u.Scheme + "://" + u.Host), nil
 }

@@ -2,6 +2,7 @@ package weborigin_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/vitolahq/vitola/internal/weborigin"
@@ -26,5 +27,14 @@ func TestNormalize(t *testing.T) {
 		if got != want || (want == "") != errors.Is(err, weborigin.ErrBad) {
 			t.Errorf("Normalize(%q) = %q, %v; want %q", in, got, err, want)
 		}
+	}
+}
+
+// A refused origin is named in the error cut short: the payments API and the
+// key commands repeat the error to whoever sent it.
+func TestNormalizeErrorCutsTheOrigin(t *testing.T) {
+	_, err := weborigin.Normalize("https://shop.example/" + strings.Repeat("x", 10_000))
+	if err == nil || len(err.Error()) > 200 || !strings.Contains(err.Error(), "x…") {
+		t.Errorf("error: %.300q", err)
 	}
 }

@@ -44,6 +44,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
+
+	"github.com/vitolahq/vitola/internal/apierr"
 )
 
 // Config holds the limits. Zero fields take the defaults.
@@ -397,7 +399,7 @@ func (a *Analyzer) analyze(query, operationName string) *analysis {
 	case size.nodes > a.cfg.MaxNodes:
 		return &analysis{rejection: reject(CodeTooLarge, "nodes", a.cfg.MaxNodes, size.nodes, "operation expands to more than %d fields: use fewer or smaller fragments", a.cfg.MaxNodes)}
 	case size.repeats > a.cfg.MaxRepeats:
-		return &analysis{rejection: reject(CodeTooLarge, "repeats", a.cfg.MaxRepeats, size.repeats, "%q appears more than %d times in one selection: ask for each field once", size.repeated, a.cfg.MaxRepeats)}
+		return &analysis{rejection: reject(CodeTooLarge, "repeats", a.cfg.MaxRepeats, size.repeats, "%s appears more than %d times in one selection: ask for each field once", apierr.Quote(size.repeated), a.cfg.MaxRepeats)}
 	}
 	errs := validator.ValidateWithRules(a.schema, doc, nil)
 	if len(errs) == 0 {
@@ -408,7 +410,7 @@ func (a *Analyzer) analyze(query, operationName string) *analysis {
 	}
 	op := doc.Operations.ForName(operationName)
 	if op == nil {
-		msg := fmt.Sprintf("no operation named %q in the document", operationName)
+		msg := "no operation named " + apierr.Quote(operationName) + " in the document"
 		if operationName == "" {
 			msg = "the document has several operations: say which to run with operationName"
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/internal/faults"
 	"github.com/vitolahq/vitola/internal/secret"
 	"github.com/vitolahq/vitola/subgraphs/payments/card"
@@ -233,7 +234,7 @@ func (s *Service) DeleteMethod(ctx context.Context, sessionID, accountID, id str
 }
 
 func methodNotFound(id string) error {
-	return Refuse(CodePaymentMethodMissing, "no saved payment method %s for this account", id)
+	return Refuse(CodePaymentMethodMissing, "no saved payment method %s for this account", apierr.Clip(id))
 }
 
 // ConfirmResult is a confirmed purchase and how its charge went.
@@ -255,7 +256,7 @@ func (s *Service) Confirm(ctx context.Context, sessionID, accountID, purchaseID,
 		return nil, err
 	}
 	if purchaseID != sess.PurchaseID {
-		return nil, Refuse(CodePurchaseNotFound, "no purchase %s in this checkout session", purchaseID)
+		return nil, Refuse(CodePurchaseNotFound, "no purchase %s in this checkout session", apierr.Clip(purchaseID))
 	}
 	pm, err := s.Store.PaymentMethod(ctx, accountID, methodID)
 	if errors.Is(err, ErrNotFound) {

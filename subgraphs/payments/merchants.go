@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/internal/envelope"
 )
 
@@ -56,7 +57,7 @@ func (n NewMerchant) Validate(gateways []string) (NewMerchant, error) {
 			return n, nil
 		}
 	}
-	return n, Invalid("gateway %q: want one of %s", n.Gateway, strings.Join(gateways, ", "))
+	return n, Invalid("gateway %s: want one of %s", apierr.Quote(n.Gateway), strings.Join(gateways, ", "))
 }
 
 // Merchants keeps merchant accounts.

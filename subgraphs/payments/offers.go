@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/vitolahq/vitola/internal/apierr"
 )
 
 // ResourceType is something offers sell units of. ai_credits is built in;
@@ -73,7 +75,7 @@ func (n NewOffer) Validate() (NewOffer, error) {
 	n.Currency = strings.ToUpper(strings.TrimSpace(n.Currency))
 	switch {
 	case !ValidResourceTypeName(n.ResourceType):
-		return n, Invalid("resourceType %q: want a registered resource type such as ai_credits", n.ResourceType)
+		return n, Invalid("resourceType %s: want a registered resource type such as ai_credits", apierr.Quote(n.ResourceType))
 	case n.Name == "" || len(n.Name) > 100:
 		return n, Invalid("name: give the offer a name of 1 to 100 characters")
 	case n.Quantity < 1 || n.Quantity > MaxAmount:
@@ -84,7 +86,7 @@ func (n NewOffer) Validate() (NewOffer, error) {
 		return n, Invalid("merchantAccountId: name the merchant account that is paid")
 	}
 	if _, ok := CurrencyExponent(n.Currency); !ok {
-		return n, Invalid("currency %q: want an ISO 4217 code this server supports, such as USD or EUR", n.Currency)
+		return n, Invalid("currency %s: want an ISO 4217 code this server supports, such as USD or EUR", apierr.Quote(n.Currency))
 	}
 	return n, nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/internal/envelope"
 	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/internal/secret"
@@ -79,7 +80,7 @@ func (s *Service) CreateClient(ctx context.Context, n NewClient) (*Client, strin
 	}
 	for _, t := range n.ResourceTypes {
 		if _, err := s.Store.ResourceType(ctx, t); errors.Is(err, ErrNotFound) {
-			return nil, "", "", Invalid("--resource-type %q is not registered (vitola payments resource-types add)", t)
+			return nil, "", "", Invalid("--resource-type %s is not registered (vitola payments resource-types add)", apierr.Quote(t))
 		} else if err != nil {
 			return nil, "", "", err
 		}
@@ -204,7 +205,7 @@ func ownsAccount(c *Client, a *Account) bool {
 func (s *Service) clientAccount(ctx context.Context, c *Client, id string) (*Account, error) {
 	a, err := s.Store.AccountByID(ctx, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && !ownsAccount(c, a)) {
-		return nil, Refuse(CodeAccountNotFound, "no billing account %s for this client: resolve the account first", id)
+		return nil, Refuse(CodeAccountNotFound, "no billing account %s for this client: resolve the account first", apierr.Clip(id))
 	}
 	return a, err
 }
@@ -215,7 +216,7 @@ func (s *Service) ListOffers(ctx context.Context, c *Client, resourceType string
 		return nil, Invalid("resourceType: want a resource type such as ai_credits")
 	}
 	if !c.SellsType(resourceType) {
-		return nil, Refuse(CodeActionNotAllowed, "this client does not sell %s", resourceType)
+		return nil, Refuse(CodeActionNotAllowed, "this client does not sell %s", apierr.Clip(resourceType))
 	}
 	return s.Store.ActiveOffers(ctx, c.ID, resourceType)
 }
@@ -228,7 +229,7 @@ func (s *Service) CreateOffer(ctx context.Context, c *Client, n NewOffer) (*Offe
 		return nil, err
 	}
 	if _, err := s.Store.ResourceType(ctx, n.ResourceType); errors.Is(err, ErrNotFound) {
-		return nil, Refuse(CodeResourceTypeUnknown, "resource type %s is not registered", n.ResourceType)
+		return nil, Refuse(CodeResourceTypeUnknown, "resource type %s is not registered", apierr.Clip(n.ResourceType))
 	} else if err != nil {
 		return nil, err
 	}
@@ -239,7 +240,7 @@ func (s *Service) CreateOffer(ctx context.Context, c *Client, n NewOffer) (*Offe
 			return nil, Refuse(CodeActionNotAllowed, "ai_credits are sold only through the platform's offers: list them with GET /offers?resourceType=ai_credits")
 		}
 		if !c.SellsType(n.ResourceType) {
-			return nil, Refuse(CodeActionNotAllowed, "this client does not sell %s", n.ResourceType)
+			return nil, Refuse(CodeActionNotAllowed, "this client does not sell %s", apierr.Clip(n.ResourceType))
 		}
 	}
 	m, err := s.merchant(ctx, clientID, n.MerchantID)
@@ -258,7 +259,7 @@ func (s *Service) CreateOffer(ctx context.Context, c *Client, n NewOffer) (*Offe
 func (s *Service) merchant(ctx context.Context, clientID, id string) (*MerchantAccount, error) {
 	m, err := s.Store.Merchant(ctx, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && m.ClientID != clientID) {
-		return nil, Refuse(CodeMerchantNotFound, "no merchant account %s here", id)
+		return nil, Refuse(CodeMerchantNotFound, "no merchant account %s here", apierr.Clip(id))
 	}
 	return m, err
 }
@@ -423,7 +424,7 @@ func (s *Service) CreateSession(ctx context.Context, c *Client, n NewSession) (*
 func (s *Service) availableOffer(ctx context.Context, c *Client, id string) (*Offer, error) {
 	o, err := s.Store.Offer(ctx, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && (!o.Active || (o.ClientID != "" && o.ClientID != c.ID) || !c.SellsType(o.ResourceType))) {
-		return nil, Refuse(CodeOfferNotFound, "no active offer %s for this client: list them with GET /offers", id)
+		return nil, Refuse(CodeOfferNotFound, "no active offer %s for this client: list them with GET /offers", apierr.Clip(id))
 	}
 	return o, err
 }
@@ -433,7 +434,7 @@ func (s *Service) availableOffer(ctx context.Context, c *Client, id string) (*Of
 func (s *Service) SessionStatus(ctx context.Context, c *Client, id string) (*Session, *Purchase, error) {
 	sess, err := s.Store.Session(ctx, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && sess.ClientID != c.ID) {
-		return nil, nil, Refuse(CodeSessionNotFound, "no payment session %s for this client", id)
+		return nil, nil, Refuse(CodeSessionNotFound, "no payment session %s for this client", apierr.Clip(id))
 	}
 	if err != nil {
 		return nil, nil, err
@@ -472,7 +473,7 @@ func (s *Service) ConfigureAutoReload(ctx context.Context, c *Client, req AutoRe
 		}
 		pm, err := s.Store.PaymentMethod(ctx, a.ID, req.PaymentMethodID)
 		if errors.Is(err, ErrNotFound) {
-			return nil, nil, Refuse(CodePaymentMethodMissing, "no payment method %s saved for this account", req.PaymentMethodID)
+			return nil, nil, Refuse(CodePaymentMethodMissing, "no payment method %s saved for this account", apierr.Clip(req.PaymentMethodID))
 		} else if err != nil {
 			return nil, nil, err
 		}

@@ -23,7 +23,6 @@ import (
 	"net/netip"
 	"net/url"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,6 +32,7 @@ import (
 	"golang.org/x/image/webp"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/internal/telemetry"
 )
 
@@ -415,7 +415,7 @@ func (f *Fetcher) parseDataURL(rest string) (string, *Error) {
 		if media == "" {
 			media = "none (text/plain by default)"
 		} else {
-			media = strconv.Quote(clip(media, 40))
+			media = apierr.Quote(media)
 		}
 		return "", newError(CodeUnsupportedType, "data URL's media type is %s: give image/jpeg, image/png or image/webp with the bytes of a JPEG, PNG or WebP image", media)
 	}
@@ -973,12 +973,4 @@ func normalizePrefix(p netip.Prefix) netip.Prefix {
 		p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
 	}
 	return p.Masked()
-}
-
-// clip shortens a value a client sent before a message quotes it.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/internal/timestamp"
 
+	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	"github.com/vitolahq/vitola/subgraphs/users"
 	"github.com/vitolahq/vitola/subgraphs/users/graph/model"
@@ -32,7 +33,7 @@ func feedBound(v *string, end bool) (string, error) {
 	}
 	d, err := time.Parse(time.DateOnly, *v)
 	if err != nil {
-		return "", fmt.Errorf("%q is not an ISO date (2026-01-02) or date-time (2026-01-02T03:04:05Z)", *v)
+		return "", fmt.Errorf("%s is not an ISO date (2026-01-02) or date-time (2026-01-02T03:04:05Z)", apierr.Quote(*v))
 	}
 	if end {
 		d = d.Add(24*time.Hour - time.Millisecond)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/vitolahq/vitola/internal/accesstoken"
+	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/internal/secret"
 )
@@ -33,7 +34,7 @@ func ParseScope(s string) ([]string, error) {
 	var out []string
 	for _, sc := range strings.Fields(s) {
 		if !slices.Contains(accesstoken.Scopes, sc) && !strings.HasSuffix(sc, ":write") {
-			return nil, fmt.Errorf("%q: %w", sc, ErrUnknownScope)
+			return nil, fmt.Errorf("%s: %w", apierr.Quote(sc), ErrUnknownScope)
 		}
 		if !slices.Contains(out, sc) {
 			out = append(out, sc)

@@ -161,3 +161,12 @@ func TestKeysAndTokens(t *testing.T) {
 		}
 	})
 }
+
+// An unknown scope is named in the error cut short: the authorization
+// server repeats it to the client that asked.
+func TestParseScopeCutsAnUnknownScope(t *testing.T) {
+	_, err := oauth.ParseScope("profile:read " + strings.Repeat("x", 10_000))
+	if !errors.Is(err, oauth.ErrUnknownScope) || len(err.Error()) > 200 || !strings.Contains(err.Error(), "x…") {
+		t.Errorf("error: %.300q", err)
+	}
+}
