@@ -395,7 +395,7 @@ func TestCapacityWaitSetting(t *testing.T) {
 		{[]string{"--capacity-wait", "750ms"}, map[string]string{"VITOLA_CAPACITY_WAIT": "2s"}, 750 * time.Millisecond, false},
 		{[]string{"--capacity-wait", "0s"}, nil, 0, true},
 	} {
-		s, err := parseServe(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+		s, err := parseServe(tc.args, func(k string) string { return tc.env[k] })
 		if tc.wantErr {
 			if err == nil || !strings.Contains(err.Error(), "--capacity-wait") {
 				t.Errorf("args %v: err = %v, want a refusal naming --capacity-wait", tc.args, err)
