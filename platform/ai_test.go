@@ -9,8 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,8 +16,6 @@ import (
 	"testing"
 
 	"github.com/vitolahq/vitola/subgraphs/matching/fingerprint"
-
-	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/access"
 	"github.com/vitolahq/vitola/internal/sqldb"
@@ -453,18 +449,9 @@ func TestIdentifyAsksTheFakeVisionVendor(t *testing.T) {
 		w.Write([]byte(`{"brand": "Arturo Fuente", "name": "Hemingway Short Story"}`))
 	}))
 	defer vendor.Close()
-	p, err := platform.Open(context.Background(), platform.Options{
-		Store: sqldb.Config{DataDir: t.TempDir()}, InternalKey: internalKey, Demo: true, PublicURL: publicURL,
-		Logger: zerolog.New(os.Stderr).Level(zerolog.ErrorLevel), FetchAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
-		VisionModelURL: vendor.URL, VisionModelKey: "vendor-secret",
+	f := openWith(t, sqldb.Config{DataDir: t.TempDir()}, func(o *platform.Options) {
+		o.VisionModelURL, o.VisionModelKey = vendor.URL, "vendor-secret"
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	srv := httptest.NewServer(p.API)
-	defer srv.Close()
-	f := &fixture{srv: srv, p: p}
 	key, _ := f.aiKey(t, 30)
 
 	body := fmt.Sprintf(`{"imageUrl": %q, "researchProfile": "%%s"}`, mysteryBand(t))

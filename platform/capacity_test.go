@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -27,20 +25,13 @@ import (
 // is room, runs the request and charges it once.
 func TestOverCapacity(t *testing.T) {
 	const wait = 200 * time.Millisecond
-	p, err := platform.Open(context.Background(), platform.Options{
-		Store: sqldb.Config{DataDir: t.TempDir()}, InternalKey: internalKey, Demo: true, PublicURL: publicURL,
-		Logger: zerolog.New(os.Stderr).Level(zerolog.Disabled),
+	f := openWith(t, sqldb.Config{DataDir: t.TempDir()}, func(o *platform.Options) {
+		o.Logger = zerolog.Nop()
 		// A demo band photo takes about 42 MB (decoding and fingerprinting
 		// it): this budget holds one, and eight never fit.
-		ImageDecodeBudget: 64 << 20, CapacityWait: wait,
+		o.ImageDecodeBudget, o.CapacityWait = 64<<20, wait
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	srv := httptest.NewServer(p.API)
-	defer srv.Close()
-	f := &fixture{srv: srv, p: p}
+	p, srv := f.p, f.srv
 	key, keyID := f.aiKey(t, 20)
 	photo := dataURL("image/jpeg", f.servedBand(t, "padron-1964-anniversary.jpg"))
 	body := fmt.Sprintf(`{"imageUrl": %q}`, photo)

@@ -2,14 +2,11 @@ package platform_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"image"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
-	"os"
 	"strings"
 	"testing"
 
@@ -25,17 +22,7 @@ import (
 // that does not exist is named in the user's terms, never with the platform's
 // DNS resolver or Go's error text.
 func TestImageHardening(t *testing.T) {
-	p, err := platform.Open(context.Background(), platform.Options{
-		Store: sqldb.Config{DataDir: t.TempDir()}, InternalKey: internalKey, Demo: true, PublicURL: publicURL,
-		Logger: zerolog.New(os.Stderr).Level(zerolog.Disabled), FetchAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	srv := httptest.NewServer(p.API)
-	defer srv.Close()
-	f := &fixture{srv: srv, p: p}
+	f := openWith(t, sqldb.Config{DataDir: t.TempDir()}, func(o *platform.Options) { o.Logger = zerolog.Nop() })
 	key, keyID := f.aiKey(t, 20)
 
 	white := image.NewGray(image.Rect(0, 0, 1000, 1000))

@@ -52,17 +52,24 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return c.base.RoundTrip(r)
 }
 
-func open(t *testing.T, cfg sqldb.Config) *fixture {
+func open(t *testing.T, cfg sqldb.Config) *fixture { return openWith(t, cfg, nil) }
+
+// openWith is open with options a test changes first (change may be nil).
+func openWith(t *testing.T, cfg sqldb.Config, change func(*platform.Options)) *fixture {
 	t.Helper()
 	f := &fixture{cfg: cfg}
-	p, err := platform.Open(context.Background(), platform.Options{
+	o := platform.Options{
 		Store: cfg, InternalKey: internalKey, Demo: true, PublicURL: publicURL, Logger: zerolog.New(os.Stderr).Level(zerolog.ErrorLevel),
 		// The test's image server is on loopback, which production refuses.
 		FetchAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 		WrapSubgraphTransport: func(rt http.RoundTripper) http.RoundTripper {
 			return countingTransport{base: rt, n: &f.subgraphCalls}
 		},
-	})
+	}
+	if change != nil {
+		change(&o)
+	}
+	p, err := platform.Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
