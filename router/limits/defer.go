@@ -44,26 +44,15 @@ func deferLabels(doc *ast.QueryDocument) gqlerror.List {
 			seen[label.Value.Raw] = true
 		}
 	}
-	var walk func(set ast.SelectionSet)
-	walk = func(set ast.SelectionSet) {
-		for _, sel := range set {
-			switch s := sel.(type) {
-			case *ast.Field:
-				check(s.Directives)
-				walk(s.SelectionSet)
-			case *ast.InlineFragment:
-				check(s.Directives)
-				walk(s.SelectionSet)
-			case *ast.FragmentSpread:
-				check(s.Directives)
-			}
+	eachSelection(doc, func(sel ast.Selection) {
+		switch s := sel.(type) {
+		case *ast.Field:
+			check(s.Directives)
+		case *ast.InlineFragment:
+			check(s.Directives)
+		case *ast.FragmentSpread:
+			check(s.Directives)
 		}
-	}
-	for _, op := range doc.Operations {
-		walk(op.SelectionSet)
-	}
-	for _, f := range doc.Fragments {
-		walk(f.SelectionSet)
-	}
+	})
 	return errs
 }

@@ -489,25 +489,32 @@ func withCode(errs gqlerror.List, code string) gqlerror.List {
 // document as written (fragments not expanded).
 func countSelections(doc *ast.QueryDocument) int {
 	n := 0
-	var count func(set ast.SelectionSet)
-	count = func(set ast.SelectionSet) {
+	eachSelection(doc, func(ast.Selection) { n++ })
+	return n
+}
+
+// eachSelection calls visit with every field, fragment spread and inline
+// fragment of a document as written: in its operations and its fragments'
+// definitions, each once (spreads are not followed).
+func eachSelection(doc *ast.QueryDocument, visit func(ast.Selection)) {
+	var walk func(set ast.SelectionSet)
+	walk = func(set ast.SelectionSet) {
 		for _, sel := range set {
-			n++
+			visit(sel)
 			switch s := sel.(type) {
 			case *ast.Field:
-				count(s.SelectionSet)
+				walk(s.SelectionSet)
 			case *ast.InlineFragment:
-				count(s.SelectionSet)
+				walk(s.SelectionSet)
 			}
 		}
 	}
 	for _, op := range doc.Operations {
-		count(op.SelectionSet)
+		walk(op.SelectionSet)
 	}
 	for _, f := range doc.Fragments {
-		count(f.SelectionSet)
+		walk(f.SelectionSet)
 	}
-	return n
 }
 
 // size is what measureSize found: the fields and fragment spreads of every
