@@ -120,7 +120,7 @@ func TestDocsAgreeWithCode(t *testing.T) {
 			"page size": d.MaxPageSize, "nodes": d.MaxNodes, "repeats": d.MaxRepeats, "definitions": d.MaxDefinitions,
 			"fragment product": d.MaxFragmentProduct, "body bytes": d.MaxBodyBytes, "query bytes": d.MaxQueryBytes,
 			"tokens": d.MaxTokens, "nesting": d.MaxNesting}
-		row := regexp.MustCompile("(?m)^\\| ([a-z ]+) \\| ([0-9,]+)[^|]* \\| ")
+		row := regexp.MustCompile(`(?m)^\| ([a-z ]+) \| ([0-9,]+)[^|]* \| `)
 		seen := 0
 		for _, table := range tablesAfter(text, "| limit | maximum | how it is measured |") {
 			for _, m := range row.FindAllStringSubmatch(table, -1) {

@@ -337,7 +337,7 @@ func (g *opGenerator) operation(i int) (generatedOp, bool) {
 	}
 	doc, err := parser.ParseQuery(&ast.Source{Input: op.Query})
 	if err == nil {
-		if errs := validator.Validate(g.schema, doc); len(errs) > 0 {
+		if errs := validator.ValidateWithRules(g.schema, doc, nil); len(errs) > 0 {
 			err = errs
 		}
 	}
