@@ -53,7 +53,9 @@ func startCosmo(t *testing.T, bin string, config []byte, urls map[string]string,
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
+	forget := watchCPU(cmd.Process.Pid, kindCosmo)
 	t.Cleanup(func() {
+		forget()
 		cancel()
 		<-exited
 	})

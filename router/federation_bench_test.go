@@ -106,14 +106,14 @@ func TestRouterBenchmark(t *testing.T) {
 			// in the same rounds: at its defaults, like for like (inbound
 			// deduplication off, single-flight on, as "join, dedup off"), and
 			// with both off.
+			// Each right after its Vitola counterpart: a pair measured
+			// back to back shares the machine's mood more often.
 			cosmoDefaults := startCosmo(t, cosmo, config, urls, cosmoTuning{})
 			cosmoDedupOff := startCosmo(t, cosmo, config, urls, cosmoTuning{noInboundDedup: true})
 			cosmoBothOff := startCosmo(t, cosmo, config, urls, cosmoTuning{noInboundDedup: true, noSingleFlight: true})
-			cases = append(cases,
-				loadCase{name: "cosmo join, defaults", url: cosmoDefaults, body: join},
-				loadCase{name: "cosmo join, dedup off", url: cosmoDedupOff, body: join},
-				loadCase{name: "cosmo products only, both off", url: cosmoBothOff, body: only},
-			)
+			cases = slices.Insert(cases, 6, loadCase{name: "cosmo products only, both off", url: cosmoBothOff, body: only})
+			cases = slices.Insert(cases, 3, loadCase{name: "cosmo join, dedup off", url: cosmoDedupOff, body: join})
+			cases = slices.Insert(cases, 2, loadCase{name: "cosmo join, defaults", url: cosmoDefaults, body: join})
 		}
 		results := runLoadCases(t, rounds, length, conns, cases)
 		// The goals of issue 42, from the same rounds: each round's ratio, their
@@ -185,7 +185,9 @@ func startFedSubgraphs(t *testing.T) ([]byte, map[string]string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	forget := watchCPU(cmd.Process.Pid, kindSubgraphs)
 	t.Cleanup(func() {
+		forget()
 		stdin.Close() // it exits when stdin closes
 		cmd.Wait()
 	})
@@ -238,6 +240,68 @@ type loadResult struct {
 	// the difference is the router's own.
 	cpu    time.Duration
 	allocs float64
+	// subgraphs and cosmo are the CPU time per request of the processes the
+	// benchmark started (watchCPU): the subgraphs' and Cosmo's routers'. With
+	// cpu they are what one request costs the machine, the steadier figure
+	// when other work shares the machine.
+	subgraphs, cosmo time.Duration
+}
+
+// watched are the processes whose CPU time measureLoad counts, by kind.
+var watched struct {
+	sync.Mutex
+	pids map[int]string
+}
+
+// The kinds of watched processes.
+const (
+	kindSubgraphs = "subgraphs"
+	kindCosmo     = "cosmo"
+)
+
+// watchCPU counts the process pid in each result's figure of its kind until
+// the returned function is called.
+func watchCPU(pid int, kind string) func() {
+	watched.Lock()
+	defer watched.Unlock()
+	if watched.pids == nil {
+		watched.pids = map[int]string{}
+	}
+	watched.pids[pid] = kind
+	return func() {
+		watched.Lock()
+		defer watched.Unlock()
+		delete(watched.pids, pid)
+	}
+}
+
+// othersCPU is the CPU time the watched processes of each kind have used,
+// from /proc/PID/stat (utime and stime, in clock ticks of 10 ms); none where
+// there is no /proc.
+func othersCPU() map[string]time.Duration {
+	watched.Lock()
+	defer watched.Unlock()
+	total := map[string]time.Duration{}
+	for pid, kind := range watched.pids {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the command's closing parenthesis: state is the 3rd
+		// field of the line, utime and stime the 14th and 15th.
+		_, rest, ok := bytes.Cut(raw, []byte(") "))
+		if !ok {
+			continue
+		}
+		f := strings.Fields(string(rest))
+		if len(f) < 13 {
+			continue
+		}
+		utime, _ := strconv.ParseInt(f[11], 10, 64)
+		stime, _ := strconv.ParseInt(f[12], 10, 64)
+		total[kind] += time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+	}
+	return total
 }
 
 // runLoadCases measures every case rounds times, in alternating order, logs
@@ -282,12 +346,14 @@ func runLoadCases(t *testing.T, rounds int, length time.Duration, conns int, cas
 	base := medianLoad(results[0])
 	var out strings.Builder
 	fmt.Fprintf(&out, "%d connections, medians of %d rounds of %s\n", conns, rounds, length)
-	fmt.Fprintf(&out, "%-30s %10s %9s %9s %10s %9s %10s\n", "case", "req/s", "p99", "× direct", "p99 ×", "cpu/req", "allocs/req")
+	fmt.Fprintf(&out, "%-30s %8s %9s %8s %7s %9s %10s %9s %9s\n", "case", "req/s", "p99", "× direct", "p99 ×", "cpu/req", "allocs/req", "subgraphs", "cosmo")
 	for i, c := range cases {
 		m := medianLoad(results[i])
-		fmt.Fprintf(&out, "%-30s %10.0f %9s %9.2f %10.2f %9s %10.0f\n", c.name, m.rps, m.p99.Round(10*time.Microsecond), m.rps/base.rps, float64(m.p99)/float64(base.p99), m.cpu.Round(100*time.Nanosecond), m.allocs)
+		fmt.Fprintf(&out, "%-30s %8.0f %9s %8.2f %7.2f %9s %10.0f %9s %9s\n", c.name, m.rps, m.p99.Round(10*time.Microsecond), m.rps/base.rps, float64(m.p99)/float64(base.p99),
+			m.cpu.Round(100*time.Nanosecond), m.allocs, m.subgraphs.Round(100*time.Nanosecond), m.cosmo.Round(100*time.Nanosecond))
 	}
-	out.WriteString("(cpu/req and allocs/req are this process's: the client's alone for a call to another process)\n")
+	out.WriteString("(cpu/req and allocs/req are this process's: the client's alone for a call to another process, the client's and the router's\n" +
+		" for a router served here; subgraphs and cosmo are the CPU per request of the subgraphs' process and of Cosmo's routers)\n")
 	t.Log("\n" + out.String())
 	return results
 }
@@ -334,17 +400,19 @@ func medianLoad(rs []loadResult) loadResult {
 	allocs := make([]float64, len(rs))
 	p99 := make([]time.Duration, len(rs))
 	cpu := make([]time.Duration, len(rs))
+	subgraphs := make([]time.Duration, len(rs))
+	cosmo := make([]time.Duration, len(rs))
 	for i, r := range rs {
-		rps[i], p99[i], cpu[i], allocs[i] = r.rps, r.p99, r.cpu, r.allocs
+		rps[i], p99[i], cpu[i], allocs[i], subgraphs[i], cosmo[i] = r.rps, r.p99, r.cpu, r.allocs, r.subgraphs, r.cosmo
 	}
 	for _, s := range [][]float64{rps, allocs} {
 		slices.Sort(s)
 	}
-	for _, s := range [][]time.Duration{p99, cpu} {
+	for _, s := range [][]time.Duration{p99, cpu, subgraphs, cosmo} {
 		slices.Sort(s)
 	}
 	n := len(rs) / 2
-	return loadResult{rps: rps[n], p99: p99[n], cpu: cpu[n], allocs: allocs[n]}
+	return loadResult{rps: rps[n], p99: p99[n], cpu: cpu[n], allocs: allocs[n], subgraphs: subgraphs[n], cosmo: cosmo[n]}
 }
 
 // cpuProfile writes this process's CPU profile into dir, in a file named
@@ -381,7 +449,7 @@ func measureLoad(client *http.Client, c loadCase, conns int, length time.Duratio
 	)
 	var mem0, mem1 runtime.MemStats
 	runtime.ReadMemStats(&mem0)
-	cpu0 := processCPU()
+	cpu0, others0 := processCPU(), othersCPU()
 	stop := time.Now().Add(length)
 	start := time.Now()
 	for range conns {
@@ -407,7 +475,7 @@ func measureLoad(client *http.Client, c loadCase, conns int, length time.Duratio
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu := processCPU() - cpu0
+	cpu, others := processCPU()-cpu0, othersCPU()
 	runtime.ReadMemStats(&mem1)
 	if firstErr != nil {
 		return loadResult{}, firstErr
@@ -418,7 +486,8 @@ func measureLoad(client *http.Client, c loadCase, conns int, length time.Duratio
 	slices.Sort(all)
 	n := len(all)
 	return loadResult{rps: float64(n) / elapsed.Seconds(), p99: all[n*99/100],
-		cpu: cpu / time.Duration(n), allocs: float64(mem1.Mallocs-mem0.Mallocs) / float64(n)}, nil
+		cpu: cpu / time.Duration(n), allocs: float64(mem1.Mallocs-mem0.Mallocs) / float64(n),
+		subgraphs: (others[kindSubgraphs] - others0[kindSubgraphs]) / time.Duration(n), cosmo: (others[kindCosmo] - others0[kindCosmo]) / time.Duration(n)}, nil
 }
 
 // sendLoad sends one request of c and checks it was answered with data and
