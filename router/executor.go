@@ -50,6 +50,9 @@ type executor struct {
 	dedup *dedup
 	// noSingleFlight turns off the engine's merging of identical subgraph fetches.
 	noSingleFlight bool
+	// callerHeader: some subgraph's fetches read CallerHeader, which each
+	// request must then carry (see Composed.SeparateCallers).
+	callerHeader bool
 }
 
 // kit is one request's reusable working set.
@@ -104,7 +107,7 @@ func newExecutor(ctx context.Context, client *http.Client, c *Composed, opts res
 	if err != nil {
 		return nil, fmt.Errorf("operation cache: %w", err)
 	}
-	x := &executor{schema: schema, client: clientSchema.Document(), config: cfg, resolver: resolve.New(ctx, opts), plans: plans, ops: ops, noSingleFlight: tuning.NoSingleFlight}
+	x := &executor{schema: schema, client: clientSchema.Document(), config: cfg, resolver: resolve.New(ctx, opts), plans: plans, ops: ops, noSingleFlight: tuning.NoSingleFlight, callerHeader: c.separateCallers}
 	if !tuning.NoInboundDedup {
 		x.dedup = newDedup()
 	}
