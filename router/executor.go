@@ -188,6 +188,9 @@ func (x *executor) Execute(ctx context.Context, query, operationName string, var
 // what the same operation (opHash) took before, instead of the heap. The
 // engine's own inbound deduplication stays off: dedup does it (see there why).
 func (x *executor) resolve(ctx context.Context, pl *plan.SynchronousResponsePlan, opHash uint64, vars []byte, remap map[string]string, header http.Header, w io.Writer) error {
+	if info := pl.Response.Info; info != nil && info.OperationType == ast.OperationTypeQuery {
+		ctx = withReplayable(ctx) // a query's fetches read only: the transport may send one again
+	}
 	rctx := resolve.NewContext(ctx)
 	if len(vars) != 0 {
 		rctx.Variables = astjson.MustParseBytes(vars)
