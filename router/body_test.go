@@ -51,3 +51,33 @@ func TestGraphQLBodyIsStrict(t *testing.T) {
 		})
 	}
 }
+
+// A body seen before is answered from its decoded copy: the same bytes
+// answer the same, a body one byte apart answers its own, and a refused body
+// stays refused however often it comes, before or after a good one.
+func TestRepeatedBodies(t *testing.T) {
+	tr := newTestRouter(t, limits.Config{})
+	query := `query($n: Int) { brands(first: $n) { edges { node { name } } } }`
+	edges := func(body string) (int, string) {
+		t.Helper()
+		w := tr.serve([]byte(body))
+		reply := decodeReply(t, w)
+		if len(reply.Errors) > 0 {
+			return -1, reply.Errors[0].Extensions["code"].(string)
+		}
+		return len(reply.Data["brands"].(map[string]any)["edges"].([]any)), ""
+	}
+	one, two := string(queryBody(query, map[string]int{"n": 1})), string(queryBody(query, map[string]int{"n": 2}))
+	bad := strings.Replace(one, `"n":1`, `"n":1,"n":2`, 1) // a member twice
+	for range 3 {
+		if n, _ := edges(one); n != 1 {
+			t.Fatalf("first: 1 answered %d edges", n)
+		}
+		if n, _ := edges(two); n != 2 {
+			t.Fatalf("first: 2 answered %d edges", n)
+		}
+		if _, code := edges(bad); code != "INVALID_BODY" {
+			t.Fatalf("a member twice answered %q, want INVALID_BODY", code)
+		}
+	}
+}

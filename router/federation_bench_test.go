@@ -55,7 +55,9 @@ import (
 // join's throughput over Cosmo's at both routers' defaults and like for like,
 // at least 1.5x, and products only with both deduplications off at least 0.6
 // of the direct call, each as the median of the rounds' ratios with their
-// range. VITOLA_BENCH_PROFILE=dir writes a CPU profile of this process for
+// range, and beside it the same ratio in requests per CPU second of the
+// processes it runs (the load's client, routers and subgraphs: steadier when
+// other work shares the machine). VITOLA_BENCH_PROFILE=dir writes a CPU profile of this process for
 // each case's last round into dir (go tool pprof -top dir/join-dedup-off.cpu.pprof).
 //
 //	VITOLA_BENCH=1 go test ./router -run TestRouterBenchmark -v -count=1
@@ -123,15 +125,23 @@ func TestRouterBenchmark(t *testing.T) {
 			byName[c.name] = results[i]
 		}
 		var out strings.Builder
+		// Beside each throughput ratio, the same ratio of requests per CPU
+		// second of the machine (load client, router and subgraphs): when
+		// other work shares the machine, throughput follows the CPU it is
+		// left, CPU per request much less.
 		onlyDirect := roundRatios(byName["products only, both off"], byName["products subgraph, direct"])
-		fmt.Fprintf(&out, "products only, both off / direct: %s (goal >= 0.6: %s)\n", onlyDirect, onlyDirect.goal(0.6))
+		fmt.Fprintf(&out, "products only, both off / direct: %s (goal >= 0.6: %s); per CPU second: %s\n",
+			onlyDirect, onlyDirect.goal(0.6), cpuRatios(byName["products only, both off"], byName["products subgraph, direct"]))
 		if cosmo != "" {
 			atDefaults := roundRatios(byName["join, defaults"], byName["cosmo join, defaults"])
 			likeForLike := roundRatios(byName["join, dedup off"], byName["cosmo join, dedup off"])
 			cosmoOnly := roundRatios(byName["cosmo products only, both off"], byName["products subgraph, direct"])
-			fmt.Fprintf(&out, "join, Vitola / Cosmo at defaults: %s (goal >= 1.5x: %s)\n", atDefaults, atDefaults.goal(1.5))
-			fmt.Fprintf(&out, "join, Vitola / Cosmo like for like (inbound dedup off, single-flight on): %s (goal >= 1.5x: %s)\n", likeForLike, likeForLike.goal(1.5))
-			fmt.Fprintf(&out, "Cosmo products only, both off / direct: %s\n", cosmoOnly)
+			fmt.Fprintf(&out, "join, Vitola / Cosmo at defaults: %s (goal >= 1.5x: %s); per CPU second: %s\n",
+				atDefaults, atDefaults.goal(1.5), cpuRatios(byName["join, defaults"], byName["cosmo join, defaults"]))
+			fmt.Fprintf(&out, "join, Vitola / Cosmo like for like (inbound dedup off, single-flight on): %s (goal >= 1.5x: %s); per CPU second: %s\n",
+				likeForLike, likeForLike.goal(1.5), cpuRatios(byName["join, dedup off"], byName["cosmo join, dedup off"]))
+			fmt.Fprintf(&out, "Cosmo products only, both off / direct: %s; per CPU second: %s\n",
+				cosmoOnly, cpuRatios(byName["cosmo products only, both off"], byName["products subgraph, direct"]))
 		} else {
 			out.WriteString("Cosmo not measured: set VITOLA_BENCH_COSMO to its router binary (make bench-router COSMO=1)\n")
 		}
@@ -369,6 +379,20 @@ func roundRatios(a, b []loadResult) ratios {
 	}
 	return out
 }
+
+// cpuRatios are, round by round, how many more requests a CPU second serves
+// in case a than in case b: b's CPU per request (this process's, the
+// subgraphs' and Cosmo's) over a's.
+func cpuRatios(a, b []loadResult) ratios {
+	out := make(ratios, 0, len(a))
+	for i := range min(len(a), len(b)) {
+		out = append(out, float64(b[i].machineCPU())/float64(a[i].machineCPU()))
+	}
+	return out
+}
+
+// machineCPU is the CPU one request cost the processes the benchmark runs.
+func (r loadResult) machineCPU() time.Duration { return r.cpu + r.subgraphs + r.cosmo }
 
 func (r ratios) median() float64 {
 	s := slices.Sorted(slices.Values(r))
