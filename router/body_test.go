@@ -1,9 +1,11 @@
 package router_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/vitolahq/vitola/access"
@@ -79,5 +81,31 @@ func TestRepeatedBodies(t *testing.T) {
 		if _, code := edges(bad); code != "INVALID_BODY" {
 			t.Fatalf("a member twice answered %q, want INVALID_BODY", code)
 		}
+	}
+	// Many at once, the operation new (prepared while the others wait or
+	// prepare it too), all sharing one decoded body and its variables.
+	fresh := string(queryBody(`query($n: Int, $m: Int) { brands(first: $n) { edges { node { name } } } b: brands(first: $m) { edges { node { id } } } }`, map[string]int{"n": 3, "m": 1}))
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for range 8 {
+		wg.Go(func() {
+			for range 4 {
+				w := tr.serve([]byte(fresh))
+				var reply struct {
+					Data struct {
+						Brands, B struct{ Edges []any }
+					}
+				}
+				if err := json.Unmarshal(w.Body.Bytes(), &reply); err != nil || len(reply.Data.Brands.Edges) != 3 || len(reply.Data.B.Edges) != 1 {
+					errs <- w.Body.String()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatalf("at once: %s", e)
 	}
 }

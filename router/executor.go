@@ -241,6 +241,11 @@ func (x *executor) operation(ctx context.Context, query, operationName string, v
 		telemetry.FromContext(ctx).PlanCache(true)
 		return op, nil
 	}
+	// Normalization may write into the variables' bytes, which the router's
+	// request cache shares between requests: it gets a copy of its own, and
+	// the cache keeps them as the request sent them.
+	sent := variables
+	variables = bytes.Clone(sent)
 	k := x.kits.Get().(*kit)
 	defer x.kits.Put(k)
 	k.doc.Reset()
@@ -257,7 +262,7 @@ func (x *executor) operation(ctx context.Context, query, operationName string, v
 		return nil, fmt.Errorf("operations of this kind are not supported (%T)", p)
 	}
 	// vars lives in the pooled document, which the next request reuses.
-	op := &prepared{query: query, operationName: operationName, variables: bytes.Clone(variables),
+	op := &prepared{query: query, operationName: operationName, variables: bytes.Clone(sent),
 		plan: pl, opHash: opHash, vars: bytes.Clone(vars), remap: remap}
 	if len(query)+len(variables) <= maxCachedRequest {
 		x.ops.Add(key, op)

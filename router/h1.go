@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -258,7 +259,7 @@ func (c *h1Conn) roundTrip(ctx context.Context, req *http.Request) (*http.Respon
 		}
 		resp.Body.Close() // an informational response: the final one follows
 	}
-	resp.Body = &h1Body{c: c, rc: resp.Body, stop: stop, close: resp.Close || req.Close}
+	resp.Body = &h1Body{c: c, rc: resp.Body, stop: stop, close: resp.Close || asksToClose(req)}
 	return resp, nil
 }
 
@@ -293,7 +294,7 @@ func (c *h1Conn) writeRequest(req *http.Request) error {
 		w.WriteString(strconv.FormatInt(max(req.ContentLength, 0), 10))
 		w.WriteString("\r\n")
 	}
-	if req.Close {
+	if asksToClose(req) {
 		w.WriteString("Connection: close\r\n")
 	}
 	for name, values := range req.Header {
@@ -327,6 +328,22 @@ func (c *h1Conn) writeRequest(req *http.Request) error {
 		}
 	}
 	return w.Flush()
+}
+
+// asksToClose reports a request that wants its connection closed after it
+// (Request.Close, or its own Connection: close).
+func asksToClose(req *http.Request) bool {
+	if req.Close {
+		return true
+	}
+	for _, v := range req.Header["Connection"] {
+		for _, token := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(token), "close") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // validHeaderName: a token (RFC 9110), so no header can be smuggled in.

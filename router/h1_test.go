@@ -232,6 +232,18 @@ func TestH1TransportResponses(t *testing.T) {
 	if got := get("/empty", true); got != "204 " || srv.conns.Load() != 3 {
 		t.Fatalf("after a body closed early: %q on %d connections, want a third", got, srv.conns.Load())
 	}
+	// A request that asks to close its connection closes it.
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/empty", nil)
+	req.Header.Set("Connection", "keep-alive, close")
+	res, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if got := get("/empty", true); got != "204 " || srv.conns.Load() != 4 {
+		t.Fatalf("after Connection: close: %q on %d connections, want a fourth", got, srv.conns.Load())
+	}
 }
 
 // TestH1TransportCancel: a context ending while the subgraph takes its time
