@@ -95,8 +95,11 @@ func openSQLite(ctx context.Context, dir, name string, migrations fs.FS) (*DB, e
 	path := filepath.Join(dir, name+".db")
 	// WAL lets readers run beside the one writer; immediate transactions take the
 	// write lock up front so concurrent writers queue on busy_timeout instead of
-	// failing with SQLITE_BUSY half-way through.
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	// failing with SQLITE_BUSY half-way through. Temporary storage in memory
+	// keeps statement journals (every upsert checked against foreign keys
+	// keeps one) out of a temporary file: an import of 1,000 cigars wrote
+	// 9,000 times to one.
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(memory)&_txlock=immediate"
 	sdb, err := openObserved("sqlite", dsn, name)
 	if err != nil {
 		return nil, err
