@@ -238,24 +238,79 @@ func (s *Store) Write(ctx context.Context, fn func(w catalog.Writer) error) erro
 		// lock until commit, so writers commit in version order: a reader that
 		// sees version v sees every row changed at v or before, and no row
 		// committed later is marked v or before.
-		w := &writer{tx: tx}
+		w := &writer{tx: tx, stmts: map[string]*sqlx.Stmt{}}
 		if err := tx.GetContext(ctx, &w.version, `UPDATE catalog_version SET version = version + 1 WHERE id = 1 RETURNING version`); err != nil {
 			return fmt.Errorf("move the catalog version: %w", err)
+		}
+		if s.db.Dialect == sqldb.SQLite {
+			// The pages a write changes stay in memory until it commits: with
+			// SQLite's default cache (2 MiB) an import of 1,000 cigars into a
+			// large catalog spilled them to the WAL, many several times, before
+			// writing them at commit. The cache is the connection's: it goes
+			// back to the default when the write ends, committed or not.
+			if _, err := tx.ExecContext(ctx, `PRAGMA cache_size = -`+writeCacheKiB); err != nil {
+				return fmt.Errorf("write cache: %w", err)
+			}
+			defer tx.ExecContext(context.WithoutCancel(ctx), `PRAGMA cache_size = -2000`)
 		}
 		return fn(w)
 	})
 }
+
+// writeCacheKiB is SQLite's page cache during a write: room for the pages an
+// import of tens of thousands of cigars changes.
+const writeCacheKiB = "65536"
 
 // writer implements catalog.Writer inside a transaction that moved the
 // catalog's version to version.
 type writer struct {
 	tx      *sqlx.Tx
 	version int64
+	// stmts are the statements prepared in this transaction, by query: an
+	// import runs each once per cigar, and SQLite parsing them anew each time
+	// took a third of its CPU.
+	stmts map[string]*sqlx.Stmt
+	// next is the number the next new cigar gets (0 until the first): writers
+	// run one at a time (the version row's lock), so it is counted here rather
+	// than read from the table for every new cigar.
+	next int
+}
+
+// stmt is query prepared once in the write's transaction (closed with it).
+func (w *writer) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	if st, ok := w.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := w.tx.PreparexContext(ctx, w.tx.Rebind(query))
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	w.stmts[query] = st
+	return st, nil
+}
+
+// exec runs a prepared statement.
+func (w *writer) exec(ctx context.Context, query string, args ...any) error {
+	st, err := w.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(ctx, args...)
+	return err
+}
+
+// get runs a prepared query of one row into dst.
+func (w *writer) get(ctx context.Context, dst any, query string, args ...any) error {
+	st, err := w.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	return st.GetContext(ctx, dst, args...)
 }
 
 func (w *writer) BrandByName(ctx context.Context, name string) (*catalog.Brand, error) {
 	var r brandRow
-	err := w.tx.GetContext(ctx, &r, w.tx.Rebind(`SELECT `+brandCols+` FROM brands WHERE name = ?`), name)
+	err := w.get(ctx, &r, `SELECT `+brandCols+` FROM brands WHERE name = ?`, name)
 	if sqldb.IsNoRows(err) {
 		return nil, catalog.ErrNotFound
 	}
@@ -267,9 +322,9 @@ func (w *writer) BrandByName(ctx context.Context, name string) (*catalog.Brand, 
 
 func (w *writer) UpsertBrand(ctx context.Context, b *catalog.Brand) error {
 	aliases, _ := json.Marshal(nonNil(b.Aliases))
-	_, err := w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO brands (id, name, country, aliases, changed_at) VALUES (?, ?, ?, ?, ?)
+	err := w.exec(ctx, `INSERT INTO brands (id, name, country, aliases, changed_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET name = excluded.name, country = excluded.country, aliases = excluded.aliases,
-		changed_at = excluded.changed_at`),
+		changed_at = excluded.changed_at`,
 		b.ID, b.Name, b.Country, string(aliases), w.version)
 	if err != nil {
 		return fmt.Errorf("upsert brand %q: %w", b.Name, err)
@@ -279,24 +334,28 @@ func (w *writer) UpsertBrand(ctx context.Context, b *catalog.Brand) error {
 
 func (w *writer) UpsertCigar(ctx context.Context, c *catalog.Cigar) (bool, error) {
 	created := false
-	err := w.tx.GetContext(ctx, &c.Number, w.tx.Rebind(`SELECT number FROM cigars WHERE id = ?`), c.ID)
+	err := w.get(ctx, &c.Number, `SELECT number FROM cigars WHERE id = ?`, c.ID)
 	if sqldb.IsNoRows(err) {
-		created = true
-		err = w.tx.GetContext(ctx, &c.Number, `SELECT COALESCE(MAX(number), 0) + 1 FROM cigars`)
+		created, err = true, nil
+		if w.next == 0 {
+			err = w.tx.GetContext(ctx, &w.next, `SELECT COALESCE(MAX(number), 0) + 1 FROM cigars`)
+		}
+		c.Number = w.next
+		w.next++
 	}
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("cigar %q: %w", c.Name, err)
 	}
 	enc := func(cs []catalog.Component) string {
 		b, _ := json.Marshal(nonNil(cs))
 		return string(b)
 	}
 	aliases, _ := json.Marshal(nonNil(c.Aliases))
-	_, err = w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO cigars (id, number, brand_id, name, origin, wrapper, binder, filler, aliases, changed_at)
+	err = w.exec(ctx, `INSERT INTO cigars (id, number, brand_id, name, origin, wrapper, binder, filler, aliases, changed_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET brand_id = excluded.brand_id, name = excluded.name,
 		origin = excluded.origin, wrapper = excluded.wrapper, binder = excluded.binder, filler = excluded.filler,
-		aliases = CASE WHEN ? THEN excluded.aliases ELSE cigars.aliases END, changed_at = excluded.changed_at`),
+		aliases = CASE WHEN ? THEN excluded.aliases ELSE cigars.aliases END, changed_at = excluded.changed_at`,
 		c.ID, c.Number, c.BrandID, c.Name, c.Origin, enc(c.Wrapper), enc(c.Binder), enc(c.Filler), string(aliases), w.version,
 		c.Aliases != nil) // nil keeps the stored aliases
 	if err != nil {
@@ -306,18 +365,18 @@ func (w *writer) UpsertCigar(ctx context.Context, c *catalog.Cigar) (bool, error
 }
 
 func (w *writer) UpsertProduct(ctx context.Context, p *catalog.Product) error {
-	_, err := w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO products (id, gtin, name, kind, synthetic, published) VALUES (?, ?, ?, ?, ?, ?)
+	err := w.exec(ctx, `INSERT INTO products (id, gtin, name, kind, synthetic, published) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET gtin = excluded.gtin, name = excluded.name, kind = excluded.kind,
-		synthetic = excluded.synthetic, published = excluded.published`),
+		synthetic = excluded.synthetic, published = excluded.published`,
 		p.ID, p.GTIN, p.Name, p.Kind, p.Synthetic, p.Published)
 	if err != nil {
 		return fmt.Errorf("upsert product %q: %w", p.Name, err)
 	}
-	if _, err := w.tx.ExecContext(ctx, w.tx.Rebind(`DELETE FROM product_contents WHERE product_id = ?`), p.ID); err != nil {
-		return err
+	if err := w.exec(ctx, `DELETE FROM product_contents WHERE product_id = ?`, p.ID); err != nil {
+		return fmt.Errorf("product %q contents: %w", p.Name, err)
 	}
 	for _, c := range p.Contents {
-		if _, err := w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO product_contents (product_id, cigar_id, quantity) VALUES (?, ?, ?)`), p.ID, c.CigarID, c.Quantity); err != nil {
+		if err := w.exec(ctx, `INSERT INTO product_contents (product_id, cigar_id, quantity) VALUES (?, ?, ?)`, p.ID, c.CigarID, c.Quantity); err != nil {
 			return fmt.Errorf("product %q contents: %w", p.Name, err)
 		}
 	}
