@@ -60,6 +60,7 @@ type DB struct {
 	*sqlx.DB
 	Dialect string
 	Name    string
+	schema  string // PostgreSQL's schema of the store
 }
 
 var validName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,40}$`)
@@ -162,7 +163,7 @@ func openPostgres(ctx context.Context, cfg Config, name string, migrations fs.FS
 	sdb.SetMaxOpenConns(16)
 	sdb.SetMaxIdleConns(8)
 	sdb.SetConnMaxIdleTime(5 * time.Minute)
-	db := &DB{DB: sdb, Dialect: Postgres, Name: name}
+	db := &DB{DB: sdb, Dialect: Postgres, Name: name, schema: schema}
 
 	// A session advisory lock, held on one connection, serialises schema creation
 	// and migrations across replicas.

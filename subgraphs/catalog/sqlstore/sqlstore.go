@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -242,6 +243,9 @@ func (s *Store) Write(ctx context.Context, fn func(w catalog.Writer) error) erro
 		if err := tx.GetContext(ctx, &w.version, `UPDATE catalog_version SET version = version + 1 WHERE id = 1 RETURNING version`); err != nil {
 			return fmt.Errorf("move the catalog version: %w", err)
 		}
+		if err := s.db.Notify(ctx, tx, changesChannel); err != nil { // Watch
+			return err
+		}
 		if s.db.Dialect == sqldb.SQLite {
 			// The pages a write changes stay in memory until it commits: with
 			// SQLite's default cache (2 MiB) an import of 1,000 cigars into a
@@ -381,6 +385,49 @@ func (w *writer) UpsertProduct(ctx context.Context, p *catalog.Product) error {
 		}
 	}
 	return nil
+}
+
+// changesChannel is where writes tell PostgreSQL listeners (Watch) they
+// committed.
+const changesChannel = "catalog_changes"
+
+// WatchEvery is how often Watch reads the version on SQLite. The read takes
+// about 12 µs, but waking an idle server for it about 75 µs of CPU: at 50 ms
+// an idle server spends 3.7 ms of CPU a second more (0.4% of a core; 20 ms
+// cost 14 ms), and a write waits 25 ms on average to be seen.
+const WatchEvery = 50 * time.Millisecond
+
+// Watch calls changed once watching, then whenever the catalog may have
+// changed, until ctx ends or the store fails: on PostgreSQL when a write
+// commits (writes notify, Watch listens); on SQLite, which tells no other
+// process of a commit, when the version moves, read every WatchEvery. The
+// search index follows a write within milliseconds rather than at its poll.
+func (s *Store) Watch(ctx context.Context, changed func()) error {
+	if s.db.Dialect == sqldb.Postgres {
+		return s.db.Listen(ctx, changesChannel, changed)
+	}
+	t := time.NewTicker(WatchEvery)
+	defer t.Stop()
+	seen := int64(-1)
+	// The read is not cancelled with ctx (the loop ends with it): for a
+	// context that can be, the driver and database/sql each start a
+	// goroutine to watch it.
+	read := context.WithoutCancel(ctx)
+	for {
+		v, err := s.Version(read)
+		if err != nil {
+			return err
+		}
+		if v != seen {
+			seen = v
+			changed()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // Version is the catalog's change counter.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
@@ -293,6 +294,78 @@ func TestChangesSinceMissesNoConcurrentWrite(t *testing.T) {
 			}
 			if len(seen) != writers*each {
 				t.Fatalf("the follower saw %d of the %d cigars written", len(seen), writers*each)
+			}
+		})
+	}
+}
+
+// TestWatchTellsOfWrites: Watch tells once it watches, then of each write
+// committed by another handle on the store (another process, as an import
+// is) soon after it commits, and of none rolled back; on PostgreSQL, not of
+// a write to another store's catalog in the same database.
+func TestWatchTellsOfWrites(t *testing.T) {
+	for backend, cfg := range sqldbtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			st := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations))
+			writer := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations))
+			told := make(chan struct{}, 100)
+			stopped := make(chan error, 1)
+			go func() { stopped <- st.Watch(ctx, func() { told <- struct{}{} }) }()
+			// Told within this on a busy machine; milliseconds when quiet.
+			const soon = 10 * time.Second
+			wait := func(what string) {
+				t.Helper()
+				select {
+				case <-told:
+				case err := <-stopped:
+					t.Fatalf("%s: the watch stopped: %v", what, err)
+				case <-time.After(soon):
+					t.Fatalf("%s: not told within %s", what, soon)
+				}
+			}
+			quiet := func(what string) {
+				t.Helper()
+				select {
+				case <-told:
+					t.Fatalf("told of %s", what)
+				case <-time.After(10 * sqlstore.WatchEvery):
+				}
+			}
+			wait("watching")
+			quiet("nothing")
+
+			brand := &catalog.Brand{ID: catalog.BrandID("Vigía"), Name: "Vigía"}
+			start := time.Now()
+			if err := writer.Write(ctx, func(w catalog.Writer) error { return w.UpsertBrand(ctx, brand) }); err != nil {
+				t.Fatal(err)
+			}
+			wait("a write")
+			t.Logf("told %s after the write returned", time.Since(start).Round(time.Millisecond))
+			quiet("one write twice")
+
+			failed := fmt.Errorf("no")
+			if err := writer.Write(ctx, func(w catalog.Writer) error { w.UpsertBrand(ctx, brand); return failed }); err != failed {
+				t.Fatalf("rolled-back write: %v", err)
+			}
+			quiet("a rolled-back write")
+
+			if cfg.DatabaseURL != "" {
+				other := cfg
+				other.SchemaPrefix += "x"
+				t.Cleanup(func() { sqldbtest.DropSchemas(t, cfg.DatabaseURL, other.SchemaPrefix) })
+				elsewhere := sqlstore.New(sqldbtest.MustOpen(t, other, sqlstore.StoreName, sqlstore.Migrations))
+				if err := elsewhere.Write(ctx, func(w catalog.Writer) error { return w.UpsertBrand(ctx, brand) }); err != nil {
+					t.Fatal(err)
+				}
+				quiet("another store's write")
+			}
+			cancel()
+			select {
+			case <-stopped:
+			case <-time.After(soon):
+				t.Fatal("the watch did not stop when its context ended")
 			}
 		})
 	}
