@@ -370,3 +370,86 @@ func TestWatchTellsOfWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestUpsertMany: UpsertCigars and UpsertProducts over more rows than one
+// statement writes do what UpsertCigar and UpsertProduct do for each: new
+// cigars numbered on from the catalog's last, existing ones keeping their
+// number (and their aliases when given none), products' contents replaced;
+// an ID given twice is refused.
+func TestUpsertMany(t *testing.T) {
+	for backend, cfg := range sqldbtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			st := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations))
+			brand := &catalog.Brand{ID: catalog.BrandID("Lotes"), Name: "Lotes"}
+			cigar := func(i int, aliases []string) *catalog.Cigar {
+				name := fmt.Sprintf("Lote %d", i)
+				return &catalog.Cigar{ID: catalog.CigarID(brand.Name, name), BrandID: brand.ID, Name: name, Origin: "Cuba", Aliases: aliases}
+			}
+			product := func(i int, cigars ...int) *catalog.Product {
+				gtin := fmt.Sprintf("0%012d", i)
+				p := &catalog.Product{ID: catalog.ProductID(gtin), GTIN: gtin, Name: gtin, Kind: "pack", Published: true}
+				for _, c := range cigars {
+					p.Contents = append(p.Contents, catalog.ProductContent{CigarID: cigar(c, nil).ID, Quantity: c + 1})
+				}
+				return p
+			}
+			write := func(fn func(w catalog.Writer) error) error { return st.Write(ctx, fn) }
+			if err := write(func(w catalog.Writer) error {
+				if err := w.UpsertBrand(ctx, brand); err != nil {
+					return err
+				}
+				_, err := w.UpsertCigar(ctx, cigar(0, []string{"first"}))
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			var cs []*catalog.Cigar
+			for i := range 250 {
+				cs = append(cs, cigar(i, nil))
+			}
+			var created []bool
+			if err := write(func(w catalog.Writer) (err error) { created, err = w.UpsertCigars(ctx, cs); return err }); err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range cs {
+				if created[i] != (i > 0) || c.Number != i+1 {
+					t.Fatalf("cigar %d: created %v, number %d; want %v, %d", i, created[i], c.Number, i > 0, i+1)
+				}
+			}
+			if got, err := st.Cigar(ctx, cs[0].ID); err != nil || strings.Join(got.Aliases, "|") != "first" || got.Number != 1 {
+				t.Fatalf("the cigar there before: %+v, %v", got, err)
+			}
+			var ps []*catalog.Product
+			for i := range 150 {
+				ps = append(ps, product(i, i, i+1))
+			}
+			if err := write(func(w catalog.Writer) error { return w.UpsertProducts(ctx, ps) }); err != nil {
+				t.Fatal(err)
+			}
+			if err := write(func(w catalog.Writer) error { return w.UpsertProducts(ctx, []*catalog.Product{product(7, 3)}) }); err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range map[int][]catalog.ProductContent{
+				7:   {{CigarID: cigar(3, nil).ID, Quantity: 4}},
+				149: {{CigarID: cigar(149, nil).ID, Quantity: 150}, {CigarID: cigar(150, nil).ID, Quantity: 151}},
+			} {
+				p, err := st.Product(ctx, product(i).ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				slices.SortFunc(want, func(a, b catalog.ProductContent) int { return strings.Compare(a.CigarID, b.CigarID) })
+				if !slices.Equal(p.Contents, want) {
+					t.Fatalf("product %d contents: %+v, want %+v", i, p.Contents, want)
+				}
+			}
+			err := write(func(w catalog.Writer) error {
+				_, err := w.UpsertCigars(ctx, []*catalog.Cigar{cigar(300, nil), cigar(300, nil)})
+				return err
+			})
+			if err == nil || !strings.Contains(err.Error(), "given twice") {
+				t.Fatalf("a cigar given twice: %v", err)
+			}
+		})
+	}
+}
