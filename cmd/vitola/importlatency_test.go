@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	catalogimport "github.com/vitolahq/vitola/subgraphs/catalog/importer"
@@ -70,7 +71,7 @@ func TestImportLatency(t *testing.T) {
 	writeImportFile(t, full, brandOf, cigars, 0)
 
 	backends := []string{"sqlite"}
-	if u := os.Getenv("VITOLA_TEST_DATABASE_URL"); u != "" {
+	if _, ok := sqldbtest.Postgres(t); ok { // reachable, or it says why not
 		backends = append(backends, "postgres")
 	}
 	var sites []*latencySite
