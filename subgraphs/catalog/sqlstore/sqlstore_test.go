@@ -302,14 +302,16 @@ func TestChangesSinceMissesNoConcurrentWrite(t *testing.T) {
 // TestWatchTellsOfWrites: Watch tells once it watches, then of each write
 // committed by another handle on the store (another process, as an import
 // is) soon after it commits, and of none rolled back; on PostgreSQL, not of
-// a write to another store's catalog in the same database.
+// a write to another store's catalog in the same database, and it ends with
+// an error when its connection drops.
 func TestWatchTellsOfWrites(t *testing.T) {
 	for backend, cfg := range sqldbtest.Backends(t) {
 		t.Run(backend, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			st := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations))
-			writer := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations))
+			db := sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations)
+			writer := sqlstore.New(db)
 			told := make(chan struct{}, 100)
 			stopped := make(chan error, 1)
 			go func() { stopped <- st.Watch(ctx, func() { told <- struct{}{} }) }()
@@ -360,6 +362,21 @@ func TestWatchTellsOfWrites(t *testing.T) {
 					t.Fatal(err)
 				}
 				quiet("another store's write")
+
+				// A listening connection that drops ends the watch with an
+				// error (follow starts it again; its poll goes on meanwhile).
+				if _, err := db.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN "`+cfg.SchemaPrefix+`catalog.%'`); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case err := <-stopped:
+					if err == nil || ctx.Err() != nil {
+						t.Fatalf("the watch ended with %v when its connection dropped", err)
+					}
+				case <-time.After(soon):
+					t.Fatal("the watch went on when its connection dropped")
+				}
+				return
 			}
 			cancel()
 			select {
