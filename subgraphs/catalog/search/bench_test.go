@@ -278,8 +278,8 @@ func BenchmarkSearchApplied(b *testing.B) {
 
 // BenchmarkLiveImport measures, on a SQLite store holding the ×100 catalog,
 // the time from an import of 1,000 new cigars committing to the live index
-// serving them (its poll, every 250 ms, reading what changed and applying
-// it), beside a full build from the store (reading the whole catalog and
+// serving them (the store's watch, reading the version every 50 ms, then
+// reading what changed and applying it), beside a full build from the store (reading the whole catalog and
 // building, what every replica did on every change before), in one run.
 // Each iteration imports another 1,000 cigars.
 //
