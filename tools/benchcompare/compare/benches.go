@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -20,14 +21,25 @@ type metricSpec struct {
 
 // benchmark is one of the comparison's measurements. prepare runs once per
 // side after its servers are up (an error means the benchmark cannot run on
-// that side, and the table says why); round measures one side's turn and
-// returns a value per metric, in order.
+// that side, and the table says why). A load benchmark (load set) is run by
+// the round in slices, the sides taking turns; another (round set) measures
+// one side's turn at once and returns a value per metric, in order.
 type benchmark struct {
 	name    string
 	about   string
 	metrics []metricSpec
 	prepare func(ctx context.Context, s *side) error
+	load    *loadSpec
 	round   func(ctx context.Context, s *side, r int) ([]float64, error)
+}
+
+// loadSpec is a closed-loop benchmark: call, from conns connections, on the
+// side's server; values turns what a round measured into the metrics.
+type loadSpec struct {
+	conns  int
+	server func(s *side) *server
+	call   func(s *side, c *http.Client) func(context.Context) error
+	values func(sample) []float64
 }
 
 var (
@@ -44,7 +56,8 @@ const (
 	bandPhoto     = "examples/bands/padron-1964-anniversary.jpg"
 )
 
-// loadMetrics are the rows of a closed-loop benchmark.
+// loadMetrics are the rows of a closed-loop benchmark, and loadValues fills
+// them.
 func loadMetrics(per string) []metricSpec {
 	return []metricSpec{
 		{"throughput", per + "/s", HigherIsBetter},
@@ -54,41 +67,52 @@ func loadMetrics(per string) []metricSpec {
 	}
 }
 
+func loadValues(sm sample) []float64 {
+	return []float64{sm.perSecond(), percentile(sm.lat, 50), percentile(sm.lat, 99), sm.cpuPerCall(time.Microsecond)}
+}
+
+func (s *side) smallServer() *server { return s.small }
+func (s *side) bigServer() *server   { return s.big }
+
 // benchmarks are the comparison's, in the order of Benchmarks.
 func (rn *runner) benchmarks() []*benchmark {
+	none := func(ctx context.Context, s *side) error { return nil }
 	return []*benchmark{
 		{
 			name:    "join",
 			about:   fmt.Sprintf("POST /graphql %s with a developer key, demo catalog, %d connections in a closed loop", joinQuery, joinConns),
 			metrics: loadMetrics("req"),
-			prepare: func(ctx context.Context, s *side) error { return nil },
-			round:   rn.joinRound,
+			prepare: none,
+			load:    &loadSpec{conns: joinConns, server: (*side).smallServer, call: joinCall, values: loadValues},
 		},
 		{
 			name:    "search",
 			about:   fmt.Sprintf("GET /v1/cigars/search?q=… (%d queries in turn) on the %d-cigar catalog, %d connections", len(searchQueries), rn.catalogCigars, searchConns),
 			metrics: loadMetrics("req"),
-			prepare: func(ctx context.Context, s *side) error { return nil },
-			round:   rn.searchRound,
+			prepare: none,
+			load:    &loadSpec{conns: searchConns, server: (*side).bigServer, call: searchCall, values: loadValues},
 		},
 		{
 			name:    "payments",
 			about:   fmt.Sprintf("POST /api/v1/payment-sessions then GET …/status (a pair), one service client, %d connections", paymentsConns),
 			metrics: loadMetrics("pair"),
 			prepare: rn.preparePayments,
-			round:   rn.paymentsRound,
+			load:    &loadSpec{conns: paymentsConns, server: (*side).smallServer, call: rn.paymentsCall, values: loadValues},
 		},
 		{
 			name:    "identify",
 			about:   "POST /v1/ai/cigars/identify of " + bandPhoto + " inline (quick profile), a new Idempotency-Key each, one call at a time",
 			metrics: []metricSpec{{"p50", "ms", LowerIsBetter}, {"server CPU", "ms/call", LowerIsBetter}},
 			prepare: rn.prepareIdentify,
-			round:   rn.identifyRound,
+			load: &loadSpec{conns: 1, server: (*side).smallServer, call: rn.identifyCall, values: func(sm sample) []float64 {
+				return []float64{percentile(sm.lat, 50), sm.cpuPerCall(time.Millisecond)}
+			}},
 		},
 		{
 			name: "import",
-			about: fmt.Sprintf("1k: `vitola import catalog` of %d new cigars into the served %d-cigar catalog, from the command's start until search finds every one; "+
-				"full: the %d cigars into empty stores (once per side per -full-imports round, before any server runs)", batchSize, rn.catalogCigars, rn.catalogCigars),
+			about: fmt.Sprintf("1k: `vitola import catalog` of %d new cigars into the served %d-cigar catalog, from the command's start until search finds every one "+
+				"(server CPU over that time, this program's polls included); full: the %d cigars into empty stores (once per side per -full-imports round, before any server runs)",
+				batchSize, rn.catalogCigars, rn.catalogCigars),
 			metrics: []metricSpec{
 				{"1k: start to all searchable", "ms", LowerIsBetter},
 				{"1k: vitola import", "ms", LowerIsBetter},
@@ -97,7 +121,7 @@ func (rn *runner) benchmarks() []*benchmark {
 				{"full: vitola import", "s", LowerIsBetter},
 				{"full: import CPU", "s", LowerIsBetter},
 			},
-			prepare: func(ctx context.Context, s *side) error { return nil },
+			prepare: none,
 			round:   rn.importRound,
 		},
 	}
@@ -107,32 +131,68 @@ func (rn *runner) benchmarks() []*benchmark {
 // imports rather than by its rounds.
 const fullImportMetrics = 2
 
-// measure runs call in a closed loop on sv for the phase and returns the
-// throughput, p50, p99 and the server's CPU per call in µs.
-func (rn *runner) measure(ctx context.Context, sv *server, conns int, call func(context.Context) error) ([]float64, error) {
-	cpu0, err := sv.cpu()
-	if err != nil {
-		return nil, err
+// loadRound runs a load benchmark's round: the phase of each side cut into
+// slices of about a second, taken in turn (old, new, old, new… in the
+// round's order), so that both sides meet the same swings of a shared
+// machine's load; each side's slices add up to its figures. A side whose
+// slice fails stops there, with the error.
+func (rn *runner) loadRound(ctx context.Context, b *benchmark, sides []*side) (map[*side][]float64, map[*side]error) {
+	vals, errs := map[*side][]float64{}, map[*side]error{}
+	samples := map[*side]*sample{}
+	calls := map[*side]func(context.Context) error{}
+	for _, s := range sides {
+		c := newClient(b.load.conns)
+		defer c.CloseIdleConnections()
+		calls[s], samples[s] = b.load.call(s, c), &sample{}
 	}
-	res := closedLoop(ctx, conns, rn.phase(), call)
-	cpu1, err := sv.cpu()
-	if err != nil {
-		return nil, err
+	n, slice := rn.slices()
+	for range n {
+		for _, s := range sides {
+			if errs[s] != nil {
+				continue
+			}
+			sm, err := measure(ctx, b.load.server(s), b.load.conns, slice, calls[s])
+			if err != nil {
+				errs[s] = err
+				continue
+			}
+			samples[s].add(sm)
+		}
+		if ctx.Err() != nil {
+			break
+		}
 	}
-	if err := res.err(); err != nil {
-		return nil, err
+	for _, s := range sides {
+		if errs[s] == nil {
+			vals[s] = b.load.values(*samples[s])
+		}
 	}
-	return []float64{res.perSecond(), percentile(res.lat, 50), percentile(res.lat, 99),
-		float64(cpu1-cpu0) / float64(time.Microsecond) / float64(res.n)}, nil
+	return vals, errs
 }
 
-func (rn *runner) joinRound(ctx context.Context, s *side, r int) ([]float64, error) {
-	c := newClient(joinConns)
-	defer c.CloseIdleConnections()
+// measure runs call in a closed loop on sv for d, with the server's CPU
+// over the same time.
+func measure(ctx context.Context, sv *server, conns int, d time.Duration, call func(context.Context) error) (sample, error) {
+	cpu0, err := sv.cpu()
+	if err != nil {
+		return sample{}, err
+	}
+	res := closedLoop(ctx, conns, d, call)
+	cpu1, err := sv.cpu()
+	if err != nil {
+		return sample{}, err
+	}
+	if err := res.err(); err != nil {
+		return sample{}, err
+	}
+	return sample{lat: res.lat, took: res.took, cpu: cpu1 - cpu0}, nil
+}
+
+func joinCall(s *side, c *http.Client) func(context.Context) error {
 	body, _ := json.Marshal(map[string]string{"query": joinQuery})
 	req := request{method: "POST", url: s.small.api + "/graphql", body: body,
 		header: map[string]string{"Content-Type": "application/json", "x-service-key": s.smallKey}}
-	return rn.measure(ctx, s.small, joinConns, func(ctx context.Context) error {
+	return func(ctx context.Context) error {
 		b, err := do(ctx, c, req)
 		if err != nil {
 			return err
@@ -141,14 +201,12 @@ func (rn *runner) joinRound(ctx context.Context, s *side, r int) ([]float64, err
 			return fmt.Errorf("POST /graphql answered %s", clip(string(b), 200))
 		}
 		return nil
-	})
+	}
 }
 
-func (rn *runner) searchRound(ctx context.Context, s *side, r int) ([]float64, error) {
-	c := newClient(searchConns)
-	defer c.CloseIdleConnections()
+func searchCall(s *side, c *http.Client) func(context.Context) error {
 	var next atomic.Int64
-	return rn.measure(ctx, s.big, searchConns, func(ctx context.Context) error {
+	return func(ctx context.Context) error {
 		q := searchQueries[int(next.Add(1))%len(searchQueries)]
 		b, err := do(ctx, c, request{method: "GET", url: s.big.api + "/v1/cigars/search?q=" + url.QueryEscape(q),
 			header: map[string]string{"x-service-key": s.bigKey}})
@@ -159,7 +217,7 @@ func (rn *runner) searchRound(ctx context.Context, s *side, r int) ([]float64, e
 			return fmt.Errorf("search %q answered %s", q, clip(string(b), 200))
 		}
 		return nil
-	})
+	}
 }
 
 // payments is a side's service client and what its sessions buy.
@@ -216,11 +274,9 @@ func (p payments) request(s *side, method, path, body, idemKey string) request {
 	return r
 }
 
-func (rn *runner) paymentsRound(ctx context.Context, s *side, r int) ([]float64, error) {
+func (rn *runner) paymentsCall(s *side, c *http.Client) func(context.Context) error {
 	p := rn.payments[s]
-	c := newClient(paymentsConns)
-	defer c.CloseIdleConnections()
-	return rn.measure(ctx, s.small, paymentsConns, func(ctx context.Context) error {
+	return func(ctx context.Context) error {
 		b, err := do(ctx, c, p.request(s, "POST", "/payment-sessions", p.body, rn.idempotencyKey()))
 		if err != nil {
 			return err
@@ -231,7 +287,7 @@ func (rn *runner) paymentsRound(ctx context.Context, s *side, r int) ([]float64,
 		}
 		_, err = do(ctx, c, p.request(s, "GET", "/payment-sessions/"+url.PathEscape(created.Data.ID)+"/status", "", ""))
 		return err
-	})
+	}
 }
 
 // idempotencyKey is new for every call of the run (and of any run, should
@@ -253,10 +309,8 @@ func (rn *runner) prepareIdentify(ctx context.Context, s *side) error {
 	return err
 }
 
-func (rn *runner) identifyRound(ctx context.Context, s *side, r int) ([]float64, error) {
-	c := newClient(1)
-	defer c.CloseIdleConnections()
-	res, err := rn.measure(ctx, s.small, 1, func(ctx context.Context) error {
+func (rn *runner) identifyCall(s *side, c *http.Client) func(context.Context) error {
+	return func(ctx context.Context) error {
 		b, err := do(ctx, c, request{method: "POST", url: s.small.api + "/v1/ai/cigars/identify", body: rn.photoBody,
 			header: map[string]string{"Content-Type": "application/json", "x-service-key": s.smallKey, "Idempotency-Key": rn.idempotencyKey()}})
 		if err != nil {
@@ -266,11 +320,7 @@ func (rn *runner) identifyRound(ctx context.Context, s *side, r int) ([]float64,
 			return fmt.Errorf("identify answered %s", clip(string(b), 200))
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return []float64{res[1], res[3] / 1000}, nil
 }
 
 // photoJSON is identify's body for a JPEG sent inline.

@@ -24,7 +24,25 @@ type loadResult struct {
 	took     time.Duration
 }
 
-func (r loadResult) perSecond() float64 { return float64(r.n) / r.took.Seconds() }
+// sample is what a side's slices of a round measured together.
+type sample struct {
+	lat       []time.Duration // sorted
+	took, cpu time.Duration   // the loops' time, the server's CPU over it
+}
+
+func (s *sample) add(o sample) {
+	s.lat = append(s.lat, o.lat...)
+	slices.Sort(s.lat)
+	s.took += o.took
+	s.cpu += o.cpu
+}
+
+func (s sample) perSecond() float64 { return float64(len(s.lat)) / s.took.Seconds() }
+
+// cpuPerCall is the server's CPU per call, in unit.
+func (s sample) cpuPerCall(unit time.Duration) float64 {
+	return float64(s.cpu) / float64(unit) / float64(len(s.lat))
+}
 
 // closedLoop runs call from workers goroutines, each starting its next call
 // when the last one answered, for d (a call started before d ends is

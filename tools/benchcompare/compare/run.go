@@ -150,21 +150,31 @@ func (rn *runner) run(ctx context.Context, stdout io.Writer) (err error) {
 	for r := -1; r < rn.o.Rounds; r++ {
 		rn.warmUp = r < 0
 		for _, b := range benches {
+			var sides []*side
 			for _, s := range rn.order(r) {
-				if s.cannot[b.name] != "" {
+				if s.cannot[b.name] == "" {
+					sides = append(sides, s)
+				}
+			}
+			vals, errs := map[*side][]float64{}, map[*side]error{}
+			if b.load != nil {
+				vals, errs = rn.loadRound(ctx, b, sides)
+			} else {
+				for _, s := range sides {
+					vals[s], errs[s] = b.round(ctx, s, r)
+				}
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			for _, s := range sides {
+				if errs[s] != nil {
+					rn.cannot(s, b.name, fmt.Sprintf("failed in %s: %v", roundName(r, rn.o.Rounds), errs[s]))
 					continue
 				}
-				vals, err := b.round(ctx, s, r)
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if err != nil {
-					rn.cannot(s, b.name, fmt.Sprintf("failed in %s: %v", roundName(r, rn.o.Rounds), err))
-					continue
-				}
-				rn.progressLine(r, b, s, vals)
+				rn.progressLine(r, b, s, vals[s])
 				if r >= 0 {
-					rn.record(b.name, s, r, 0, vals)
+					rn.record(b.name, s, r, 0, vals[s])
 				}
 			}
 		}
@@ -272,13 +282,20 @@ func (rn *runner) order(r int) []*side {
 	return rn.sides
 }
 
-// phase is how long a side's turn at a load benchmark lasts: half as long in
-// the warm-up.
-func (rn *runner) phase() time.Duration {
+// sliceLength is about how long a side's turn lasts in a load benchmark's
+// round: short enough that the two sides take turns often within a round,
+// long enough that a turn holds many calls.
+const sliceLength = time.Second
+
+// slices cuts a round's phase of each side into turns of about sliceLength:
+// how many, and how long each is. The warm-up runs half the phase.
+func (rn *runner) slices() (int, time.Duration) {
+	phase := rn.o.Phase
 	if rn.warmUp {
-		return rn.o.Phase / 2
+		phase /= 2
 	}
-	return rn.o.Phase
+	n := max(1, int(math.Round(float64(phase)/float64(sliceLength))))
+	return n, phase / time.Duration(n)
 }
 
 func (rn *runner) cannot(s *side, bench, why string) {

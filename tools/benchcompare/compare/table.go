@@ -39,11 +39,12 @@ func WriteTable(w io.Writer, oldLabel, newLabel string, rows []Row) error {
 	}
 	_, err := fmt.Fprintf(w, `
 old and new: the median over the rounds; new/old: their ratio; spread: the
-least and greatest of the rounds' own ratios (each round measures both sides
-one after the other, alternating which goes first). Throughput is better
-higher, time and CPU lower. %s: every round's ratio is on the worse side
-of 1, beyond the spread of the noise; %s: every round's on the better side;
-blank: within the noise; %s: fewer than %d rounds, no verdict.
+least and greatest of the rounds' own ratios (in each round the sides take
+turns, in slices of about a second for the load benchmarks, alternating
+which goes first). Throughput is better higher, time and CPU lower.
+%s: every round's ratio is on the worse side of 1, beyond the spread
+of the noise; %s: every round's on the better side; blank: within the
+noise; %s: fewer than %d rounds, no verdict.
 `, Regression, Improved, TooFew, MinVerdictRounds)
 	return err
 }
