@@ -132,10 +132,12 @@ func (rn *runner) benchmarks() []*benchmark {
 const fullImportMetrics = 2
 
 // loadRound runs a load benchmark's round: the phase of each side cut into
-// slices of about a second, taken in turn (old, new, old, new… in the
-// round's order), so that both sides meet the same swings of a shared
-// machine's load; each side's slices add up to its figures. A side whose
-// slice fails stops there, with the error.
+// slices of about a second, taken in turn, so that both sides meet the same
+// swings of a shared machine's load; each side's slices add up to its
+// figures. The pairs of slices go A B, B A, A B… (A first in the round's
+// order), so neither side always follows the other's load (a server's work
+// left after its slice, its GC, falls on the next). A side whose slice fails
+// stops there, with the error.
 func (rn *runner) loadRound(ctx context.Context, b *benchmark, sides []*side) (map[*side][]float64, map[*side]error) {
 	vals, errs := map[*side][]float64{}, map[*side]error{}
 	samples := map[*side]*sample{}
@@ -146,8 +148,12 @@ func (rn *runner) loadRound(ctx context.Context, b *benchmark, sides []*side) (m
 		calls[s], samples[s] = b.load.call(s, c), &sample{}
 	}
 	n, slice := rn.slices()
-	for range n {
-		for _, s := range sides {
+	for i := range n {
+		for j := range sides {
+			s := sides[j]
+			if i%2 == 1 {
+				s = sides[len(sides)-1-j]
+			}
 			if errs[s] != nil {
 				continue
 			}

@@ -38,6 +38,7 @@ type runner struct {
 	pollClient    *http.Client
 	warmUp        bool
 	startLoad     string
+	identical     bool // the two builds are the same binary
 
 	results map[string][]*Metric // by benchmark, in its metrics' order
 }
@@ -99,6 +100,18 @@ func (rn *runner) run(ctx context.Context, stdout io.Writer) (err error) {
 	}
 	if err := goBuild(ctx, rn.out, "building vitola of the working tree", repo, cur.bin); err != nil {
 		return err
+	}
+	hashes := map[string]bool{}
+	for _, s := range rn.sides {
+		h, err := fileHash(s.bin)
+		if err != nil {
+			return err
+		}
+		hashes[h] = true
+		fmt.Fprintf(rn.out, "%s: %s, sha256 %s\n", s.name, s.bin, h[:12])
+	}
+	if rn.identical = len(hashes) == 1; rn.identical {
+		fmt.Fprintln(rn.out, "the two binaries are the same, byte for byte: the ratios will show the machine's noise alone")
 	}
 	for _, s := range rn.sides {
 		help, err := s.command(ctx, "serve", "-h").Output()
@@ -186,6 +199,9 @@ func (rn *runner) run(ctx context.Context, stdout io.Writer) (err error) {
 
 	fmt.Fprintf(stdout, "\nbench-compare: old = %s, new = %s; %s of %s a side; %d CPUs, load %s at the start and %s at the end; %s in all\n\n",
 		old.label, cur.label, plural(rn.o.Rounds, "round"), rn.o.Phase, runtime.NumCPU(), rn.startLoad, loadAverage(), time.Since(start).Round(time.Second))
+	if rn.identical {
+		fmt.Fprintf(stdout, "The two binaries are the same, byte for byte (the code %s has, built alike): the ratios show the machine's noise alone.\n\n", short)
+	}
 	for _, b := range benches {
 		fmt.Fprintf(stdout, "%-10s %s\n", b.name+":", b.about)
 	}

@@ -48,16 +48,20 @@ const (
 	TooFew     Verdict = "-"          // fewer than MinVerdictRounds rounds
 )
 
-// MinVerdictRounds is the fewest rounds a verdict is given on: with n rounds,
-// a change that is only noise still looks like one in every round with
-// probability 2^(1-n) (25% at 3, 6% at 5).
+// MinVerdictRounds is the fewest rounds a verdict is given on.
 const MinVerdictRounds = 3
+
+// MinChange is how far from 1 every round's ratio must be for a verdict. On
+// the same side of 1 alone, noise would pass for a change in every round with
+// probability 2^(1-n) (6% at 5 rounds: one false verdict a run among twenty
+// metrics); a margin as well leaves the noise of a shared machine out.
+const MinChange = 0.03
 
 // Summarize takes the medians of each side over the rounds both measured,
 // their ratio, and the spread of the per-round ratios. A regression is a
-// ratio beyond the spread: every round's ratio on the worse side of 1, so
-// the rounds' own variation (the machine's noise between old's and new's
-// turns) cannot explain it.
+// change beyond the spread: every round's ratio worse than 1 by more than
+// MinChange, so the rounds' own variation (the machine's noise between old's
+// and new's turns) cannot explain it.
 func Summarize(m Metric) Row {
 	r := Row{Bench: m.Bench, Name: m.Name, Unit: m.Unit, Note: m.Note}
 	var olds, news, ratios []float64
@@ -90,9 +94,9 @@ func Summarize(m Metric) Row {
 	switch {
 	case len(ratios) < MinVerdictRounds:
 		r.Verdict = TooFew
-	case r.SpreadLo > 1 && m.Better == LowerIsBetter, r.SpreadHi < 1 && m.Better == HigherIsBetter:
+	case r.SpreadLo > 1+MinChange && m.Better == LowerIsBetter, r.SpreadHi < 1-MinChange && m.Better == HigherIsBetter:
 		r.Verdict = Regression
-	case r.SpreadHi < 1 && m.Better == LowerIsBetter, r.SpreadLo > 1 && m.Better == HigherIsBetter:
+	case r.SpreadHi < 1-MinChange && m.Better == LowerIsBetter, r.SpreadLo > 1+MinChange && m.Better == HigherIsBetter:
 		r.Verdict = Improved
 	}
 	return r

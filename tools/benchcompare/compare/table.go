@@ -42,10 +42,10 @@ old and new: the median over the rounds; new/old: their ratio; spread: the
 least and greatest of the rounds' own ratios (in each round the sides take
 turns, in slices of about a second for the load benchmarks, alternating
 which goes first). Throughput is better higher, time and CPU lower.
-%s: every round's ratio is on the worse side of 1, beyond the spread
-of the noise; %s: every round's on the better side; blank: within the
-noise; %s: fewer than %d rounds, no verdict.
-`, Regression, Improved, TooFew, MinVerdictRounds)
+%s: every round's ratio is more than %.0f%% on the worse side of 1, the
+whole spread beyond the noise; %s: every round's on the better side;
+blank: within the noise; %s: fewer than %d rounds, no verdict.
+`, Regression, MinChange*100, Improved, TooFew, MinVerdictRounds)
 	return err
 }
 
