@@ -20,9 +20,11 @@ import (
 //     numbers kept whole ("Liga Privada No. 9 Robusto" → "lp", "lp9"; "Master
 //     Blends 3" → "mb3"), and of its last two words, which name a vitola
 //     ("Double Corona" → "dc", "Belicosos Finos" → "bf");
-//   - the initialisms of brand and whole name together ("Partagás Serie D
-//     No. 4" → "psd4", "H. Upmann Sir Winston" → "husw"), which name the
-//     cigar as its own alias would.
+//   - and so brand and name together, the brand's initialism (its initial
+//     when it is one word) before a name's ("Partagás Serie D No. 4" →
+//     "psd4", "H. Upmann Classic Sir Winston" → "husw"): a query word
+//     unknown to the index is read so when it splits that way (splitInitials),
+//     which spares the index a word of every cigar.
 //
 // They depend only on the cigar and its brand, so Build and Apply derive the
 // same. (What depends on the other brands, a brand's distinctive words, is
@@ -30,8 +32,12 @@ import (
 // the words of the names (derivedMark): a query word matches them exactly only,
 // never as a prefix or with typos, and a word of a name is never taken for one.
 
-// derivedMark starts the vocabulary entry of a derived word.
-const derivedMark = "\x01"
+// derivedMark starts the vocabulary entry of a derived word; initialMark
+// that of a brand's initial (matched only by splitInitials).
+const (
+	derivedMark = "\x01"
+	initialMark = "\x02"
+)
 
 // qualityDerived is the match quality of a derived word, under an exact
 // match of a word of a name.
@@ -43,25 +49,28 @@ var particles = map[string]bool{
 	"the": true, "of": true, "d": true, "du": true, "des": true, "da": true, "di": true, "en": true,
 }
 
-// derivedSpan is a derived word of a cigar's name, the words of the name it
-// stands for (bit i: the name's word i), and whether it names the brand too
-// ("psd4").
+// maxCover: a derived word stands for words among the first 32 of a name.
+const maxCover = 32
+
+// derivedSpan is a derived word of a cigar's name and the words of the name
+// it stands for (bit i: the name's word i, up to maxCover).
 type derivedSpan struct {
 	word  int32
-	cover uint64
-	brand bool
+	cover uint32
 }
 
 // derivedWords are a cigar's derived words, as Words spells them.
 type derivedWords struct {
 	brand []string      // the brand's initialisms and joined words
-	spans []derivedText // of the name, or of brand and name
+	spans []derivedText // of the name
+	// initial is a brand of one word's initial, which a query reads only
+	// before a derived word of a name ("p" of "psd4": initialMark).
+	initial string
 }
 
 type derivedText struct {
 	text  string
-	cover uint64
-	brand bool
+	cover uint32
 }
 
 // derive returns the derived words of a cigar of brand b.
@@ -84,8 +93,10 @@ func derive(b *catalog.Brand, c *catalog.Cigar) derivedWords {
 		return true
 	}
 	brandWords, brandJoined := chunks(b.Name)
-	brandInits := initialisms(brandWords)
-	for _, w := range brandInits {
+	if len(brandWords) == 1 {
+		out.initial = initialOf(brandWords[0])
+	}
+	for _, w := range initialisms(brandWords) {
 		if keep(w) {
 			out.brand = append(out.brand, w)
 		}
@@ -113,14 +124,14 @@ func derive(b *catalog.Brand, c *catalog.Cigar) derivedWords {
 	}
 	var inits []initial
 	for i, w := range words {
-		if w == "no" || i >= 64 {
+		if w == "no" || i >= maxCover {
 			continue
 		}
 		inits = append(inits, initial{i, initialOf(w)})
 	}
-	span := func(from, to int) (string, uint64) { // inits[from:to]
+	span := func(from, to int) (string, uint32) { // inits[from:to]
 		var sb strings.Builder
-		var cover uint64
+		var cover uint32
 		for _, in := range inits[from:to] {
 			sb.WriteString(in.text)
 		}
@@ -129,48 +140,16 @@ func derive(b *catalog.Brand, c *catalog.Cigar) derivedWords {
 		}
 		return sb.String(), cover
 	}
-	// The start of the name (its line), up to four words, and its last two
+	// The start of the name (its line), up to three words, and its last two
 	// words (a vitola).
-	// Said after the brand's initialism (its initial when it is one word):
-	// "Partagás Serie D" → "psd".
-	prefixes := brandInits
-	if len(brandWords) == 1 {
-		prefixes = []string{initialOf(brandWords[0])}
-	}
-	for k := 2; k <= min(len(inits), 4); k++ {
-		w, cover := span(0, k)
-		if keep(w) {
-			out.spans = append(out.spans, derivedText{w, cover, false})
-		}
-		if k <= 3 {
-			for _, p := range prefixes {
-				if keep(p + w) {
-					out.spans = append(out.spans, derivedText{p + w, cover, true})
-				}
-			}
+	for k := 2; k <= min(len(inits), 3); k++ {
+		if w, cover := span(0, k); keep(w) {
+			out.spans = append(out.spans, derivedText{w, cover})
 		}
 	}
 	if n := len(inits); n >= 3 {
 		if w, cover := span(n-2, n); keep(w) {
-			out.spans = append(out.spans, derivedText{w, cover, false})
-		}
-	}
-	// Brand and whole name, a leading "Classic" left out ("H. Upmann Classic
-	// Sir Winston" → "husw").
-	if len(inits) > 0 {
-		from := 0
-		if words[inits[0].pos] == "classic" && len(inits) > 1 {
-			from = 1
-		}
-		w, _ := span(from, len(inits))
-		cover := uint64(1)<<min(len(words), 64) - 1
-		if len(words) >= 64 {
-			cover = ^uint64(0)
-		}
-		for _, p := range prefixes {
-			if keep(p + w) {
-				out.spans = append(out.spans, derivedText{p + w, cover, true})
-			}
+			out.spans = append(out.spans, derivedText{w, cover})
 		}
 	}
 	return out
@@ -233,13 +212,13 @@ func chunks(text string) (words []string, joined []derivedText) {
 	for _, chunk := range strings.Fields(catalog.Fold(text)) {
 		ws := Words(chunk)
 		if len(ws) >= 2 {
-			var cover uint64
+			var cover uint32
 			for i := range ws {
-				if p := len(words) + i; p < 64 {
+				if p := len(words) + i; p < maxCover {
 					cover |= 1 << p
 				}
 			}
-			joined = append(joined, derivedText{strings.Join(rawWords(chunk), ""), cover, false})
+			joined = append(joined, derivedText{strings.Join(rawWords(chunk), ""), cover})
 		}
 		words = append(words, ws...)
 	}

@@ -21,6 +21,9 @@ type qword struct {
 	// loose: a word of four letters that matched nothing else matches with a
 	// typo (looseMatches).
 	loose bool
+	// initial: a brand's initialism or initial that splitInitials read off
+	// a word (initialMatches).
+	initial bool
 	// strong: the word is a word of the catalog as written (exactly, or a
 	// derived word), not only with a typo or as a prefix. A word that is
 	// not is weaker evidence (see Resolve).

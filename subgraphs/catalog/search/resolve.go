@@ -110,6 +110,12 @@ func (ix *Index) weigh(words []qword) []qword {
 				w.prefix = true
 				tms = ix.live(ix.matches(w.text, true))
 			}
+			if len(tms) == 0 {
+				if head, tail, ok := ix.splitInitials(w.text); ok {
+					out = append(out, qword{text: head, initial: true, strong: true}, qword{text: tail, strong: true})
+					continue
+				}
+			}
 			if len(tms) == 0 && len(w.text) >= 4 && !hasDigit(w.text) {
 				w.prefix, w.loose = false, true
 				tms = ix.live(ix.looseMatches(w.text))
@@ -117,6 +123,56 @@ func (ix *Index) weigh(words []qword) []qword {
 		}
 		w.optional = len(tms) == 0
 		out = append(out, w)
+	}
+	return out
+}
+
+// splitInitials reads a word the index does not know as a brand's
+// initialism (or its initial, for a brand of one word) before a derived word
+// of one of the brand's names: "psd4" → "p" + "sd4" (Partagás Serie D No.
+// 4), "husw" → "hu" + "sw" (H. Upmann Sir Winston). The longest initialism
+// wins.
+func (ix *Index) splitInitials(w string) (head, tail string, ok bool) {
+	for i := len(w) - 2; i >= 1; i-- {
+		head, tail = w[:i], w[i:]
+		id, ok := ix.wordID[derivedMark+tail]
+		if !ok {
+			continue
+		}
+		for _, tm := range ix.initialMatches(head) {
+			if ix.share(id, tm.word) {
+				return head, tail, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// share says whether a document holds both words. Posting lists are in
+// document order.
+func (ix *Index) share(a, b int32) bool {
+	pa, pb := ix.postings[a], ix.postings[b]
+	if len(pa) > len(pb) {
+		pa, pb = pb, pa
+	}
+	for _, p := range pa {
+		if _, found := slices.BinarySearchFunc(pb, p.doc, func(q posting, d int32) int { return int(q.doc - d) }); found {
+			return true
+		}
+	}
+	return false
+}
+
+// initialMatches finds the brands a query word names as an initialism
+// (derived, "hu") or as the initial of a brand of one word ("p"), for
+// splitInitials.
+func (ix *Index) initialMatches(q string) []termMatch {
+	var out []termMatch
+	if id, ok := ix.wordID[initialMark+q]; ok && len(ix.postings[id]) > 0 {
+		out = append(out, termMatch{id, qualityDerived})
+	}
+	if id, ok := ix.wordID[derivedMark+q]; ok && len(ix.postings[id]) > 0 && ix.postings[id][0].fields&fieldBrand != 0 {
+		out = append(out, termMatch{id, qualityDerived})
 	}
 	return out
 }
@@ -165,9 +221,8 @@ func (ix *Index) clearlyFirst(first Hit, words []qword, brandID string, sc *scra
 		if sc.mask[self]&^sc.mask[di] != 0 {
 			continue
 		}
-		other, _ := ix.leftOut(di, sc)
 		theirs := ix.nameFlat[ix.nameOff[di]:ix.nameOff[di+1]]
-		if !containsAll(theirs, left) || !slices.ContainsFunc(other, func(w int32) bool { return !slices.Contains(name, w) }) {
+		if !containsAll(theirs, left) || !ix.leavesOutOther(di, name, sc) {
 			return false
 		}
 	}
@@ -192,7 +247,7 @@ func (ix *Index) leftOut(di int32, sc *scratch) (left, seen []int32) {
 	if ix.docHasAlias[di] && ix.cigarAliasNamed(d, sc) {
 		return nil, slices.DeleteFunc(slices.Clone(name), func(w int32) bool { return ix.generic[w] })
 	}
-	var covered uint64
+	var covered uint32
 	for _, s := range d.derived {
 		if sc.termSeen[s.word] {
 			covered |= s.cover
@@ -208,6 +263,28 @@ func (ix *Index) leftOut(di int32, sc *scratch) (left, seen []int32) {
 		}
 	}
 	return left, seen
+}
+
+// leavesOutOther says whether the query left out a distinctive word of
+// document di's name that the first candidate's name (name) has not, as
+// leftOut would find it, without gathering them.
+func (ix *Index) leavesOutOther(di int32, name []int32, sc *scratch) bool {
+	d := &ix.docs[di]
+	if ix.docHasAlias[di] && ix.cigarAliasNamed(d, sc) {
+		return false
+	}
+	var covered uint32
+	for _, s := range d.derived {
+		if sc.termSeen[s.word] {
+			covered |= s.cover
+		}
+	}
+	for j, nw := range ix.nameFlat[ix.nameOff[di]:ix.nameOff[di+1]] {
+		if !ix.generic[nw] && !sc.termSeen[nw] && covered>>j&1 == 0 && !slices.Contains(name, nw) {
+			return true
+		}
+	}
+	return false
 }
 
 // spreadBrands: a word of the names of this many brands' cigars names a

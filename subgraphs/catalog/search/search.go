@@ -54,8 +54,7 @@ type doc struct {
 	// its name are in Index.nameFlat, its brand's in Index.brandList.)
 	cigarAliases [][]int32
 	// derived are the words derived from its name ("lp9" for "Liga Privada
-	// No. 9", "psd4" for Partagás Serie D No. 4), with the words each stands
-	// for and whether it names the brand too.
+	// No. 9"), with the words each stands for.
 	derived []derivedSpan
 }
 
@@ -205,8 +204,13 @@ func docWords(c *catalog.Cigar, b *catalog.Brand, word func(string) int32) (d do
 	for _, w := range dw.brand {
 		aliasWords = append(aliasWords, []int32{addDerived(fieldBrand, w)})
 	}
+	if dw.initial != "" {
+		id := word(initialMark + dw.initial)
+		fields[id] |= fieldBrand
+		aliasWords = append(aliasWords, []int32{id})
+	}
 	for _, sp := range dw.spans {
-		d.derived = append(d.derived, derivedSpan{word: addDerived(fieldName, sp.text), cover: sp.cover, brand: sp.brand})
+		d.derived = append(d.derived, derivedSpan{word: addDerived(fieldName, sp.text), cover: sp.cover})
 	}
 	for _, comps := range [][]catalog.Component{c.Wrapper, c.Binder, c.Filler} {
 		for _, comp := range comps {
@@ -235,7 +239,7 @@ func (ix *Index) addDoc(c *catalog.Cigar, b *catalog.Brand) {
 	}
 	ix.docs = append(ix.docs, d)
 	ix.docBrand = append(ix.docBrand, bi)
-	ix.docHasAlias = append(ix.docHasAlias, len(d.cigarAliases) > 0 || slices.ContainsFunc(d.derived, func(s derivedSpan) bool { return s.brand }))
+	ix.docHasAlias = append(ix.docHasAlias, len(d.cigarAliases) > 0)
 	ix.nameFlat = append(ix.nameFlat, names...)
 	ix.nameOff = append(ix.nameOff, int32(len(ix.nameFlat)))
 	ix.docOf[c.ID] = n
@@ -298,7 +302,7 @@ func (ix *Index) intern(w string) int32 {
 	ix.wordID[w] = id
 	ix.postings = append(ix.postings, nil)
 	ix.generic = append(ix.generic, genericWords[w])
-	if !strings.HasPrefix(w, derivedMark) { // matched exactly only
+	if !strings.HasPrefix(w, derivedMark) && !strings.HasPrefix(w, initialMark) { // matched exactly only
 		ix.byLen[len(w)] = append(ix.byLen[len(w)], id)
 	}
 	return id
@@ -416,6 +420,9 @@ func (ix *Index) fromPrev(key string) ([]termMatch, bool) {
 // appendMatch adds vocabulary word w (ID id) to out if query word q matches
 // it, as findMatches would find it.
 func appendMatch(out []termMatch, q string, last bool, id int32, w string) []termMatch {
+	if strings.HasPrefix(w, initialMark) {
+		return out
+	}
 	if strings.HasPrefix(w, derivedMark) {
 		if w[len(derivedMark):] == q {
 			out = append(out, termMatch{id, qualityDerived})
@@ -733,8 +740,11 @@ func (ix *Index) run(words []qword, brandID string, m mode) []Hit {
 func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 	for i, w := range words {
 		tms := ix.matches(w.text, i == len(words)-1 || w.prefix)
-		if w.loose {
+		switch {
+		case w.loose:
 			tms = ix.looseMatches(w.text)
+		case w.initial:
+			tms = ix.initialMatches(w.text)
 		}
 		for _, tm := range tms {
 			if !sc.termSeen[tm.word] {
@@ -833,16 +843,14 @@ func (ix *Index) points(di int32, required int, sc *scratch) (points int32, dist
 	points = sc.points[di] + missingWordPoints*int32(required-int(sc.matched[di]))
 	// A cigar alias the text names in full stands for the whole name.
 	d := &ix.docs[di]
-	alias := ix.docHasAlias[di] && ix.cigarAliasNamed(d, sc)
-	named = alias
-	if !alias {
+	named = ix.docHasAlias[di] && ix.cigarAliasNamed(d, sc)
+	if !named {
 		// A derived word the query matched stands for the words it is made
-		// of, and for the brand when made with its initials.
-		var covered uint64
+		// of.
+		var covered uint32
 		for _, s := range d.derived {
 			if sc.termSeen[s.word] {
 				covered |= s.cover
-				named = named || s.brand
 			}
 		}
 		for j, nw := range ix.nameFlat[ix.nameOff[di]:ix.nameOff[di+1]] {
