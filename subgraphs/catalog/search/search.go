@@ -3,8 +3,9 @@
 // Live).
 //
 // Matching works on folded words (lower case, accents stripped, so "padron" finds
-// "Padrón") of a cigar's brand (with its aliases: "RyJ", "LFD"), its name (line and
-// vitola) and its leaf words (wrapper, binder and filler types, regions, shades).
+// "Padrón") of a cigar's brand (with its aliases: "Monte"), its name (line and
+// vitola), its leaf words (wrapper, binder and filler types, regions, shades),
+// and the names derived from brand and name ("RyJ", "LFD", "LP9": derive.go).
 // A query word matches a word of the index exactly, as a prefix when it is the
 // query's last word, or with typos: one from 5 characters, two from 9 (a swap of
 // two neighbouring letters is one typo); words with digits match exactly, and a Roman
