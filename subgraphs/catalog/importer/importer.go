@@ -28,7 +28,9 @@ import (
 type Record struct {
 	// Brand is the brand's name (required). BrandCountry is optional: a brand
 	// new to the catalog without it takes the origin its cigars in the file
-	// agree on, else none. BrandAliases are other names people type ("RyJ").
+	// agree on, else none. BrandAliases are other names people type that
+	// resolve cannot derive from the name ("Monte"; initialisms such as "RyJ"
+	// are derived).
 	Brand        string   `json:"brand"`
 	BrandCountry string   `json:"brandCountry,omitempty"`
 	BrandAliases []string `json:"brandAliases,omitempty"`

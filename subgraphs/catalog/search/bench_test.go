@@ -20,14 +20,15 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/catalog/sqlstore"
 )
 
-// benchQueries are the quality test set's queries (resolve_queries.jsonl and
-// resolve_ambiguous.jsonl): what people type, with typos, aliases, numerals
-// either way, extra words and sizes, plus the ambiguous ones (the widest
-// result sets).
+// benchQueries are the quality test sets' queries on the demo catalog
+// (resolve_queries.jsonl and resolve_ambiguous.jsonl, dev/queries.jsonl and
+// dev/ambiguous.jsonl): what people type, with typos, aliases and the
+// initialisms resolve derives, numerals either way, extra words and sizes,
+// plus the ambiguous ones (the widest result sets).
 func benchQueries(t testing.TB) []string {
 	t.Helper()
 	var qs []string
-	for _, path := range []string{"testdata/resolve_queries.jsonl", "testdata/resolve_ambiguous.jsonl"} {
+	for _, path := range []string{"testdata/resolve_queries.jsonl", "testdata/resolve_ambiguous.jsonl", "testdata/dev/queries.jsonl", "testdata/dev/ambiguous.jsonl"} {
 		for _, c := range readCases(t, path) {
 			qs = append(qs, c.Query)
 		}
