@@ -33,6 +33,18 @@ import (
 //     need not match it;
 //   - a word that matches nothing ("review", "price") is noise, and ignored.
 //
+// A word of a brand's name counts once for the brand: where the text writes
+// the name (its words in order, particles optional), the words that make it
+// up are the brand's, and a word the name consumes mentions a cigar's name
+// only when the text writes it again. Of Kestrel & Finch's Kestrel, Finch
+// Reserva and Nocturne Robustos, "Kestrel & Finch Robusto" names none
+// (unresolved), while "Kestrel & Finch Kestrel Robusto" and "Kestrel
+// Robusto" (no full name: the word is both the brand's and the line's) name
+// the Kestrel; "Gran Corsario Serie 5 Robusto" is the Robusto, not the Gran
+// Robusto beside it. Written again, such a word is the line's only: a cigar
+// of that brand whose name lacks it does not match it ("Gran Corsario Serie
+// 5 Gran Robusto" is the Gran Robusto).
+//
 // The first candidate is resolved only when all of these hold:
 //   - its brand is known: named in the text (in full, by an alias, by a
 //     derived initialism, or by a word of its name no other brand has:
@@ -249,14 +261,14 @@ func (ix *Index) leftOut(di int32, sc *scratch) (left, seen []int32) {
 	}
 	var covered uint32
 	for _, s := range d.derived {
-		if sc.termSeen[s.word] {
+		if sc.termCount[s.word] > 0 {
 			covered |= s.cover
 		}
 	}
 	for j, nw := range name {
 		switch {
 		case ix.generic[nw]:
-		case sc.termSeen[nw] || covered>>j&1 == 1:
+		case covered>>j&1 == 1 || ix.mentions(nw, ix.docBrand[di], sc):
 			seen = append(seen, nw)
 		default:
 			left = append(left, nw)
@@ -275,12 +287,12 @@ func (ix *Index) leavesOutOther(di int32, name []int32, sc *scratch) bool {
 	}
 	var covered uint32
 	for _, s := range d.derived {
-		if sc.termSeen[s.word] {
+		if sc.termCount[s.word] > 0 {
 			covered |= s.cover
 		}
 	}
 	for j, nw := range ix.nameFlat[ix.nameOff[di]:ix.nameOff[di+1]] {
-		if !ix.generic[nw] && !sc.termSeen[nw] && covered>>j&1 == 0 && !slices.Contains(name, nw) {
+		if !ix.generic[nw] && covered>>j&1 == 0 && !ix.mentions(nw, ix.docBrand[di], sc) && !slices.Contains(name, nw) {
 			return true
 		}
 	}

@@ -663,13 +663,23 @@ type scratch struct {
 	wordBest []int32  // per document, for the current word
 	touched  []int32  // documents with any points
 	wordDocs []int32  // documents the current word reached
-	termSeen []bool   // per vocabulary word: matched by some query word
-	brandHit []bool   // per vocabulary word: matched as a brand word
-	terms    []int32  // words set in termSeen/brandHit, to reset them
-	// Per brand: every word of its name matched as a brand word; every word of
-	// one of its aliases did.
+	// termCount: per vocabulary word, how many query words matched it (see
+	// mentions).
+	termCount []uint8
+	brandHit  []bool  // per vocabulary word: matched as a brand word
+	terms     []int32 // words set in termCount/brandHit, to reset them
+	// brandAt: the query words (by position) that matched a brand word.
+	brandAt []wordAt
+	// Per brand: every word of its name matched as a brand word (or a word
+	// only it has); every word of one of its aliases did; the query writes
+	// its name (fullHit), which consumes the query words that matched it
+	// (mentions).
 	brandAll   []bool
 	aliasNamed []bool
+	brandFull  []bool
+	// lineBrands: the brands with a cigar whose name holds the word being
+	// collected (collect).
+	lineBrands []int32
 	// Candidates of a top-k selection with their score bounds, and a histogram
 	// of the bounds.
 	cand   []int32
@@ -677,10 +687,17 @@ type scratch struct {
 	counts []int32
 }
 
+// wordAt is a vocabulary word a query word matched, and the query word's
+// position.
+type wordAt struct {
+	word int32
+	pos  int
+}
+
 func newScratch(docs, words, brands int) *scratch {
 	return &scratch{points: make([]int32, docs), matched: make([]uint8, docs), mask: make([]uint64, docs), wordBest: make([]int32, docs),
-		termSeen: make([]bool, words), brandHit: make([]bool, words),
-		brandAll: make([]bool, brands), aliasNamed: make([]bool, brands)}
+		termCount: make([]uint8, words), brandHit: make([]bool, words),
+		brandAll: make([]bool, brands), aliasNamed: make([]bool, brands), brandFull: make([]bool, brands)}
 }
 
 func (sc *scratch) reset() {
@@ -688,9 +705,9 @@ func (sc *scratch) reset() {
 		sc.points[d], sc.matched[d], sc.mask[d] = 0, 0, 0
 	}
 	for _, w := range sc.terms {
-		sc.termSeen[w], sc.brandHit[w] = false, false
+		sc.termCount[w], sc.brandHit[w] = 0, false
 	}
-	sc.touched, sc.wordDocs, sc.terms = sc.touched[:0], sc.wordDocs[:0], sc.terms[:0]
+	sc.touched, sc.wordDocs, sc.terms, sc.brandAt = sc.touched[:0], sc.wordDocs[:0], sc.terms[:0], sc.brandAt[:0]
 	sc.cand, sc.bound = sc.cand[:0], sc.bound[:0]
 }
 
@@ -747,12 +764,34 @@ func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 		case w.initial:
 			tms = ix.initialMatches(w.text)
 		}
-		for _, tm := range tms {
-			if !sc.termSeen[tm.word] {
-				sc.termSeen[tm.word] = true
+		for j, tm := range tms {
+			n := sc.termCount[tm.word]
+			switch {
+			case n == 0:
 				sc.terms = append(sc.terms, tm.word)
+				sc.termCount[tm.word] = 1
+			// (A word matched as a prefix and with a typo is listed twice.)
+			case n < 255 && !slices.ContainsFunc(tms[:j], func(o termMatch) bool { return o.word == tm.word }):
+				sc.termCount[tm.word]++
 			}
+			// In resolve, a word of a brand's name written more often than the
+			// name holds it is no more the brand's: it names the brand's
+			// cigars with it in their names, and a cigar of that brand
+			// without does not match it ("Gran Corsario Gran Robusto" is not
+			// its Maduro Robusto; see Resolve). Little words are no evidence
+			// either way, and search matches words as written.
+			again, lines := m == anyWord && sc.termCount[tm.word] > 1 && !particles[ix.words[tm.word]] && !ix.generic[tm.word], false
 			for _, p := range ix.postings[tm.word] {
+				if again && p.fields == fieldBrand {
+					if !lines {
+						ix.lineBrandsOf(tm.word, sc)
+						lines = true
+					}
+					if b := ix.docBrand[p.doc]; slices.Contains(sc.lineBrands, b) && int(sc.termCount[tm.word]) > count(ix.brandList[b].words, tm.word) {
+						sc.brandHit[tm.word] = true
+						continue
+					}
+				}
 				pts := tm.quality * fieldWeight[p.fields&7] / 10
 				if sc.wordBest[p.doc] == 0 {
 					sc.wordDocs = append(sc.wordDocs, p.doc)
@@ -761,6 +800,9 @@ func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 				if p.fields&fieldBrand != 0 {
 					sc.brandHit[tm.word] = true
 				}
+			}
+			if sc.brandHit[tm.word] {
+				sc.brandAt = append(sc.brandAt, wordAt{tm.word, i})
 			}
 		}
 		for _, d := range sc.wordDocs {
@@ -794,6 +836,7 @@ func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 	// whether the query named it.
 	for bi, b := range ix.brandList {
 		sc.brandAll[bi] = allHit(b.words, sc) || anyHit(ix.brandDistinct[bi], sc)
+		sc.brandFull[bi] = sc.brandAll[bi] && ix.fullHit(b.words, sc)
 		sc.aliasNamed[bi] = false
 		for _, ws := range b.aliases {
 			if len(ws) > 0 && allHit(ws, sc) {
@@ -812,6 +855,72 @@ func anyHit(ws []int32, sc *scratch) bool {
 		}
 	}
 	return false
+}
+
+// fullHit says whether the query writes a brand's name (ws): its words in
+// order, a particle or a connector between them allowed, particles optional
+// ("Romeo Julieta", "Kestrel and Finch"). "Corsario Serie 5 Gran Robusto"
+// does not write Gran Corsario's name: its "Gran" is the vitola's.
+func (ix *Index) fullHit(ws []int32, sc *scratch) bool {
+	var ends uint64 // positions where the name written so far may end
+	started := false
+	for _, w := range ws {
+		var at uint64
+		for _, x := range sc.brandAt {
+			if x.word == w {
+				at |= 1 << min(x.pos, 63)
+			}
+		}
+		switch {
+		case at == 0 && particles[ix.words[w]]:
+			continue
+		case at == 0:
+			return false
+		case !started:
+			ends, started = at, true
+		default:
+			if ends = (ends<<1 | ends<<2) & at; ends == 0 {
+				return false
+			}
+		}
+	}
+	return started
+}
+
+// lineBrandsOf gathers in sc.lineBrands the brands with a cigar whose name
+// holds word w.
+func (ix *Index) lineBrandsOf(w int32, sc *scratch) {
+	sc.lineBrands = sc.lineBrands[:0]
+	for _, p := range ix.postings[w] {
+		if b := ix.docBrand[p.doc]; p.fields&fieldName != 0 && !slices.Contains(sc.lineBrands, b) {
+			sc.lineBrands = append(sc.lineBrands, b)
+		}
+	}
+}
+
+// mentions says whether the query mentions word w of the name of a cigar of
+// brand entry bi: some query word matched it, and when the query names the
+// brand in full (brandFull), more of them than the brand's name holds w, as
+// a word written once for the brand's name is the brand's ("Kestrel & Finch
+// Robusto" does not mention the Kestrel line; "Kestrel & Finch Kestrel
+// Robusto" and "Kestrel Robusto" do).
+func (ix *Index) mentions(w, bi int32, sc *scratch) bool {
+	n := int(sc.termCount[w])
+	if n == 0 || !sc.brandFull[bi] {
+		return n > 0
+	}
+	return n > count(ix.brandList[bi].words, w)
+}
+
+// count is how many times ws holds w.
+func count(ws []int32, w int32) int {
+	n := 0
+	for _, x := range ws {
+		if x == w {
+			n++
+		}
+	}
+	return n
 }
 
 func allHit(ws []int32, sc *scratch) bool {
@@ -850,13 +959,14 @@ func (ix *Index) points(di int32, required int, sc *scratch) (points int32, dist
 		// of.
 		var covered uint32
 		for _, s := range d.derived {
-			if sc.termSeen[s.word] {
+			if sc.termCount[s.word] > 0 {
 				covered |= s.cover
 			}
 		}
+		bi := ix.docBrand[di]
 		for j, nw := range ix.nameFlat[ix.nameOff[di]:ix.nameOff[di+1]] {
 			switch {
-			case sc.termSeen[nw] || covered>>j&1 == 1:
+			case covered>>j&1 == 1 || ix.mentions(nw, bi, sc):
 			case ix.generic[nw]:
 				points += unmatchedGeneric
 			default:
@@ -977,7 +1087,7 @@ func (ix *Index) cigarAliasNamed(d *doc, sc *scratch) bool {
 				continue
 			}
 			distinct = true
-			if !sc.termSeen[w] {
+			if sc.termCount[w] == 0 {
 				all = false
 				break
 			}

@@ -317,3 +317,64 @@ func TestDerivedNames(t *testing.T) {
 		}
 	}
 }
+
+// TestBrandWordCountsOnce: a word of the brand's name that is also a word of
+// one of its cigars' names is brand evidence only when the text writes it
+// once and names the brand in full; written again, it names the cigar too.
+func TestBrandWordCountsOnce(t *testing.T) {
+	country := "Nicaragua"
+	brands := []*catalog.Brand{
+		{ID: "b1", Name: "Kestrel & Finch", Country: &country},
+		{ID: "b2", Name: "Gran Corsario", Country: &country},
+		{ID: "b3", Name: "Gran Vela", Country: &country},
+	}
+	var cigars []*catalog.Cigar
+	for _, c := range []struct{ brand, name string }{
+		{"b1", "Kestrel Robusto"}, {"b1", "Kestrel Toro"}, {"b1", "Finch Reserva Robusto"}, {"b1", "Nocturne Robusto"},
+		{"b2", "Serie 5 Gran Robusto"}, {"b2", "Serie 5 Robusto"}, {"b2", "Serie 5 Toro"}, {"b2", "Maduro Robusto"},
+		{"b3", "Robusto"}, {"b3", "Churchill"},
+	} {
+		cigars = append(cigars, &catalog.Cigar{ID: c.brand + "/" + c.name, BrandID: c.brand, Name: c.name, Origin: country})
+	}
+	ix := search.Build(brands, cigars)
+	tests := []struct {
+		query, want string // want "" = not resolved
+	}{
+		// "Kestrel" names the brand here, not its line: three Robustos.
+		{"Kestrel & Finch Robusto", ""},
+		{"Kestrl & Finch Robusto", ""}, // a typo consumes the word as well
+		{"Kestrel & Finch Kestrel Robusto", "Kestrel & Finch Kestrel Robusto"},
+		{"Kestrl and Finch Kestrel Robusto", "Kestrel & Finch Kestrel Robusto"},
+		{"Kestrel & Finch Robusto Kestrel", "Kestrel & Finch Kestrel Robusto"},
+		// Not the brand's full name: the word is the line's as well.
+		{"Kestrel Robusto", "Kestrel & Finch Kestrel Robusto"},
+		{"Kestrel & Finch Finch Robusto", "Kestrel & Finch Finch Reserva Robusto"},
+		{"Kestrel & Finch Nocturne", "Kestrel & Finch Nocturne Robusto"},
+		{"Kestrel & Finch Kestrel", ""}, // a Robusto and a Toro
+		{"Kestrel & Finch Toro", "Kestrel & Finch Kestrel Toro"},
+		// "Gran" of the brand's name, and of a vitola beside a Robusto.
+		{"Gran Corsario Serie 5 Gran Robusto", "Gran Corsario Serie 5 Gran Robusto"},
+		{"Gran Corsario Serie 5 Robusto", "Gran Corsario Serie 5 Robusto"},
+		{"Gran Corsario Gran Robusto", "Gran Corsario Serie 5 Gran Robusto"},
+		{"Gran Corsario Robusto", ""},
+		// Not the brand's name as written: "Gran" may be the brand's, as
+		// "Fuente" of "Fuente Hemingway" is; unresolved, not the Robusto.
+		{"Corsario Serie 5 Gran Robusto", ""},
+		{"Gran Corsario Serie 5 Robusto Gran", "Gran Corsario Serie 5 Gran Robusto"},
+		{"Gran Vela Robusto", "Gran Vela Robusto"},
+	}
+	for _, tt := range tests {
+		hits, resolved := ix.Resolve(tt.query, "", 5)
+		got := ""
+		if resolved {
+			got = names(hits, 1)[0]
+		}
+		if got != tt.want {
+			t.Errorf("Resolve(%q) = %q (candidates %v), want %q", tt.query, got, names(hits, 3), tt.want)
+		}
+	}
+	// Search matches words as written: the brand's every Robusto has them all.
+	if got := names(ix.Search("Gran Corsario Gran Robusto", ""), 5); len(got) != 3 {
+		t.Errorf("Search(Gran Corsario Gran Robusto) = %v, want the brand's three Robustos", got)
+	}
+}
