@@ -32,7 +32,7 @@ SDK_DEPS  := sdk/node_modules/.vitola-installed
 RELAY_DEPS := examples/relay/node_modules/.vitola-installed
 SDK_PACK  := .cache/sdk-pack
 
-.PHONY: run test bench-router cosmo-router build generate compose tools check-tools clean sdk sdk-package relay-example widget browser evidence ocr stripe-mock staticcheck lint fuzz
+.PHONY: run test bench-router cosmo-router bench-compare build generate compose tools check-tools clean sdk sdk-package relay-example widget browser evidence ocr stripe-mock staticcheck lint fuzz
 
 run: build
 	@$(MAKE) --no-print-directory ocr || echo "tesseract could not be installed: fingerprints will carry no OCR text (the platform runs without it)"
@@ -68,6 +68,19 @@ bench-router: $(if $(COSMO),cosmo-router)
 
 cosmo-router:
 	GO=$(GO) tools/cosmo-router.sh $(COSMO_ROUTER)
+
+# bench-compare: vitola built from REF (any commit, e.g. REF=96e9e18) and from
+# the working tree, uncommitted changes included; the main benchmarks (router
+# join, REST search at 100k, payments pair, identify one photo, import) run
+# against each build's server on loopback, the two taking turns each round,
+# and print as ratios new/old with their spread (tools/benchcompare; about 10
+# minutes on 2 cores). BENCH_ROUNDS, BENCH_SECONDS and BENCH_ONLY (e.g.
+# search,payments) given to make reach it through the environment, as make
+# passes command-line variables on: its defaults (5 rounds of 5 s) are its
+# own, not bench-router's above.
+bench-compare:
+	@test -n "$(REF)" || { echo "usage: make bench-compare REF=<commit> [BENCH_ROUNDS=5] [BENCH_SECONDS=5] [BENCH_ONLY=join,search,payments,identify,import]"; exit 2; }
+	$(GO) run ./tools/benchcompare -ref '$(REF)'
 
 # lint: go vet and the pinned staticcheck find nothing outside generated code
 # (files marked "Code generated ... DO NOT EDIT.").

@@ -35,13 +35,14 @@ var (
 	opProductByBarcode = subgraph.MustParse(`query ProductByBarcode($code: String!) { productByBarcode(barcode: $code) { ...ProductFields } }` + productFields)
 )
 
-var opResolveCigar = subgraph.MustParse(`query ResolveCigar($text: String!, $brand: String, $limit: Int!) {
-  resolveCigar(text: $text, brand: $brand, limit: $limit) { resolved match { ...CigarFields } candidates { ...CigarFields } }
-}` + cigarFields)
+// The catalog renders the whole answer: {resolved, match, candidates}.
+var opResolvePage = subgraph.MustParse(`query ResolvePage($text: String!, $brand: String, $limit: Int!) {
+  resolvePage(text: $text, brand: $brand, limit: $limit)
+}`)
 
 // catalogOperations lists every internal operation on the catalog, for the test
 // that validates them against its schema.
-var catalogOperations = []*subgraph.Operation{opSearchCigars, opCigar, opProduct, opProductByBarcode, opResolveCigar}
+var catalogOperations = []*subgraph.Operation{opSearchCigars, opCigar, opProduct, opProductByBarcode, opResolvePage}
 
 // Rules of the search route.
 const (
@@ -199,33 +200,13 @@ func handleResolveCigar(catalog *subgraph.Client, log zerolog.Logger) http.Handl
 			}
 			vars["brand"] = *body.Brand
 		}
-		type doc struct {
-			Document json.RawMessage `json:"document"`
-		}
-		var data struct {
-			ResolveCigar struct {
-				Resolved   bool  `json:"resolved"`
-				Match      *doc  `json:"match"`
-				Candidates []doc `json:"candidates"`
-			} `json:"resolveCigar"`
-		}
-		if err := catalog.Do(r.Context(), opResolveCigar, vars, &data); err != nil {
+		// The answer goes out from the buffer it came in, which is reused after.
+		err := catalog.WriteField(r.Context(), opResolvePage, vars, "resolvePage", func(page json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.Write(append(page, '\n'))
+		})
+		if err != nil {
 			subgraphFailure(w, log, "the catalog", err)
-			return
 		}
-		res := data.ResolveCigar
-		out := struct {
-			Resolved   bool              `json:"resolved"`
-			Match      json.RawMessage   `json:"match"`
-			Candidates []json.RawMessage `json:"candidates"`
-		}{Resolved: res.Resolved, Match: json.RawMessage("null"), Candidates: make([]json.RawMessage, len(res.Candidates))}
-		if res.Match != nil {
-			out.Match = res.Match.Document
-		}
-		for i, c := range res.Candidates {
-			out.Candidates[i] = c.Document
-		}
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		json.NewEncoder(w).Encode(out)
 	})
 }

@@ -819,8 +819,14 @@ type proc struct {
 // apart from the log.
 func startProc(t *testing.T, name string, args, env []string, stdout io.Writer) *proc {
 	t.Helper()
+	return startBinary(t, name, os.Args[0], append([]string{"--"}, args...), env, stdout)
+}
+
+// startBinary is startProc for any binary (a vitola built by the test).
+func startBinary(t *testing.T, name, bin string, args, env []string, stdout io.Writer) *proc {
+	t.Helper()
 	p := &proc{log: &logBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(os.Args[0], append([]string{"--"}, args...)...)
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = append(childEnviron(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if stdout != nil {

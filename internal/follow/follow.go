@@ -1,7 +1,8 @@
 // Package follow keeps an in-memory snapshot (a search index, a recognition
 // index) in step with a store: it polls the store's version and rebuilds (or,
-// given Update, updates) the snapshot when the version moves, so a write by another process or replica is
-// served everywhere within one poll interval, without a restart.
+// given Update, updates) the snapshot when the version moves, so a write by
+// another process or replica is served everywhere within one poll interval,
+// without a restart; given Watch, within milliseconds.
 package follow
 
 import (
@@ -26,7 +27,17 @@ type Source[T any] struct {
 	// up to date (applying what changed rather than building anew) and returns
 	// the version the new one holds. Build still makes the first snapshot.
 	Update func(ctx context.Context, current *T, since int64) (*T, int64, error)
+	// Watch, when set, tells of changes as they happen: it runs until ctx
+	// ends, calling changed whenever the store may have changed (a
+	// notification, or a check cheap enough to run far more often than the
+	// poll), and returns why it stopped; it is started again after a pause.
+	// The snapshot then follows within milliseconds of a write; the poll
+	// stays, for what a failed watch misses.
+	Watch func(ctx context.Context, changed func()) error
 }
+
+// rewatch is the pause before a failed Watch is started again.
+const rewatch = time.Second
 
 // Value is the current snapshot of a followed source.
 type Value[T any] struct {
@@ -44,6 +55,12 @@ func Start[T any](ctx context.Context, src Source[T], every time.Duration, log z
 	if err := v.Refresh(ctx); err != nil {
 		return nil, err
 	}
+	// changed wakes the loop below; changes told while it refreshes make
+	// one more refresh.
+	changed := make(chan struct{}, 1)
+	if src.Watch != nil {
+		go v.watch(ctx, changed)
+	}
 	go func() {
 		t := time.NewTicker(every)
 		defer t.Stop()
@@ -52,13 +69,37 @@ func Start[T any](ctx context.Context, src Source[T], every time.Duration, log z
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := v.Refresh(ctx); err != nil && ctx.Err() == nil {
-					v.log.Warn().Err(err).Msg("refresh the " + src.Name)
-				}
+			case <-changed:
+			}
+			if err := v.Refresh(ctx); err != nil && ctx.Err() == nil {
+				v.log.Warn().Err(err).Msg("refresh the " + src.Name)
 			}
 		}
 	}()
 	return v, nil
+}
+
+// watch runs the source's Watch until ctx ends, again after a pause when it
+// fails, waking the refresh loop through changed.
+func (v *Value[T]) watch(ctx context.Context, changed chan<- struct{}) {
+	wake := func() {
+		select {
+		case changed <- struct{}{}:
+		default: // a refresh is due already
+		}
+	}
+	for {
+		err := v.src.Watch(ctx, wake)
+		if ctx.Err() != nil {
+			return
+		}
+		v.log.Warn().Err(err).Msg("watch for changes to the " + v.src.Name + " (polling meanwhile)")
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(rewatch):
+		}
+	}
 }
 
 // Get returns the current snapshot.

@@ -99,3 +99,49 @@ func TestFollowUpdates(t *testing.T) {
 		t.Fatalf("after swap: %d, %v", *v.Get(), err)
 	}
 }
+
+// TestFollowWatches: given Watch, a change it tells of is followed at once,
+// not at the next poll (an hour here); a Watch that fails is started again.
+func TestFollowWatches(t *testing.T) {
+	var version, watches atomic.Int64
+	tell := make(chan func(), 1)
+	src := follow.Source[int64]{
+		Name:    "test snapshot",
+		Version: func(context.Context) (int64, error) { return version.Load(), nil },
+		Build: func(context.Context) (*int64, error) {
+			v := version.Load()
+			return &v, nil
+		},
+		Watch: func(ctx context.Context, changed func()) error {
+			if watches.Add(1) == 1 {
+				return errors.New("connection refused")
+			}
+			tell <- changed
+			<-ctx.Done()
+			return ctx.Err()
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	v, err := follow.Start(ctx, src, time.Hour, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changed func()
+	select {
+	case changed = <-tell:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the failed watch was not started again within 10 s")
+	}
+	for to := int64(1); to <= 3; to++ {
+		version.Store(to)
+		changed()
+		deadline := time.Now().Add(10 * time.Second) // milliseconds when quiet
+		for *v.Get() != to {
+			if time.Now().After(deadline) {
+				t.Fatalf("the snapshot did not follow a change told to version %d within 10 s", to)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}

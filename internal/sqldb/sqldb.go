@@ -60,6 +60,7 @@ type DB struct {
 	*sqlx.DB
 	Dialect string
 	Name    string
+	schema  string // PostgreSQL's schema of the store
 }
 
 var validName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,40}$`)
@@ -95,8 +96,11 @@ func openSQLite(ctx context.Context, dir, name string, migrations fs.FS) (*DB, e
 	path := filepath.Join(dir, name+".db")
 	// WAL lets readers run beside the one writer; immediate transactions take the
 	// write lock up front so concurrent writers queue on busy_timeout instead of
-	// failing with SQLITE_BUSY half-way through.
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	// failing with SQLITE_BUSY half-way through. Temporary storage in memory
+	// keeps statement journals (every upsert checked against foreign keys
+	// keeps one) out of a temporary file: an import of 1,000 cigars wrote
+	// 9,000 times to one.
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(memory)&_txlock=immediate"
 	sdb, err := openObserved("sqlite", dsn, name)
 	if err != nil {
 		return nil, err
@@ -159,7 +163,7 @@ func openPostgres(ctx context.Context, cfg Config, name string, migrations fs.FS
 	sdb.SetMaxOpenConns(16)
 	sdb.SetMaxIdleConns(8)
 	sdb.SetConnMaxIdleTime(5 * time.Minute)
-	db := &DB{DB: sdb, Dialect: Postgres, Name: name}
+	db := &DB{DB: sdb, Dialect: Postgres, Name: name, schema: schema}
 
 	// A session advisory lock, held on one connection, serialises schema creation
 	// and migrations across replicas.

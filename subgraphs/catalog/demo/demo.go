@@ -10,6 +10,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 )
@@ -123,17 +124,21 @@ func Seed(ctx context.Context, store catalog.Store, progress func(done, total in
 				return err
 			}
 		}
-		for i, c := range cigars {
-			if _, err := w.UpsertCigar(ctx, c); err != nil {
+		done := 0
+		for batch := range slices.Chunk(cigars, 250) {
+			if _, err := w.UpsertCigars(ctx, batch); err != nil {
 				return err
 			}
-			for _, p := range products(brandName[c.BrandID], c) {
-				if err := w.UpsertProduct(ctx, p); err != nil {
-					return err
-				}
+			var ps []*catalog.Product
+			for _, c := range batch { // numbered now
+				ps = append(ps, products(brandName[c.BrandID], c)...)
 			}
-			if progress != nil && ((i+1)%250 == 0 || i+1 == len(cigars)) {
-				progress(i+1, len(cigars))
+			if err := w.UpsertProducts(ctx, ps); err != nil {
+				return err
+			}
+			done += len(batch)
+			if progress != nil {
+				progress(done, len(cigars))
 			}
 		}
 		return nil

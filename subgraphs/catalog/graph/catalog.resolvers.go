@@ -142,6 +142,11 @@ func (r *queryResolver) ResolveCigar(ctx context.Context, text string, brand *st
 	return r.resolveCigar(ctx, text, brand, limit)
 }
 
+// ResolvePage is the resolver for the resolvePage field.
+func (r *queryResolver) ResolvePage(ctx context.Context, text string, brand *string, limit int) (catalog.Document, error) {
+	return r.resolvePage(ctx, text, brand, limit)
+}
+
 // Brand returns BrandResolver implementation.
 func (r *Resolver) Brand() BrandResolver { return &brandResolver{r} }
 

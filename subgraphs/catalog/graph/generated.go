@@ -164,6 +164,7 @@ type ComplexityRoot struct {
 		ProductByBarcode   func(childComplexity int, barcode string) int
 		Products           func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ResolveCigar       func(childComplexity int, text string, brand *string, limit int) int
+		ResolvePage        func(childComplexity int, text string, brand *string, limit int) int
 		SearchCigars       func(childComplexity int, query string, first *int, after *string, last *int, before *string, brand *string) int
 		SearchPage         func(childComplexity int, query string, first int, after *string, brand *string) int
 		__resolve__service func(childComplexity int) int
@@ -237,6 +238,7 @@ type QueryResolver interface {
 	ProductByBarcode(ctx context.Context, barcode string) (*catalog.Product, error)
 	SearchPage(ctx context.Context, query string, first int, after *string, brand *string) (catalog.Document, error)
 	ResolveCigar(ctx context.Context, text string, brand *string, limit int) (*model.CigarResolution, error)
+	ResolvePage(ctx context.Context, text string, brand *string, limit int) (catalog.Document, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -777,6 +779,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ResolveCigar(childComplexity, args["text"].(string), args["brand"].(*string), args["limit"].(int)), true
+	case "Query.resolvePage":
+		if e.ComplexityRoot.Query.ResolvePage == nil {
+			break
+		}
+
+		args, err := ec.field_Query_resolvePage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ResolvePage(childComplexity, args["text"].(string), args["brand"].(*string), args["limit"].(int)), true
 	case "Query.searchCigars":
 		if e.ComplexityRoot.Query.SearchCigars == nil {
 			break
@@ -1073,8 +1086,10 @@ type Query {
   ): Product
   "Internal: the REST search route's page, rendered in one piece (same ranking and cursors as searchCigars)."
   searchPage(query: String!, first: Int!, after: String, brand: String): SearchPage! @inaccessible
-  "Internal: the REST resolve route. Imperfect text to ranked candidates."
+  "Internal: imperfect text to ranked candidates (the identify route's text and prompt)."
   resolveCigar(text: String!, brand: String, limit: Int! = 5): CigarResolution! @inaccessible
+  "Internal: the REST resolve route's body, rendered in one piece (the same answer as resolveCigar)."
+  resolvePage(text: String!, brand: String, limit: Int! = 5): ResolvePage! @inaccessible
 }
 
 "Internal: what resolveCigar found."
@@ -1154,6 +1169,9 @@ type Cigar implements Node @key(fields: "id") {
 
 "Internal: a REST search page (JSON): {data: [cigar], pagination: {hasNextPage, endCursor}}."
 scalar SearchPage @inaccessible
+
+"Internal: a REST resolve answer (JSON): {resolved, match: cigar or null, candidates: [cigar]}."
+scalar ResolvePage @inaccessible
 
 "Internal: a cigar's REST representation (JSON)."
 scalar CigarDocument @inaccessible
@@ -2125,6 +2143,36 @@ func (ec *executionContext) field_Query_products_args(ctx context.Context, rawAr
 }
 
 func (ec *executionContext) field_Query_resolveCigar_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "text",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["text"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "brand",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["brand"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_resolvePage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "text",
@@ -4500,6 +4548,50 @@ func (ec *executionContext) fieldContext_Query_resolveCigar(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_resolveCigar_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_resolvePage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_resolvePage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ResolvePage(ctx, fc.Args["text"].(string), fc.Args["brand"].(*string), fc.Args["limit"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v catalog.Document) graphql.Marshaler {
+			return ec.marshalNResolvePage2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐDocument(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_resolvePage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ResolvePage does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_resolvePage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7613,6 +7705,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "resolvePage":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_resolvePage(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "_entities":
 			field := field
 
@@ -8642,6 +8756,22 @@ func (ec *executionContext) marshalNPublicSession2ᚖgithubᚗcomᚋvitolahqᚋv
 		return graphql.Null
 	}
 	return ec._PublicSession(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNResolvePage2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐDocument(ctx context.Context, v any) (catalog.Document, error) {
+	var res catalog.Document
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNResolvePage2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐDocument(ctx context.Context, sel ast.SelectionSet, v catalog.Document) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalNSearchPage2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋcatalogᚐDocument(ctx context.Context, v any) (catalog.Document, error) {

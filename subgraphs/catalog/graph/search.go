@@ -127,17 +127,10 @@ func (r *Resolver) searchPage(ctx context.Context, query string, first int, afte
 // resolveCigar ranks candidates for imperfect text; see search.Index.Resolve for
 // when the first is resolved.
 func (r *Resolver) resolveCigar(ctx context.Context, text string, brand *string, limit int) (*model.CigarResolution, error) {
-	if n := len([]rune(text)); n < 2 || n > 200 {
-		return nil, subgraph.BadInput(ctx, "text must be 2 to 200 characters")
+	_, hits, resolved, err := r.resolve(ctx, text, brand, limit)
+	if err != nil {
+		return nil, err
 	}
-	if limit < 1 || limit > 10 {
-		return nil, subgraph.BadInput(ctx, "limit must be between 1 and 10")
-	}
-	hint := ""
-	if brand != nil {
-		hint = *brand
-	}
-	hits, resolved := r.Search.Index().Resolve(text, hint, limit)
 	out := &model.CigarResolution{Resolved: resolved, Candidates: make([]*catalog.Cigar, len(hits))}
 	for i, h := range hits {
 		out.Candidates[i] = h.Cigar
@@ -146,4 +139,59 @@ func (r *Resolver) resolveCigar(ctx context.Context, text string, brand *string,
 		out.Match = hits[0].Cigar
 	}
 	return out, nil
+}
+
+// resolvePage renders resolveCigar's answer as the REST resolve route's body,
+// in one piece: {resolved, match, candidates}.
+func (r *Resolver) resolvePage(ctx context.Context, text string, brand *string, limit int) (catalog.Document, error) {
+	ix, hits, resolved, err := r.resolve(ctx, text, brand, limit)
+	if err != nil {
+		return nil, err
+	}
+	docs := make([]catalog.Document, len(hits))
+	size := 64
+	for i, h := range hits {
+		d, ok, err := ix.Document(h.Cigar.ID)
+		if err != nil || !ok {
+			return nil, fmt.Errorf("render %s: %v", h.Cigar.ID, err)
+		}
+		docs[i] = d
+		size += len(d) + 1
+	}
+	// gqlgen copies the body into its response: it is rendered in a buffer
+	// lent until then.
+	buf := append(subgraph.Scratch(ctx, 2*size), `{"resolved":`...)
+	buf = strconv.AppendBool(buf, resolved)
+	buf = append(buf, `,"match":`...)
+	if resolved {
+		buf = append(buf, docs[0]...)
+	} else {
+		buf = append(buf, "null"...)
+	}
+	buf = append(buf, `,"candidates":[`...)
+	for i, d := range docs {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, d...)
+	}
+	return catalog.Document(append(buf, "]}"...)), nil
+}
+
+// resolve checks a resolve's arguments and resolves the text on one index
+// snapshot, which it returns for rendering the hits.
+func (r *Resolver) resolve(ctx context.Context, text string, brand *string, limit int) (*search.Index, []search.Hit, bool, error) {
+	if n := len([]rune(text)); n < 2 || n > 200 {
+		return nil, nil, false, subgraph.BadInput(ctx, "text must be 2 to 200 characters")
+	}
+	if limit < 1 || limit > 10 {
+		return nil, nil, false, subgraph.BadInput(ctx, "limit must be between 1 and 10")
+	}
+	hint := ""
+	if brand != nil {
+		hint = *brand
+	}
+	ix := r.Search.Index()
+	hits, resolved := ix.Resolve(text, hint, limit)
+	return ix, hits, resolved, nil
 }

@@ -28,7 +28,9 @@ import (
 type Record struct {
 	// Brand is the brand's name (required). BrandCountry is optional: a brand
 	// new to the catalog without it takes the origin its cigars in the file
-	// agree on, else none. BrandAliases are other names people type ("RyJ").
+	// agree on, else none. BrandAliases are other names people type that
+	// resolve cannot derive from the name ("Monte"; initialisms such as "RyJ"
+	// are derived).
 	Brand        string   `json:"brand"`
 	BrandCountry string   `json:"brandCountry,omitempty"`
 	BrandAliases []string `json:"brandAliases,omitempty"`
@@ -171,6 +173,11 @@ type Summary struct {
 	CountryFromOrigin, CountryUnknown []string
 }
 
+// applyBatch is how many records Apply writes at a time: the cigars and
+// products of a batch go to the store together (UpsertCigars,
+// UpsertProducts), and progress is reported after each.
+const applyBatch = 500
+
 // Apply writes the records in one transaction, reporting progress.
 func Apply(ctx context.Context, store catalog.Store, recs []Record, progress func(done, total int)) (Summary, error) {
 	var sum Summary
@@ -178,35 +185,45 @@ func Apply(ctx context.Context, store catalog.Store, recs []Record, progress fun
 	err := store.Write(ctx, func(w catalog.Writer) error {
 		sum = Summary{}
 		brands := map[string]*catalog.Brand{}
-		for i, rec := range recs {
-			b, err := brand(ctx, w, brands, rec, origins, &sum)
-			if err != nil {
-				return &LineError{Line: rec.Line, Err: err}
-			}
-			c := &catalog.Cigar{
-				ID: catalog.CigarID(b.Name, rec.Name), BrandID: b.ID, Name: rec.Name, Origin: rec.Origin,
-				Wrapper: rec.Wrapper, Binder: rec.Binder, Filler: rec.Filler, Aliases: rec.Aliases,
-			}
-			created, err := w.UpsertCigar(ctx, c)
-			if err != nil {
-				return err
-			}
-			sum.Cigars++
-			if created {
-				sum.NewCigars++
-			}
-			for _, p := range rec.Products {
-				published := p.Published == nil || *p.Published
-				if err := w.UpsertProduct(ctx, &catalog.Product{
-					ID: catalog.ProductID(p.GTIN), GTIN: p.GTIN, Name: p.Name, Kind: p.Kind,
-					Synthetic: p.Synthetic, Published: published,
-					Contents: []catalog.ProductContent{{CigarID: c.ID, Quantity: p.Quantity}},
-				}); err != nil {
-					return err
+		for done := 0; done < len(recs); {
+			batch := recs[done:min(done+applyBatch, len(recs))]
+			cigars := make([]*catalog.Cigar, len(batch))
+			var products []*catalog.Product
+			for i, rec := range batch {
+				b, err := brand(ctx, w, brands, rec, origins, &sum)
+				if err != nil {
+					return &LineError{Line: rec.Line, Err: err}
 				}
-				sum.Products++
+				c := &catalog.Cigar{
+					ID: catalog.CigarID(b.Name, rec.Name), BrandID: b.ID, Name: rec.Name, Origin: rec.Origin,
+					Wrapper: rec.Wrapper, Binder: rec.Binder, Filler: rec.Filler, Aliases: rec.Aliases,
+				}
+				cigars[i] = c
+				for _, p := range rec.Products {
+					published := p.Published == nil || *p.Published
+					products = append(products, &catalog.Product{
+						ID: catalog.ProductID(p.GTIN), GTIN: p.GTIN, Name: p.Name, Kind: p.Kind,
+						Synthetic: p.Synthetic, Published: published,
+						Contents: []catalog.ProductContent{{CigarID: c.ID, Quantity: p.Quantity}},
+					})
+				}
 			}
-			jsonlines.Progress(progress, i+1, len(recs))
+			created, err := w.UpsertCigars(ctx, cigars)
+			if err != nil {
+				return fmt.Errorf("lines %d to %d: %w", batch[0].Line, batch[len(batch)-1].Line, err)
+			}
+			for _, c := range created {
+				if c {
+					sum.NewCigars++
+				}
+			}
+			if err := w.UpsertProducts(ctx, products); err != nil {
+				return fmt.Errorf("lines %d to %d: %w", batch[0].Line, batch[len(batch)-1].Line, err)
+			}
+			sum.Cigars += len(batch)
+			sum.Products += len(products)
+			done += len(batch)
+			jsonlines.Progress(progress, done, len(recs))
 		}
 		return nil
 	})

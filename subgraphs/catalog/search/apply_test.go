@@ -51,8 +51,10 @@ var nameWords = []string{"Robusto", "Robustos", "Toro", "Torpedo", "Churchill", 
 
 // changeQueries read words that come and go with the names above: split words
 // an index joins only while it holds the joined one, numerals written as one
-// word.
-var changeQueries = []string{"zafiro azul", "zafiro azul robusto", "no2", "no2 maduro", "grand reserve", "lote"}
+// word, names derived from them (initialisms, "cr" for "Corona Robusto") and
+// the brands' ("Casa" names a brand only while one brand has it).
+var changeQueries = []string{"zafiro azul", "zafiro azul robusto", "no2", "no2 maduro", "grand reserve", "lote",
+	"cr", "gr robusto", "sn2", "casa toro", "c robusto 12", "ec 2"}
 
 // mutator makes random upserts of a catalog.
 type mutator struct {
@@ -267,7 +269,11 @@ func TestApplyEqualsBuild(t *testing.T) {
 					cigarIDs = append(cigarIDs, c.ID)
 				}
 				for _, b := range brands {
-					queries = append(queries, b.Name)
+					initials := ""
+					for _, w := range strings.Fields(b.Name) {
+						initials += w[:1]
+					}
+					queries = append(queries, b.Name, initials+" toro", initials)
 					queries = append(queries, b.Aliases...)
 					brandIDs = append(brandIDs, b.ID)
 				}

@@ -20,14 +20,15 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/catalog/sqlstore"
 )
 
-// benchQueries are the quality test set's queries (resolve_queries.jsonl and
-// resolve_ambiguous.jsonl): what people type, with typos, aliases, numerals
-// either way, extra words and sizes, plus the ambiguous ones (the widest
-// result sets).
+// benchQueries are the quality test sets' queries on the demo catalog
+// (resolve_queries.jsonl and resolve_ambiguous.jsonl, dev/queries.jsonl and
+// dev/ambiguous.jsonl): what people type, with typos, aliases and the
+// initialisms resolve derives, numerals either way, extra words and sizes,
+// plus the ambiguous ones (the widest result sets).
 func benchQueries(t testing.TB) []string {
 	t.Helper()
 	var qs []string
-	for _, path := range []string{"testdata/resolve_queries.jsonl", "testdata/resolve_ambiguous.jsonl"} {
+	for _, path := range []string{"testdata/resolve_queries.jsonl", "testdata/resolve_ambiguous.jsonl", "testdata/dev/queries.jsonl", "testdata/dev/ambiguous.jsonl"} {
 		for _, c := range readCases(t, path) {
 			qs = append(qs, c.Query)
 		}
@@ -278,8 +279,8 @@ func BenchmarkSearchApplied(b *testing.B) {
 
 // BenchmarkLiveImport measures, on a SQLite store holding the ×100 catalog,
 // the time from an import of 1,000 new cigars committing to the live index
-// serving them (its poll, every 250 ms, reading what changed and applying
-// it), beside a full build from the store (reading the whole catalog and
+// serving them (the store's watch, reading the version every 50 ms, then
+// reading what changed and applying it), beside a full build from the store (reading the whole catalog and
 // building, what every replica did on every change before), in one run.
 // Each iteration imports another 1,000 cigars.
 //

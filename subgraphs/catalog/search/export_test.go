@@ -6,7 +6,7 @@ package search
 func (ix *Index) RankAll(text string, resolve bool) []Hit {
 	words, m := ix.searchWords(text), allWords
 	if resolve {
-		words, m = ix.resolveWords(text), anyWord
+		words, m = ix.weigh(ix.resolveWords(text)), anyWord
 	}
 	hits := ix.run(words, "", m)
 	sortHits(hits)

@@ -11,7 +11,9 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 )
 
-// Source is where the index comes from (the catalog store).
+// Source is where the index comes from (the catalog store). A Source that is
+// a Watcher too is followed as it tells of changes, within milliseconds;
+// otherwise at each poll.
 type Source interface {
 	// Version changes whenever the catalog does.
 	Version(ctx context.Context) (int64, error)
@@ -20,8 +22,16 @@ type Source interface {
 	ChangesSince(ctx context.Context, version int64) (*catalog.Changes, error)
 }
 
+// Watcher tells of changes to the catalog as they commit (sqlstore.Store.Watch).
+type Watcher interface {
+	// Watch calls changed whenever the catalog may have changed, until ctx
+	// ends or it fails.
+	Watch(ctx context.Context, changed func()) error
+}
+
 // Live keeps an index in step with the catalog store: an import by another
-// process (or on another replica) is searchable within one poll interval,
+// process (or on another replica) is searchable within milliseconds of its
+// commit when the store is a Watcher, else within one poll interval,
 // without a restart. It builds the first index from the whole catalog and
 // then applies what changed since the version it holds (Index.Apply); a
 // fragmented index is compacted in the background.
@@ -34,18 +44,23 @@ type Live struct {
 	compacting atomic.Bool
 }
 
-// PollInterval is how often replicas look for catalog changes.
+// PollInterval is how often replicas look for catalog changes; a Watcher
+// tells of them sooner.
 const PollInterval = 250 * time.Millisecond
 
 // NewLive builds the first index and follows the source until ctx ends.
 func NewLive(ctx context.Context, src Source, log zerolog.Logger) (*Live, error) {
 	l := &Live{src: src, log: log, ctx: ctx, started: make(chan struct{})}
-	v, err := follow.Start(ctx, follow.Source[Index]{
+	fs := follow.Source[Index]{
 		Name:    "search index",
 		Version: src.Version,
 		Build:   l.build,
 		Update:  l.update,
-	}, PollInterval, log)
+	}
+	if w, ok := src.(Watcher); ok {
+		fs.Watch = w.Watch
+	}
+	v, err := follow.Start(ctx, fs, PollInterval, log)
 	if err != nil {
 		return nil, err
 	}

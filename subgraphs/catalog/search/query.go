@@ -15,6 +15,19 @@ import (
 type qword struct {
 	text     string
 	optional bool
+	// prefix: the word matches as a prefix too, as the last word does ("Epi"
+	// for "Epicure"), when it matched no word as written.
+	prefix bool
+	// loose: a word of four letters that matched nothing else matches with a
+	// typo (looseMatches).
+	loose bool
+	// initial: a brand's initialism or initial that splitInitials read off
+	// a word (initialMatches).
+	initial bool
+	// strong: the word is a word of the catalog as written (exactly, or a
+	// derived word), not only with a typo or as a prefix. A word that is
+	// not is weaker evidence (see Resolve).
+	strong bool
 }
 
 // rawWords splits folded text into runs of letters and digits, as written.
@@ -85,6 +98,7 @@ var fillerWords = map[string]bool{
 	"cigar": true, "cigars": true, "puro": true, "puros": true, "box": true, "boxes": true, "single": true,
 	"singles": true, "pack": true, "pk": true, "count": true, "ct": true, "tube": true, "tubes": true,
 	"the": true, "a": true, "an": true, "of": true, "ring": true, "gauge": true, "rg": true, "size": true,
+	"and": true, // "Tobacco and Trust" for "Tobacco & Trust", whose "&" is no word
 }
 
 // isRing says whether a number can be a ring gauge.
@@ -120,7 +134,10 @@ func (ix *Index) resolveWords(text string) []qword {
 		return " "
 	})
 
-	raw := ix.joinSplitWords(rawWords(s))
+	raw := ix.splitCodes(ix.joinInitials(ix.joinSplitWords(ix.joinChunks(s))))
+	if len(raw) > maxWords {
+		raw = raw[:maxWords]
+	}
 	var out []qword
 	for i := 0; i < len(raw); i++ {
 		w := raw[i]
@@ -134,8 +151,8 @@ func (ix *Index) resolveWords(text string) []qword {
 			out = append(out, qword{text: "no"}, qword{text: m[2]})
 		case numberWords[w] && i+1 < len(raw) && isNumber(numeral(raw[i+1])):
 			out = append(out, qword{text: "no"})
-		case isNumber(w) && (i+1 < len(raw) && countWord[raw[i+1]] || prev == "of" && i >= 2 && countWord[raw[i-2]]):
-			out = append(out, qword{text: w, optional: true}) // "5 pack", "box of 25"
+		case isNumber(w) && (i+1 < len(raw) && countWord[raw[i+1]] || prev == "of" && i >= 2):
+			out = append(out, qword{text: w, optional: true}) // "5 pack", "box of 25", "cabinet of 50"
 		case isNumber(w) && isRing(w) && prev != "no" && i > 0:
 			out = append(out, qword{text: w, optional: true}) // "Robusto 50"
 		case fillerWords[w]:
@@ -161,5 +178,96 @@ func (ix *Index) resolveWords(text string) []qword {
 	return out
 }
 
-// known says whether a word is a word of the index.
-func (ix *Index) known(w string) bool { return ix.has(w) }
+// known says whether a word is a word of the index, or a derived one.
+func (ix *Index) known(w string) bool { return ix.has(w) || ix.hasDerived(w) }
+
+// joinChunks splits text into words as rawWords does, but keeps a run of
+// words written without a space ("DT&T", "8-9-8", "E.P.") as one word when
+// the index knows it joined.
+func (ix *Index) joinChunks(s string) []string {
+	var out []string
+	for _, chunk := range strings.Fields(s) {
+		ws := rawWords(chunk)
+		if j := strings.Join(ws, ""); len(ws) >= 2 && ix.known(j) {
+			ws = []string{j}
+		}
+		out = append(out, ws...)
+	}
+	return out
+}
+
+// joinInitials joins a run of single letters, with the particles between
+// them, into the initialism the index knows ("R y J" → "ryj", "H de M" →
+// "hdm", "R&J" → "rj").
+func (ix *Index) joinInitials(words []string) []string {
+	single := func(w string) bool { return len(w) == 1 && unicode.IsLetter(rune(w[0])) }
+	var out []string
+	for i := 0; i < len(words); i++ {
+		if !single(words[i]) {
+			out = append(out, words[i])
+			continue
+		}
+		// The longest run of letters and particles ending on a letter.
+		end, letters := i, 0
+		for j := i; j < len(words) && (single(words[j]) || particles[words[j]]); j++ {
+			if single(words[j]) {
+				end, letters = j, letters+1
+			}
+		}
+		if letters >= 2 {
+			var all, bare strings.Builder
+			for _, w := range words[i : end+1] {
+				all.WriteByte(w[0])
+				if single(w) {
+					bare.WriteByte(w[0])
+				}
+			}
+			joined := ""
+			for _, c := range []string{all.String(), bare.String()} {
+				if ix.known(c) {
+					joined = c
+					break
+				}
+			}
+			if joined != "" {
+				out = append(out, joined)
+				i = end
+				continue
+			}
+		}
+		out = append(out, words[i])
+	}
+	return out
+}
+
+// code is letters then digits written as one word ("d4", "dl700").
+var code = regexp.MustCompile(`^([a-z]+)([0-9]+)$`)
+
+// splitCodes splits a code the index does not know into its letters and its
+// number, which people write together for words of a name ("Partagás D4" for
+// "Serie D No. 4", "DL700" for "DL 700").
+func (ix *Index) splitCodes(words []string) []string {
+	var out []string
+	for _, w := range words {
+		if m := code.FindStringSubmatch(w); m != nil && !ix.known(w) && !numberPrefix.MatchString(w) {
+			out = append(out, m[1], m[2])
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// splitCompound splits a word the index does not know into two it knows
+// ("sungrown" → "sun grown", "blackmarket" → "black market"), or returns nil.
+func (ix *Index) splitCompound(w string) []string {
+	if len(w) < 6 || hasDigit(w) {
+		return nil
+	}
+	for i := 3; i <= len(w)-3; i++ {
+		if ix.has(w[:i]) && ix.has(w[i:]) {
+			return []string{w[:i], w[i:]}
+		}
+	}
+	return nil
+}

@@ -3,8 +3,9 @@
 // Live).
 //
 // Matching works on folded words (lower case, accents stripped, so "padron" finds
-// "Padrón") of a cigar's brand (with its aliases: "RyJ", "LFD"), its name (line and
-// vitola) and its leaf words (wrapper, binder and filler types, regions, shades).
+// "Padrón") of a cigar's brand (with its aliases: "Monte"), its name (line and
+// vitola), its leaf words (wrapper, binder and filler types, regions, shades),
+// and the names derived from brand and name ("RyJ", "LFD", "LP9": derive.go).
 // A query word matches a word of the index exactly, as a prefix when it is the
 // query's last word, or with typos: one from 5 characters, two from 9 (a swap of
 // two neighbouring letters is one typo); words with digits match exactly, and a Roman
@@ -18,6 +19,7 @@ package search
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -52,6 +54,9 @@ type doc struct {
 	// "Epi No. 2"), which name brand, line and vitola at once. (The words of
 	// its name are in Index.nameFlat, its brand's in Index.brandList.)
 	cigarAliases [][]int32
+	// derived are the words derived from its name ("lp9" for "Liga Privada
+	// No. 9"), with the words each stands for.
+	derived []derivedSpan
 }
 
 // posting is a document holding a word, with the fields it holds it in.
@@ -97,6 +102,11 @@ type Index struct {
 	brandPos    map[string]int32
 	docBrand    []int32
 	docHasAlias []bool
+	// brandDistinct[i] are the words of brandList[i]'s name that no other
+	// brand's name or alias holds ("Fuente", "Upmann"): one of them names the
+	// brand. brandDistinctOf is the brands they were found among (byID).
+	brandDistinct   [][]int32
+	brandDistinctOf map[string]*catalog.Brand
 	// nameFlat holds every document's name words end to end, document i's at
 	// nameFlat[nameOff[i]:nameOff[i+1]], read in order when scoring many.
 	nameFlat []int32
@@ -175,6 +185,11 @@ func docWords(c *catalog.Cigar, b *catalog.Brand, word func(string) int32) (d do
 		}
 		return ids
 	}
+	addDerived := func(field uint8, text string) int32 {
+		id := word(derivedMark + text)
+		fields[id] |= field
+		return id
+	}
 	d = doc{cigar: c, brand: b}
 	brandWords = add(fieldBrand, b.Name)
 	for _, a := range b.Aliases {
@@ -185,6 +200,18 @@ func docWords(c *catalog.Cigar, b *catalog.Brand, word func(string) int32) (d do
 		if ws := add(fieldName, a); len(ws) > 0 {
 			d.cigarAliases = append(d.cigarAliases, ws)
 		}
+	}
+	dw := derive(b, c)
+	for _, w := range dw.brand {
+		aliasWords = append(aliasWords, []int32{addDerived(fieldBrand, w)})
+	}
+	if dw.initial != "" {
+		id := word(initialMark + dw.initial)
+		fields[id] |= fieldBrand
+		aliasWords = append(aliasWords, []int32{id})
+	}
+	for _, sp := range dw.spans {
+		d.derived = append(d.derived, derivedSpan{word: addDerived(fieldName, sp.text), cover: sp.cover})
 	}
 	for _, comps := range [][]catalog.Component{c.Wrapper, c.Binder, c.Filler} {
 		for _, comp := range comps {
@@ -229,6 +256,14 @@ func (ix *Index) ready(prev *Index) {
 	ix.scratch.New = func() any { return newScratch(len(ix.docs), len(ix.words), len(ix.brandList)) }
 	ix.documents = make([]atomic.Pointer[catalog.Document], len(ix.docs))
 	ix.matchCache, _ = lru.New[string, []termMatch](8192)
+	// A brand's distinctive words change only with the brands: Apply shares
+	// byID while no brand changes.
+	if prev != nil && len(prev.brandDistinct) == len(ix.brandList) &&
+		reflect.ValueOf(prev.brandDistinctOf).UnsafePointer() == reflect.ValueOf(ix.byID).UnsafePointer() {
+		ix.brandDistinct, ix.brandDistinctOf = prev.brandDistinct, prev.brandDistinctOf
+	} else {
+		ix.brandDistinct, ix.brandDistinctOf = ix.distinctBrandWords(), ix.byID
+	}
 	if prev == nil {
 		return
 	}
@@ -268,7 +303,9 @@ func (ix *Index) intern(w string) int32 {
 	ix.wordID[w] = id
 	ix.postings = append(ix.postings, nil)
 	ix.generic = append(ix.generic, genericWords[w])
-	ix.byLen[len(w)] = append(ix.byLen[len(w)], id)
+	if !strings.HasPrefix(w, derivedMark) && !strings.HasPrefix(w, initialMark) { // matched exactly only
+		ix.byLen[len(w)] = append(ix.byLen[len(w)], id)
+	}
 	return id
 }
 
@@ -324,6 +361,9 @@ func (ix *Index) has(w string) bool {
 	return ok && len(ix.postings[id]) > 0
 }
 
+// hasDerived says whether w is a derived word of the index (derive.go).
+func (ix *Index) hasDerived(w string) bool { return ix.has(derivedMark + w) }
+
 // matches finds the words of the vocabulary a query word matches. Answers are
 // cached: people type the same words over and over. Apply only adds words, so
 // the snapshot before it answers for its words and only the new ones are read.
@@ -348,6 +388,29 @@ func (ix *Index) matches(q string, last bool) []termMatch {
 	return tms
 }
 
+// looseMatches finds the words a query word of four letters or more matches
+// with one typo more than allowedTypos allows: resolve tries it for a word
+// that matched nothing else, so that a typo too many ("Shot Churchill",
+// "Edmondu") is not taken for noise, which would leave the cigar without that
+// word as the answer. Answers are cached, never carried over by Apply.
+func (ix *Index) looseMatches(q string) []termMatch {
+	key := q + "\x02"
+	if tms, ok := ix.matchCache.Get(key); ok {
+		return tms
+	}
+	var tms []termMatch
+	budget := allowedTypos(q) + 1
+	for l := len(q) - budget; l <= len(q)+budget; l++ {
+		for _, id := range ix.byLen[l] {
+			if w := ix.words[id]; w != q && !hasDigit(w) && distance(q, w, budget) <= budget {
+				tms = append(tms, termMatch{id, qualityTypo2})
+			}
+		}
+	}
+	ix.matchCache.Add(key, tms)
+	return tms
+}
+
 func (ix *Index) fromPrev(key string) ([]termMatch, bool) {
 	if ix.prevCache == nil {
 		return nil, false
@@ -358,6 +421,15 @@ func (ix *Index) fromPrev(key string) ([]termMatch, bool) {
 // appendMatch adds vocabulary word w (ID id) to out if query word q matches
 // it, as findMatches would find it.
 func appendMatch(out []termMatch, q string, last bool, id int32, w string) []termMatch {
+	if strings.HasPrefix(w, initialMark) {
+		return out
+	}
+	if strings.HasPrefix(w, derivedMark) {
+		if w[len(derivedMark):] == q {
+			out = append(out, termMatch{id, qualityDerived})
+		}
+		return out
+	}
 	if w == q {
 		return append(out, termMatch{id, qualityExact})
 	}
@@ -387,6 +459,9 @@ func (ix *Index) findMatches(q string, last bool) []termMatch {
 	exact, ok := ix.wordID[q]
 	if ok {
 		out = append(out, termMatch{exact, qualityExact})
+	}
+	if id, ok := ix.wordID[derivedMark+q]; ok {
+		out = append(out, termMatch{id, qualityDerived})
 	}
 	if last && !isNumber(q) {
 		for l, ids := range ix.byLen {
@@ -582,18 +657,29 @@ func sortHits(hits []Hit) { sort.Slice(hits, func(i, j int) bool { return less(h
 
 // scratch holds one query's working arrays, reused through a pool.
 type scratch struct {
-	points   []int32 // per document
-	matched  []uint8 // query words matched, per document
-	wordBest []int32 // per document, for the current word
-	touched  []int32 // documents with any points
-	wordDocs []int32 // documents the current word reached
-	termSeen []bool  // per vocabulary word: matched by some query word
-	brandHit []bool  // per vocabulary word: matched as a brand word
-	terms    []int32 // words set in termSeen/brandHit, to reset them
-	// Per brand: every word of its name matched as a brand word; every word of
-	// one of its aliases did.
+	points   []int32  // per document
+	matched  []uint8  // query words matched, per document
+	mask     []uint64 // which query words matched, per document (bit i: words[i])
+	wordBest []int32  // per document, for the current word
+	touched  []int32  // documents with any points
+	wordDocs []int32  // documents the current word reached
+	// termCount: per vocabulary word, how many query words matched it (see
+	// mentions).
+	termCount []uint8
+	brandHit  []bool  // per vocabulary word: matched as a brand word
+	terms     []int32 // words set in termCount/brandHit, to reset them
+	// brandAt: the query words (by position) that matched a brand word.
+	brandAt []wordAt
+	// Per brand: every word of its name matched as a brand word (or a word
+	// only it has); every word of one of its aliases did; the query writes
+	// its name (fullHit), which consumes the query words that matched it
+	// (mentions).
 	brandAll   []bool
 	aliasNamed []bool
+	brandFull  []bool
+	// lineBrands: the brands with a cigar whose name holds the word being
+	// collected (collect).
+	lineBrands []int32
 	// Candidates of a top-k selection with their score bounds, and a histogram
 	// of the bounds.
 	cand   []int32
@@ -601,20 +687,27 @@ type scratch struct {
 	counts []int32
 }
 
+// wordAt is a vocabulary word a query word matched, and the query word's
+// position.
+type wordAt struct {
+	word int32
+	pos  int
+}
+
 func newScratch(docs, words, brands int) *scratch {
-	return &scratch{points: make([]int32, docs), matched: make([]uint8, docs), wordBest: make([]int32, docs),
-		termSeen: make([]bool, words), brandHit: make([]bool, words),
-		brandAll: make([]bool, brands), aliasNamed: make([]bool, brands)}
+	return &scratch{points: make([]int32, docs), matched: make([]uint8, docs), mask: make([]uint64, docs), wordBest: make([]int32, docs),
+		termCount: make([]uint8, words), brandHit: make([]bool, words),
+		brandAll: make([]bool, brands), aliasNamed: make([]bool, brands), brandFull: make([]bool, brands)}
 }
 
 func (sc *scratch) reset() {
 	for _, d := range sc.touched {
-		sc.points[d], sc.matched[d] = 0, 0
+		sc.points[d], sc.matched[d], sc.mask[d] = 0, 0, 0
 	}
 	for _, w := range sc.terms {
-		sc.termSeen[w], sc.brandHit[w] = false, false
+		sc.termCount[w], sc.brandHit[w] = 0, false
 	}
-	sc.touched, sc.wordDocs, sc.terms = sc.touched[:0], sc.wordDocs[:0], sc.terms[:0]
+	sc.touched, sc.wordDocs, sc.terms, sc.brandAt = sc.touched[:0], sc.wordDocs[:0], sc.terms[:0], sc.brandAt[:0]
 	sc.cand, sc.bound = sc.cand[:0], sc.bound[:0]
 }
 
@@ -664,12 +757,41 @@ func (ix *Index) run(words []qword, brandID string, m mode) []Hit {
 // many it matches, and returns the number of words that are not optional.
 func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 	for i, w := range words {
-		for _, tm := range ix.matches(w.text, i == len(words)-1) {
-			if !sc.termSeen[tm.word] {
-				sc.termSeen[tm.word] = true
+		tms := ix.matches(w.text, i == len(words)-1 || w.prefix)
+		switch {
+		case w.loose:
+			tms = ix.looseMatches(w.text)
+		case w.initial:
+			tms = ix.initialMatches(w.text)
+		}
+		for j, tm := range tms {
+			n := sc.termCount[tm.word]
+			switch {
+			case n == 0:
 				sc.terms = append(sc.terms, tm.word)
+				sc.termCount[tm.word] = 1
+			// (A word matched as a prefix and with a typo is listed twice.)
+			case n < 255 && !slices.ContainsFunc(tms[:j], func(o termMatch) bool { return o.word == tm.word }):
+				sc.termCount[tm.word]++
 			}
+			// In resolve, a word of a brand's name written more often than the
+			// name holds it is no more the brand's: it names the brand's
+			// cigars with it in their names, and a cigar of that brand
+			// without does not match it ("Gran Corsario Gran Robusto" is not
+			// its Maduro Robusto; see Resolve). Little words are no evidence
+			// either way, and search matches words as written.
+			again, lines := m == anyWord && sc.termCount[tm.word] > 1 && !particles[ix.words[tm.word]] && !ix.generic[tm.word], false
 			for _, p := range ix.postings[tm.word] {
+				if again && p.fields == fieldBrand {
+					if !lines {
+						ix.lineBrandsOf(tm.word, sc)
+						lines = true
+					}
+					if b := ix.docBrand[p.doc]; slices.Contains(sc.lineBrands, b) && int(sc.termCount[tm.word]) > count(ix.brandList[b].words, tm.word) {
+						sc.brandHit[tm.word] = true
+						continue
+					}
+				}
 				pts := tm.quality * fieldWeight[p.fields&7] / 10
 				if sc.wordBest[p.doc] == 0 {
 					sc.wordDocs = append(sc.wordDocs, p.doc)
@@ -679,6 +801,9 @@ func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 					sc.brandHit[tm.word] = true
 				}
 			}
+			if sc.brandHit[tm.word] {
+				sc.brandAt = append(sc.brandAt, wordAt{tm.word, i})
+			}
 		}
 		for _, d := range sc.wordDocs {
 			if w.optional {
@@ -687,6 +812,7 @@ func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 					sc.touched = append(sc.touched, d)
 				}
 				sc.points[d] += sc.wordBest[d]
+				sc.mask[d] |= 1 << min(i, 63)
 				sc.wordBest[d] = 0
 				continue
 			}
@@ -697,6 +823,7 @@ func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 				}
 				sc.points[d] += sc.wordBest[d]
 				sc.matched[d]++
+				sc.mask[d] |= 1 << min(i, 63)
 			}
 			sc.wordBest[d] = 0
 		}
@@ -708,7 +835,8 @@ func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 	// A brand's words are the same in each of its cigars: decide once per brand
 	// whether the query named it.
 	for bi, b := range ix.brandList {
-		sc.brandAll[bi] = allHit(b.words, sc)
+		sc.brandAll[bi] = allHit(b.words, sc) || anyHit(ix.brandDistinct[bi], sc)
+		sc.brandFull[bi] = sc.brandAll[bi] && ix.fullHit(b.words, sc)
 		sc.aliasNamed[bi] = false
 		for _, ws := range b.aliases {
 			if len(ws) > 0 && allHit(ws, sc) {
@@ -718,6 +846,81 @@ func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 		}
 	}
 	return required
+}
+
+func anyHit(ws []int32, sc *scratch) bool {
+	for _, w := range ws {
+		if sc.brandHit[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// fullHit says whether the query writes a brand's name (ws): its words in
+// order, a particle or a connector between them allowed, particles optional
+// ("Romeo Julieta", "Kestrel and Finch"). "Corsario Serie 5 Gran Robusto"
+// does not write Gran Corsario's name: its "Gran" is the vitola's.
+func (ix *Index) fullHit(ws []int32, sc *scratch) bool {
+	var ends uint64 // positions where the name written so far may end
+	started := false
+	for _, w := range ws {
+		var at uint64
+		for _, x := range sc.brandAt {
+			if x.word == w {
+				at |= 1 << min(x.pos, 63)
+			}
+		}
+		switch {
+		case at == 0 && particles[ix.words[w]]:
+			continue
+		case at == 0:
+			return false
+		case !started:
+			ends, started = at, true
+		default:
+			if ends = (ends<<1 | ends<<2) & at; ends == 0 {
+				return false
+			}
+		}
+	}
+	return started
+}
+
+// lineBrandsOf gathers in sc.lineBrands the brands with a cigar whose name
+// holds word w.
+func (ix *Index) lineBrandsOf(w int32, sc *scratch) {
+	sc.lineBrands = sc.lineBrands[:0]
+	for _, p := range ix.postings[w] {
+		if b := ix.docBrand[p.doc]; p.fields&fieldName != 0 && !slices.Contains(sc.lineBrands, b) {
+			sc.lineBrands = append(sc.lineBrands, b)
+		}
+	}
+}
+
+// mentions says whether the query mentions word w of the name of a cigar of
+// brand entry bi: some query word matched it, and when the query names the
+// brand in full (brandFull), more of them than the brand's name holds w, as
+// a word written once for the brand's name is the brand's ("Kestrel & Finch
+// Robusto" does not mention the Kestrel line; "Kestrel & Finch Kestrel
+// Robusto" and "Kestrel Robusto" do).
+func (ix *Index) mentions(w, bi int32, sc *scratch) bool {
+	n := int(sc.termCount[w])
+	if n == 0 || !sc.brandFull[bi] {
+		return n > 0
+	}
+	return n > count(ix.brandList[bi].words, w)
+}
+
+// count is how many times ws holds w.
+func count(ws []int32, w int32) int {
+	n := 0
+	for _, x := range ws {
+		if x == w {
+			n++
+		}
+	}
+	return n
 }
 
 func allHit(ws []int32, sc *scratch) bool {
@@ -749,11 +952,21 @@ func (ix *Index) score(di int32, required int, sc *scratch) Hit {
 func (ix *Index) points(di int32, required int, sc *scratch) (points int32, distinct int, named bool) {
 	points = sc.points[di] + missingWordPoints*int32(required-int(sc.matched[di]))
 	// A cigar alias the text names in full stands for the whole name.
-	named = ix.docHasAlias[di] && ix.cigarAliasNamed(&ix.docs[di], sc)
+	d := &ix.docs[di]
+	named = ix.docHasAlias[di] && ix.cigarAliasNamed(d, sc)
 	if !named {
-		for _, nw := range ix.nameFlat[ix.nameOff[di]:ix.nameOff[di+1]] {
+		// A derived word the query matched stands for the words it is made
+		// of.
+		var covered uint32
+		for _, s := range d.derived {
+			if sc.termCount[s.word] > 0 {
+				covered |= s.cover
+			}
+		}
+		bi := ix.docBrand[di]
+		for j, nw := range ix.nameFlat[ix.nameOff[di]:ix.nameOff[di+1]] {
 			switch {
-			case sc.termSeen[nw]:
+			case covered>>j&1 == 1 || ix.mentions(nw, bi, sc):
 			case ix.generic[nw]:
 				points += unmatchedGeneric
 			default:
@@ -874,7 +1087,7 @@ func (ix *Index) cigarAliasNamed(d *doc, sc *scratch) bool {
 				continue
 			}
 			distinct = true
-			if !sc.termSeen[w] {
+			if sc.termCount[w] == 0 {
 				all = false
 				break
 			}
@@ -887,9 +1100,10 @@ func (ix *Index) cigarAliasNamed(d *doc, sc *scratch) bool {
 }
 
 // genericWords are words of cigar names people leave out without meaning another
-// cigar: "Montecristo No 2" means the Classic No. 2.
+// cigar: "Montecristo No 2" means the Classic No. 2. ("Original" is not one: it
+// names a line beside others, as My Father's Original.)
 var genericWords = map[string]bool{
-	"classic": true, "series": true, "serie": true, "original": true, "collection": true,
+	"classic": true, "series": true, "serie": true, "collection": true,
 	"edition": true, "edicion": true, "line": true, "linea": true, "no": true,
 	"de": true, "del": true, "la": true, "el": true, "y": true, "the": true, "of": true,
 }

@@ -261,3 +261,120 @@ func mustDecodeErr(c *search.Cursors, qk, cur string) string {
 	}
 	return ""
 }
+
+// TestDerivedNames: on a catalog without any alias, resolve reads the names
+// derived from the catalog's own: a brand's initialisms (with and without its
+// particles, "&" or "and"), its distinctive word, joined words, the
+// initialisms of a line and of a vitola, of brand and name together; and a
+// word two brands share names neither.
+func TestDerivedNames(t *testing.T) {
+	country := "Nicaragua"
+	brands := []*catalog.Brand{
+		{ID: "b1", Name: "La Gloria Cubana", Country: &country},
+		{ID: "b2", Name: "Casa de Torres & Hijos", Country: &country},
+		{ID: "b3", Name: "Te-Amo Nuevo", Country: &country},
+		{ID: "b4", Name: "Gran Habano", Country: &country},
+		{ID: "b5", Name: "Habano Primero", Country: &country},
+	}
+	var cigars []*catalog.Cigar
+	for _, c := range []struct{ brand, name string }{
+		{"b1", "Serie R No. 5"}, {"b1", "Serie R No. 6"}, {"b1", "Wavell"}, {"b1", "Classic Double Corona"}, {"b1", "Classic Corona"},
+		{"b2", "Master Blend 3 Robusto"}, {"b2", "Master Blend 3 Toro"}, {"b2", "Reserva 8-9-8"}, {"b2", "Reserva Robusto"},
+		{"b3", "Toro"}, {"b3", "Churchill"},
+		{"b4", "Corojo Robusto"}, {"b4", "Corojo Toro"},
+		{"b5", "Corojo Robusto"}, {"b5", "Maduro Robusto"},
+	} {
+		cigars = append(cigars, &catalog.Cigar{ID: c.brand + "/" + c.name, BrandID: c.brand, Name: c.name, Origin: country})
+	}
+	ix := search.Build(brands, cigars)
+	tests := []struct {
+		query, want string // want "" = not resolved
+	}{
+		{"LGC Wavell", "La Gloria Cubana Wavell"},                    // initialism
+		{"GC Serie R 6", "La Gloria Cubana Serie R No. 6"},           // without the particle
+		{"L G C Serie R No 5", "La Gloria Cubana Serie R No. 5"},     // spaced
+		{"Gloria Wavell", "La Gloria Cubana Wavell"},                 // distinctive word
+		{"lgc sr6", "La Gloria Cubana Serie R No. 6"},                // a line's initialism
+		{"lgcsr5", "La Gloria Cubana Serie R No. 5"},                 // brand and name together
+		{"LGC DC", "La Gloria Cubana Classic Double Corona"},         // a vitola's initialism
+		{"CdTH Reserva 898", "Casa de Torres & Hijos Reserva 8-9-8"}, // "8-9-8" joined
+		{"Casa de Torres and Hijos Reserva Robusto", "Casa de Torres & Hijos Reserva Robusto"},
+		{"CTH MB3 Toro", "Casa de Torres & Hijos Master Blend 3 Toro"},
+		{"TeAmo Churchill", "Te-Amo Nuevo Churchill"}, // joined
+		{"Habano Corojo Robusto", ""},                 // "Habano" is in two brands' names: it names neither
+		{"Gran Habano Corojo Robusto", "Gran Habano Corojo Robusto"},
+		{"LGC", ""}, // a brand alone
+		{"lgc sr", ""},
+	}
+	for _, tt := range tests {
+		hits, resolved := ix.Resolve(tt.query, "", 5)
+		got := ""
+		if resolved {
+			got = names(hits, 1)[0]
+		}
+		if got != tt.want {
+			t.Errorf("Resolve(%q) = %q (candidates %v), want %q", tt.query, got, names(hits, 2), tt.want)
+		}
+	}
+}
+
+// TestBrandWordCountsOnce: a word of the brand's name that is also a word of
+// one of its cigars' names is brand evidence only when the text writes it
+// once and names the brand in full; written again, it names the cigar too.
+func TestBrandWordCountsOnce(t *testing.T) {
+	country := "Nicaragua"
+	brands := []*catalog.Brand{
+		{ID: "b1", Name: "Kestrel & Finch", Country: &country},
+		{ID: "b2", Name: "Gran Corsario", Country: &country},
+		{ID: "b3", Name: "Gran Vela", Country: &country},
+	}
+	var cigars []*catalog.Cigar
+	for _, c := range []struct{ brand, name string }{
+		{"b1", "Kestrel Robusto"}, {"b1", "Kestrel Toro"}, {"b1", "Finch Reserva Robusto"}, {"b1", "Nocturne Robusto"},
+		{"b2", "Serie 5 Gran Robusto"}, {"b2", "Serie 5 Robusto"}, {"b2", "Serie 5 Toro"}, {"b2", "Maduro Robusto"},
+		{"b3", "Robusto"}, {"b3", "Churchill"},
+	} {
+		cigars = append(cigars, &catalog.Cigar{ID: c.brand + "/" + c.name, BrandID: c.brand, Name: c.name, Origin: country})
+	}
+	ix := search.Build(brands, cigars)
+	tests := []struct {
+		query, want string // want "" = not resolved
+	}{
+		// "Kestrel" names the brand here, not its line: three Robustos.
+		{"Kestrel & Finch Robusto", ""},
+		{"Kestrl & Finch Robusto", ""}, // a typo consumes the word as well
+		{"Kestrel & Finch Kestrel Robusto", "Kestrel & Finch Kestrel Robusto"},
+		{"Kestrl and Finch Kestrel Robusto", "Kestrel & Finch Kestrel Robusto"},
+		{"Kestrel & Finch Robusto Kestrel", "Kestrel & Finch Kestrel Robusto"},
+		// Not the brand's full name: the word is the line's as well.
+		{"Kestrel Robusto", "Kestrel & Finch Kestrel Robusto"},
+		{"Kestrel & Finch Finch Robusto", "Kestrel & Finch Finch Reserva Robusto"},
+		{"Kestrel & Finch Nocturne", "Kestrel & Finch Nocturne Robusto"},
+		{"Kestrel & Finch Kestrel", ""}, // a Robusto and a Toro
+		{"Kestrel & Finch Toro", "Kestrel & Finch Kestrel Toro"},
+		// "Gran" of the brand's name, and of a vitola beside a Robusto.
+		{"Gran Corsario Serie 5 Gran Robusto", "Gran Corsario Serie 5 Gran Robusto"},
+		{"Gran Corsario Serie 5 Robusto", "Gran Corsario Serie 5 Robusto"},
+		{"Gran Corsario Gran Robusto", "Gran Corsario Serie 5 Gran Robusto"},
+		{"Gran Corsario Robusto", ""},
+		// Not the brand's name as written: "Gran" may be the brand's, as
+		// "Fuente" of "Fuente Hemingway" is; unresolved, not the Robusto.
+		{"Corsario Serie 5 Gran Robusto", ""},
+		{"Gran Corsario Serie 5 Robusto Gran", "Gran Corsario Serie 5 Gran Robusto"},
+		{"Gran Vela Robusto", "Gran Vela Robusto"},
+	}
+	for _, tt := range tests {
+		hits, resolved := ix.Resolve(tt.query, "", 5)
+		got := ""
+		if resolved {
+			got = names(hits, 1)[0]
+		}
+		if got != tt.want {
+			t.Errorf("Resolve(%q) = %q (candidates %v), want %q", tt.query, got, names(hits, 3), tt.want)
+		}
+	}
+	// Search matches words as written: the brand's every Robusto has them all.
+	if got := names(ix.Search("Gran Corsario Gran Robusto", ""), 5); len(got) != 3 {
+		t.Errorf("Search(Gran Corsario Gran Robusto) = %v, want the brand's three Robustos", got)
+	}
+}

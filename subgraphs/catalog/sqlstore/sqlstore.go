@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -238,24 +241,82 @@ func (s *Store) Write(ctx context.Context, fn func(w catalog.Writer) error) erro
 		// lock until commit, so writers commit in version order: a reader that
 		// sees version v sees every row changed at v or before, and no row
 		// committed later is marked v or before.
-		w := &writer{tx: tx}
+		w := &writer{tx: tx, stmts: map[string]*sqlx.Stmt{}}
 		if err := tx.GetContext(ctx, &w.version, `UPDATE catalog_version SET version = version + 1 WHERE id = 1 RETURNING version`); err != nil {
 			return fmt.Errorf("move the catalog version: %w", err)
+		}
+		if err := s.db.Notify(ctx, tx, changesChannel); err != nil { // Watch
+			return err
+		}
+		if s.db.Dialect == sqldb.SQLite {
+			// The pages a write changes stay in memory until it commits: with
+			// SQLite's default cache (2 MiB) an import of 1,000 cigars into a
+			// large catalog spilled them to the WAL, many several times, before
+			// writing them at commit. The cache is the connection's: it goes
+			// back to the default when the write ends, committed or not.
+			if _, err := tx.ExecContext(ctx, `PRAGMA cache_size = -`+writeCacheKiB); err != nil {
+				return fmt.Errorf("write cache: %w", err)
+			}
+			defer tx.ExecContext(context.WithoutCancel(ctx), `PRAGMA cache_size = -2000`)
 		}
 		return fn(w)
 	})
 }
+
+// writeCacheKiB is SQLite's page cache during a write: room for the pages an
+// import of tens of thousands of cigars changes.
+const writeCacheKiB = "65536"
 
 // writer implements catalog.Writer inside a transaction that moved the
 // catalog's version to version.
 type writer struct {
 	tx      *sqlx.Tx
 	version int64
+	// stmts are the statements prepared in this transaction, by query: an
+	// import runs each once per cigar, and SQLite parsing them anew each time
+	// took a third of its CPU.
+	stmts map[string]*sqlx.Stmt
+	// next is the number the next new cigar gets (0 until the first): writers
+	// run one at a time (the version row's lock), so it is counted here rather
+	// than read from the table for every new cigar.
+	next int
+}
+
+// stmt is query prepared once in the write's transaction (closed with it).
+func (w *writer) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	if st, ok := w.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := w.tx.PreparexContext(ctx, w.tx.Rebind(query))
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	w.stmts[query] = st
+	return st, nil
+}
+
+// exec runs a prepared statement.
+func (w *writer) exec(ctx context.Context, query string, args ...any) error {
+	st, err := w.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(ctx, args...)
+	return err
+}
+
+// get runs a prepared query of one row into dst.
+func (w *writer) get(ctx context.Context, dst any, query string, args ...any) error {
+	st, err := w.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	return st.GetContext(ctx, dst, args...)
 }
 
 func (w *writer) BrandByName(ctx context.Context, name string) (*catalog.Brand, error) {
 	var r brandRow
-	err := w.tx.GetContext(ctx, &r, w.tx.Rebind(`SELECT `+brandCols+` FROM brands WHERE name = ?`), name)
+	err := w.get(ctx, &r, `SELECT `+brandCols+` FROM brands WHERE name = ?`, name)
 	if sqldb.IsNoRows(err) {
 		return nil, catalog.ErrNotFound
 	}
@@ -267,9 +328,9 @@ func (w *writer) BrandByName(ctx context.Context, name string) (*catalog.Brand, 
 
 func (w *writer) UpsertBrand(ctx context.Context, b *catalog.Brand) error {
 	aliases, _ := json.Marshal(nonNil(b.Aliases))
-	_, err := w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO brands (id, name, country, aliases, changed_at) VALUES (?, ?, ?, ?, ?)
+	err := w.exec(ctx, `INSERT INTO brands (id, name, country, aliases, changed_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET name = excluded.name, country = excluded.country, aliases = excluded.aliases,
-		changed_at = excluded.changed_at`),
+		changed_at = excluded.changed_at`,
 		b.ID, b.Name, b.Country, string(aliases), w.version)
 	if err != nil {
 		return fmt.Errorf("upsert brand %q: %w", b.Name, err)
@@ -277,51 +338,207 @@ func (w *writer) UpsertBrand(ctx context.Context, b *catalog.Brand) error {
 	return nil
 }
 
+// batchRows is how many rows one statement of UpsertCigars or
+// UpsertProducts writes: 100 cigars are 1,000 parameters, well within
+// SQLite's 32,766 and PostgreSQL's 65,535. One statement of many rows rather
+// than one a row: an import of 1,000 cigars on PostgreSQL made 5,000 round
+// trips.
+const batchRows = 100
+
 func (w *writer) UpsertCigar(ctx context.Context, c *catalog.Cigar) (bool, error) {
-	created := false
-	err := w.tx.GetContext(ctx, &c.Number, w.tx.Rebind(`SELECT number FROM cigars WHERE id = ?`), c.ID)
-	if sqldb.IsNoRows(err) {
-		created = true
-		err = w.tx.GetContext(ctx, &c.Number, `SELECT COALESCE(MAX(number), 0) + 1 FROM cigars`)
-	}
+	created, err := w.UpsertCigars(ctx, []*catalog.Cigar{c})
 	if err != nil {
 		return false, err
 	}
-	enc := func(cs []catalog.Component) string {
-		b, _ := json.Marshal(nonNil(cs))
+	return created[0], nil
+}
+
+func (w *writer) UpsertCigars(ctx context.Context, cs []*catalog.Cigar) ([]bool, error) {
+	created := make([]bool, 0, len(cs))
+	for batch := range slices.Chunk(cs, batchRows) {
+		c, err := w.upsertCigars(ctx, batch)
+		if err != nil {
+			return nil, err
+		}
+		created = append(created, c...)
+	}
+	return created, nil
+}
+
+// upsertCigars upserts up to batchRows cigars: it reads which exist (their
+// numbers and aliases), numbers the new ones and writes them all in one
+// statement.
+func (w *writer) upsertCigars(ctx context.Context, cs []*catalog.Cigar) ([]bool, error) {
+	ids, err := distinctIDs(cs, func(c *catalog.Cigar) string { return c.ID }, "cigar")
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		ID      string `db:"id"`
+		Number  int    `db:"number"`
+		Aliases string `db:"aliases"`
+	}
+	if err := w.selectRows(ctx, &rows, `SELECT id, number, aliases FROM cigars WHERE id IN `+values(len(cs), 1), ids...); err != nil {
+		return nil, fmt.Errorf("find cigars: %w", err)
+	}
+	stored := make(map[string]int, len(rows))
+	for i, r := range rows {
+		stored[r.ID] = i
+	}
+	enc := func(v any) string {
+		b, _ := json.Marshal(v)
 		return string(b)
 	}
-	aliases, _ := json.Marshal(nonNil(c.Aliases))
-	_, err = w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO cigars (id, number, brand_id, name, origin, wrapper, binder, filler, aliases, changed_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	created := make([]bool, len(cs))
+	args := make([]any, 0, 10*len(cs))
+	for i, c := range cs {
+		aliases := enc(nonNil(c.Aliases))
+		if r, ok := stored[c.ID]; ok {
+			c.Number = rows[r].Number
+			if c.Aliases == nil { // nil keeps the stored aliases
+				aliases = rows[r].Aliases
+			}
+		} else {
+			if w.next == 0 {
+				if err := w.tx.GetContext(ctx, &w.next, `SELECT COALESCE(MAX(number), 0) + 1 FROM cigars`); err != nil {
+					return nil, fmt.Errorf("number new cigars: %w", err)
+				}
+			}
+			c.Number, created[i] = w.next, true
+			w.next++
+		}
+		args = append(args, c.ID, c.Number, c.BrandID, c.Name, c.Origin, enc(nonNil(c.Wrapper)), enc(nonNil(c.Binder)), enc(nonNil(c.Filler)), aliases, w.version)
+	}
+	err = w.exec(ctx, `INSERT INTO cigars (id, number, brand_id, name, origin, wrapper, binder, filler, aliases, changed_at)
+		VALUES `+values(10, len(cs))+`
 		ON CONFLICT (id) DO UPDATE SET brand_id = excluded.brand_id, name = excluded.name,
 		origin = excluded.origin, wrapper = excluded.wrapper, binder = excluded.binder, filler = excluded.filler,
-		aliases = CASE WHEN ? THEN excluded.aliases ELSE cigars.aliases END, changed_at = excluded.changed_at`),
-		c.ID, c.Number, c.BrandID, c.Name, c.Origin, enc(c.Wrapper), enc(c.Binder), enc(c.Filler), string(aliases), w.version,
-		c.Aliases != nil) // nil keeps the stored aliases
+		aliases = excluded.aliases, changed_at = excluded.changed_at`, args...)
 	if err != nil {
-		return false, fmt.Errorf("upsert cigar %q: %w", c.Name, err)
+		return nil, fmt.Errorf("upsert cigars %q to %q: %w", cs[0].Name, cs[len(cs)-1].Name, err)
 	}
 	return created, nil
 }
 
 func (w *writer) UpsertProduct(ctx context.Context, p *catalog.Product) error {
-	_, err := w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO products (id, gtin, name, kind, synthetic, published) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET gtin = excluded.gtin, name = excluded.name, kind = excluded.kind,
-		synthetic = excluded.synthetic, published = excluded.published`),
-		p.ID, p.GTIN, p.Name, p.Kind, p.Synthetic, p.Published)
-	if err != nil {
-		return fmt.Errorf("upsert product %q: %w", p.Name, err)
-	}
-	if _, err := w.tx.ExecContext(ctx, w.tx.Rebind(`DELETE FROM product_contents WHERE product_id = ?`), p.ID); err != nil {
-		return err
-	}
-	for _, c := range p.Contents {
-		if _, err := w.tx.ExecContext(ctx, w.tx.Rebind(`INSERT INTO product_contents (product_id, cigar_id, quantity) VALUES (?, ?, ?)`), p.ID, c.CigarID, c.Quantity); err != nil {
-			return fmt.Errorf("product %q contents: %w", p.Name, err)
+	return w.UpsertProducts(ctx, []*catalog.Product{p})
+}
+
+func (w *writer) UpsertProducts(ctx context.Context, ps []*catalog.Product) error {
+	for batch := range slices.Chunk(ps, batchRows) {
+		if err := w.upsertProducts(ctx, batch); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// upsertProducts upserts up to batchRows products and replaces their
+// contents, in three statements (more for products of many contents).
+func (w *writer) upsertProducts(ctx context.Context, ps []*catalog.Product) error {
+	ids, err := distinctIDs(ps, func(p *catalog.Product) string { return p.ID }, "product")
+	if err != nil {
+		return err
+	}
+	args := make([]any, 0, 6*len(ps))
+	var contents []any
+	for _, p := range ps {
+		args = append(args, p.ID, p.GTIN, p.Name, p.Kind, p.Synthetic, p.Published)
+		for _, c := range p.Contents {
+			contents = append(contents, p.ID, c.CigarID, c.Quantity)
+		}
+	}
+	what := fmt.Sprintf("products %q to %q", ps[0].Name, ps[len(ps)-1].Name)
+	err = w.exec(ctx, `INSERT INTO products (id, gtin, name, kind, synthetic, published) VALUES `+values(6, len(ps))+`
+		ON CONFLICT (id) DO UPDATE SET gtin = excluded.gtin, name = excluded.name, kind = excluded.kind,
+		synthetic = excluded.synthetic, published = excluded.published`, args...)
+	if err != nil {
+		return fmt.Errorf("upsert %s: %w", what, err)
+	}
+	if err := w.exec(ctx, `DELETE FROM product_contents WHERE product_id IN `+values(len(ps), 1), ids...); err != nil {
+		return fmt.Errorf("%s contents: %w", what, err)
+	}
+	for batch := range slices.Chunk(contents, 3*batchRows) {
+		if err := w.exec(ctx, `INSERT INTO product_contents (product_id, cigar_id, quantity) VALUES `+values(3, len(batch)/3), batch...); err != nil {
+			return fmt.Errorf("%s contents: %w", what, err)
+		}
+	}
+	return nil
+}
+
+// distinctIDs returns the IDs of xs, or an error naming one given twice: a
+// statement cannot upsert the same row twice.
+func distinctIDs[T any](xs []T, id func(T) string, what string) ([]any, error) {
+	ids := make([]any, len(xs))
+	seen := make(map[string]bool, len(xs))
+	for i, x := range xs {
+		k := id(x)
+		if seen[k] {
+			return nil, fmt.Errorf("%s %s is given twice", what, k)
+		}
+		seen[k] = true
+		ids[i] = k
+	}
+	return ids, nil
+}
+
+// values is the placeholders of rows rows of cols values: "(?, ?), (?, ?)";
+// of one row, an IN list.
+func values(cols, rows int) string {
+	row := "(" + strings.Repeat("?, ", cols-1) + "?)"
+	return strings.Repeat(row+", ", rows-1) + row
+}
+
+// selectRows runs a prepared query of rows into dst.
+func (w *writer) selectRows(ctx context.Context, dst any, query string, args ...any) error {
+	st, err := w.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	return st.SelectContext(ctx, dst, args...)
+}
+
+// changesChannel is where writes tell PostgreSQL listeners (Watch) they
+// committed.
+const changesChannel = "catalog_changes"
+
+// WatchEvery is how often Watch reads the version on SQLite. The read takes
+// about 12 µs, but waking an idle server for it about 75 µs of CPU: at 50 ms
+// an idle server spends 3.7 ms of CPU a second more (0.4% of a core; 20 ms
+// cost 14 ms), and a write waits 25 ms on average to be seen.
+const WatchEvery = 50 * time.Millisecond
+
+// Watch calls changed once watching, then whenever the catalog may have
+// changed, until ctx ends or the store fails: on PostgreSQL when a write
+// commits (writes notify, Watch listens); on SQLite, which tells no other
+// process of a commit, when the version moves, read every WatchEvery. The
+// search index follows a write within milliseconds rather than at its poll.
+func (s *Store) Watch(ctx context.Context, changed func()) error {
+	if s.db.Dialect == sqldb.Postgres {
+		return s.db.Listen(ctx, changesChannel, changed)
+	}
+	t := time.NewTicker(WatchEvery)
+	defer t.Stop()
+	seen := int64(-1)
+	// The read is not cancelled with ctx (the loop ends with it): for a
+	// context that can be, the driver and database/sql each start a
+	// goroutine to watch it.
+	read := context.WithoutCancel(ctx)
+	for {
+		v, err := s.Version(read)
+		if err != nil {
+			return err
+		}
+		if v != seen {
+			seen = v
+			changed()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // Version is the catalog's change counter.

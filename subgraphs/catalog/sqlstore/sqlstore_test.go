@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
@@ -293,6 +294,178 @@ func TestChangesSinceMissesNoConcurrentWrite(t *testing.T) {
 			}
 			if len(seen) != writers*each {
 				t.Fatalf("the follower saw %d of the %d cigars written", len(seen), writers*each)
+			}
+		})
+	}
+}
+
+// TestWatchTellsOfWrites: Watch tells once it watches, then of each write
+// committed by another handle on the store (another process, as an import
+// is) soon after it commits, and of none rolled back; on PostgreSQL, not of
+// a write to another store's catalog in the same database, and it ends with
+// an error when its connection drops.
+func TestWatchTellsOfWrites(t *testing.T) {
+	for backend, cfg := range sqldbtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			st := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations))
+			db := sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations)
+			writer := sqlstore.New(db)
+			told := make(chan struct{}, 100)
+			stopped := make(chan error, 1)
+			go func() { stopped <- st.Watch(ctx, func() { told <- struct{}{} }) }()
+			// Told within this on a busy machine; milliseconds when quiet.
+			const soon = 10 * time.Second
+			wait := func(what string) {
+				t.Helper()
+				select {
+				case <-told:
+				case err := <-stopped:
+					t.Fatalf("%s: the watch stopped: %v", what, err)
+				case <-time.After(soon):
+					t.Fatalf("%s: not told within %s", what, soon)
+				}
+			}
+			quiet := func(what string) {
+				t.Helper()
+				select {
+				case <-told:
+					t.Fatalf("told of %s", what)
+				case <-time.After(10 * sqlstore.WatchEvery):
+				}
+			}
+			wait("watching")
+			quiet("nothing")
+
+			brand := &catalog.Brand{ID: catalog.BrandID("Vigía"), Name: "Vigía"}
+			start := time.Now()
+			if err := writer.Write(ctx, func(w catalog.Writer) error { return w.UpsertBrand(ctx, brand) }); err != nil {
+				t.Fatal(err)
+			}
+			wait("a write")
+			t.Logf("told %s after the write returned", time.Since(start).Round(time.Millisecond))
+			quiet("one write twice")
+
+			failed := fmt.Errorf("no")
+			if err := writer.Write(ctx, func(w catalog.Writer) error { w.UpsertBrand(ctx, brand); return failed }); err != failed {
+				t.Fatalf("rolled-back write: %v", err)
+			}
+			quiet("a rolled-back write")
+
+			if cfg.DatabaseURL != "" {
+				other := cfg
+				other.SchemaPrefix += "x"
+				t.Cleanup(func() { sqldbtest.DropSchemas(t, cfg.DatabaseURL, other.SchemaPrefix) })
+				elsewhere := sqlstore.New(sqldbtest.MustOpen(t, other, sqlstore.StoreName, sqlstore.Migrations))
+				if err := elsewhere.Write(ctx, func(w catalog.Writer) error { return w.UpsertBrand(ctx, brand) }); err != nil {
+					t.Fatal(err)
+				}
+				quiet("another store's write")
+
+				// A listening connection that drops ends the watch with an
+				// error (follow starts it again; its poll goes on meanwhile).
+				if _, err := db.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN "`+cfg.SchemaPrefix+`catalog.%'`); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case err := <-stopped:
+					if err == nil || ctx.Err() != nil {
+						t.Fatalf("the watch ended with %v when its connection dropped", err)
+					}
+				case <-time.After(soon):
+					t.Fatal("the watch went on when its connection dropped")
+				}
+				return
+			}
+			cancel()
+			select {
+			case <-stopped:
+			case <-time.After(soon):
+				t.Fatal("the watch did not stop when its context ended")
+			}
+		})
+	}
+}
+
+// TestUpsertMany: UpsertCigars and UpsertProducts over more rows than one
+// statement writes do what UpsertCigar and UpsertProduct do for each: new
+// cigars numbered on from the catalog's last, existing ones keeping their
+// number (and their aliases when given none), products' contents replaced;
+// an ID given twice is refused.
+func TestUpsertMany(t *testing.T) {
+	for backend, cfg := range sqldbtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			st := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations))
+			brand := &catalog.Brand{ID: catalog.BrandID("Lotes"), Name: "Lotes"}
+			cigar := func(i int, aliases []string) *catalog.Cigar {
+				name := fmt.Sprintf("Lote %d", i)
+				return &catalog.Cigar{ID: catalog.CigarID(brand.Name, name), BrandID: brand.ID, Name: name, Origin: "Cuba", Aliases: aliases}
+			}
+			product := func(i int, cigars ...int) *catalog.Product {
+				gtin := fmt.Sprintf("0%012d", i)
+				p := &catalog.Product{ID: catalog.ProductID(gtin), GTIN: gtin, Name: gtin, Kind: "pack", Published: true}
+				for _, c := range cigars {
+					p.Contents = append(p.Contents, catalog.ProductContent{CigarID: cigar(c, nil).ID, Quantity: c + 1})
+				}
+				return p
+			}
+			write := func(fn func(w catalog.Writer) error) error { return st.Write(ctx, fn) }
+			if err := write(func(w catalog.Writer) error {
+				if err := w.UpsertBrand(ctx, brand); err != nil {
+					return err
+				}
+				_, err := w.UpsertCigar(ctx, cigar(0, []string{"first"}))
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			var cs []*catalog.Cigar
+			for i := range 250 {
+				cs = append(cs, cigar(i, nil))
+			}
+			var created []bool
+			if err := write(func(w catalog.Writer) (err error) { created, err = w.UpsertCigars(ctx, cs); return err }); err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range cs {
+				if created[i] != (i > 0) || c.Number != i+1 {
+					t.Fatalf("cigar %d: created %v, number %d; want %v, %d", i, created[i], c.Number, i > 0, i+1)
+				}
+			}
+			if got, err := st.Cigar(ctx, cs[0].ID); err != nil || strings.Join(got.Aliases, "|") != "first" || got.Number != 1 {
+				t.Fatalf("the cigar there before: %+v, %v", got, err)
+			}
+			var ps []*catalog.Product
+			for i := range 150 {
+				ps = append(ps, product(i, i, i+1))
+			}
+			if err := write(func(w catalog.Writer) error { return w.UpsertProducts(ctx, ps) }); err != nil {
+				t.Fatal(err)
+			}
+			if err := write(func(w catalog.Writer) error { return w.UpsertProducts(ctx, []*catalog.Product{product(7, 3)}) }); err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range map[int][]catalog.ProductContent{
+				7:   {{CigarID: cigar(3, nil).ID, Quantity: 4}},
+				149: {{CigarID: cigar(149, nil).ID, Quantity: 150}, {CigarID: cigar(150, nil).ID, Quantity: 151}},
+			} {
+				p, err := st.Product(ctx, product(i).ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				slices.SortFunc(want, func(a, b catalog.ProductContent) int { return strings.Compare(a.CigarID, b.CigarID) })
+				if !slices.Equal(p.Contents, want) {
+					t.Fatalf("product %d contents: %+v, want %+v", i, p.Contents, want)
+				}
+			}
+			err := write(func(w catalog.Writer) error {
+				_, err := w.UpsertCigars(ctx, []*catalog.Cigar{cigar(300, nil), cigar(300, nil)})
+				return err
+			})
+			if err == nil || !strings.Contains(err.Error(), "given twice") {
+				t.Fatalf("a cigar given twice: %v", err)
 			}
 		})
 	}

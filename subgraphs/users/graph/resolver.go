@@ -42,6 +42,7 @@ type OAuthStore interface {
 // check, which the caller wraps around it); issuer is the API's public URL.
 func NewHandler(st Stores, issuer string) http.Handler {
 	auth := &oauth.Server{Issuer: issuer, Users: st, Clients: st, Grants: st}
+	go oauth.WarmUp()
 	return subgraph.NewGraphQLServer(NewExecutableSchema(Config{Resolvers: &Resolver{Store: st, Data: st, OAuth: st, Auth: auth}}))
 }
 
