@@ -303,8 +303,10 @@ func TestH1TransportRefusesHeaderInjection(t *testing.T) {
 // response, over at most as many connections as were in flight.
 func TestH1TransportConcurrent(t *testing.T) {
 	srv := newH1Server(t, echo)
-	tr := newTestH1()
 	const callers, each = 16, 50
+	// Room for every caller's connection when idle: none is closed and dialled
+	// again, so connections never outnumber callers.
+	tr := newH1Transport(standardTransport(false), callers)
 	errs := make(chan error, callers)
 	for c := range callers {
 		go func() {
