@@ -32,7 +32,7 @@ SDK_DEPS  := sdk/node_modules/.vitola-installed
 RELAY_DEPS := examples/relay/node_modules/.vitola-installed
 SDK_PACK  := .cache/sdk-pack
 
-.PHONY: run test bench-router bench-compare build generate compose tools check-tools clean sdk sdk-package relay-example widget browser evidence ocr stripe-mock staticcheck lint fuzz
+.PHONY: run test bench-router cosmo-router bench-compare build generate compose tools check-tools clean sdk sdk-package relay-example widget browser evidence ocr stripe-mock staticcheck lint fuzz
 
 run: build
 	@$(MAKE) --no-print-directory ocr || echo "tesseract could not be installed: fingerprints will carry no OCR text (the platform runs without it)"
@@ -57,10 +57,17 @@ test: tools sdk sdk-package relay-example browser ocr lint
 # subgraphs (tools/fedsubgraphs) and of Vitola's own, against calling a subgraph
 # directly, deduplication on and off, medians of rounds as ratios (see
 # router/federation_bench_test.go). BENCH_ROUNDS and BENCH_SECONDS tune it.
+# COSMO=1 measures Cosmo's router (0.341.0, pinned in tools/cosmo-router.sh;
+# COSMO_SRC=a git copy of its repository where the module proxy refuses it) in
+# the same rounds and prints the ratios issue 42 sets goals for.
 BENCH_ROUNDS ?= 3
 BENCH_SECONDS ?= 2
-bench-router:
-	VITOLA_BENCH=1 VITOLA_BENCH_ROUNDS=$(BENCH_ROUNDS) VITOLA_BENCH_SECONDS=$(BENCH_SECONDS) $(GO) test ./router -run '^TestRouterBenchmark$$' -count=1 -v -timeout 30m
+COSMO_ROUTER := $(TOOLS)/bin/cosmo-router
+bench-router: $(if $(COSMO),cosmo-router)
+	VITOLA_BENCH=1 VITOLA_BENCH_ROUNDS=$(BENCH_ROUNDS) VITOLA_BENCH_SECONDS=$(BENCH_SECONDS) $(if $(COSMO),VITOLA_BENCH_COSMO=$(COSMO_ROUTER)) $(GO) test ./router -run '^TestRouterBenchmark$$' -count=1 -v -timeout 60m
+
+cosmo-router:
+	GO=$(GO) tools/cosmo-router.sh $(COSMO_ROUTER)
 
 # bench-compare: vitola built from REF (any commit, e.g. REF=96e9e18) and from
 # the working tree, uncommitted changes included; the main benchmarks (router

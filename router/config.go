@@ -23,6 +23,8 @@ type Composed struct {
 	ClientSchema string
 	// SubgraphSDLs are the subgraphs' own schemas (they carry @cost/@listSize).
 	SubgraphSDLs []string
+	// separateCallers: some subgraph's fetches carry CallerHeader (SeparateCallers).
+	separateCallers bool
 }
 
 // LoadComposed reads a wgc router config and overrides subgraph routing URLs by
@@ -90,6 +92,7 @@ func (c *Composed) SeparateCallers(subgraphs ...string) {
 		if !ids[ds.Id] {
 			continue
 		}
+		c.separateCallers = true
 		fetch := ds.CustomGraphql.Fetch
 		if fetch.Header == nil {
 			fetch.Header = map[string]*nodev1.HTTPHeader{}

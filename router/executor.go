@@ -50,6 +50,9 @@ type executor struct {
 	dedup *dedup
 	// noSingleFlight turns off the engine's merging of identical subgraph fetches.
 	noSingleFlight bool
+	// callerHeader: some subgraph's fetches read CallerHeader, which each
+	// request must then carry (see Composed.SeparateCallers).
+	callerHeader bool
 }
 
 // kit is one request's reusable working set.
@@ -104,7 +107,7 @@ func newExecutor(ctx context.Context, client *http.Client, c *Composed, opts res
 	if err != nil {
 		return nil, fmt.Errorf("operation cache: %w", err)
 	}
-	x := &executor{schema: schema, client: clientSchema.Document(), config: cfg, resolver: resolve.New(ctx, opts), plans: plans, ops: ops, noSingleFlight: tuning.NoSingleFlight}
+	x := &executor{schema: schema, client: clientSchema.Document(), config: cfg, resolver: resolve.New(ctx, opts), plans: plans, ops: ops, noSingleFlight: tuning.NoSingleFlight, callerHeader: c.separateCallers}
 	if !tuning.NoInboundDedup {
 		x.dedup = newDedup()
 	}
@@ -185,6 +188,9 @@ func (x *executor) Execute(ctx context.Context, query, operationName string, var
 // what the same operation (opHash) took before, instead of the heap. The
 // engine's own inbound deduplication stays off: dedup does it (see there why).
 func (x *executor) resolve(ctx context.Context, pl *plan.SynchronousResponsePlan, opHash uint64, vars []byte, remap map[string]string, header http.Header, w io.Writer) error {
+	if info := pl.Response.Info; info != nil && info.OperationType == ast.OperationTypeQuery {
+		ctx = withReplayable(ctx) // a query's fetches read only: the transport may send one again
+	}
 	rctx := resolve.NewContext(ctx)
 	if len(vars) != 0 {
 		rctx.Variables = astjson.MustParseBytes(vars)
@@ -235,6 +241,11 @@ func (x *executor) operation(ctx context.Context, query, operationName string, v
 		telemetry.FromContext(ctx).PlanCache(true)
 		return op, nil
 	}
+	// Normalization may write into the variables' bytes, which the router's
+	// request cache shares between requests: it gets a copy of its own, and
+	// the cache keeps them as the request sent them.
+	sent := variables
+	variables = bytes.Clone(sent)
 	k := x.kits.Get().(*kit)
 	defer x.kits.Put(k)
 	k.doc.Reset()
@@ -251,7 +262,7 @@ func (x *executor) operation(ctx context.Context, query, operationName string, v
 		return nil, fmt.Errorf("operations of this kind are not supported (%T)", p)
 	}
 	// vars lives in the pooled document, which the next request reuses.
-	op := &prepared{query: query, operationName: operationName, variables: bytes.Clone(variables),
+	op := &prepared{query: query, operationName: operationName, variables: bytes.Clone(sent),
 		plan: pl, opHash: opHash, vars: bytes.Clone(vars), remap: remap}
 	if len(query)+len(variables) <= maxCachedRequest {
 		x.ops.Add(key, op)

@@ -5,10 +5,10 @@ package router
 // it, and the request read from a POST body or from GET's URL parameters.
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -120,7 +120,19 @@ type responder struct {
 	media string
 }
 
-func (rs responder) contentType() string { return rs.media + "; charset=utf-8" }
+// Content-Type values, made once: a header's value slices are only ever
+// replaced, never written into, so every response may share them.
+var (
+	contentTypeGraphQLResponse = []string{MediaGraphQLResponse + "; charset=utf-8"}
+	contentTypeJSON            = []string{MediaJSON + "; charset=utf-8"}
+)
+
+func (rs responder) contentType() []string {
+	if rs.media == MediaGraphQLResponse {
+		return contentTypeGraphQLResponse
+	}
+	return contentTypeJSON
+}
 
 // errors answers GraphQL errors with an HTTP status of their own: the request
 // was not well-formed, not allowed, or the server failed.
@@ -128,7 +140,7 @@ func (rs responder) errors(status int, errs ...*gqlerror.Error) {
 	for _, e := range errs { // the engine's messages repeat names whole
 		e.Message = apierr.ClipQuoted(e.Message)
 	}
-	rs.w.Header().Set("Content-Type", rs.contentType())
+	rs.w.Header()["Content-Type"] = rs.contentType()
 	rs.w.WriteHeader(status)
 	json.NewEncoder(rs.w).Encode(map[string]any{"errors": errs})
 }
@@ -144,9 +156,12 @@ func (rs responder) failed(errs ...*gqlerror.Error) {
 	rs.errors(status, errs...)
 }
 
-// data answers an executed operation's response.
+// data answers an executed operation's response, with its length: the
+// server then never chunks it, whatever its size.
 func (rs responder) data(body []byte) {
-	rs.w.Header().Set("Content-Type", rs.contentType())
+	h := rs.w.Header()
+	h["Content-Type"] = rs.contentType()
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	rs.w.Write(body)
 }
 
@@ -219,7 +234,13 @@ func decodeRequest(body []byte, maxNesting int) (gqlRequest, error) {
 	return req, nil
 }
 
-// readBody reads a POST body within limit; a larger one is a *http.MaxBytesError.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+// readBody reads a POST body within limit into buf; a larger one is a
+// *http.MaxBytesError. A declared length sizes buf at once (never beyond the
+// limit: the length is the client's word).
+func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit int64) error {
+	if n := r.ContentLength; n > 0 && n <= limit {
+		buf.Grow(int(n) + bytes.MinRead) // ReadFrom wants MinRead free to read the EOF too
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	return err
 }

@@ -70,6 +70,7 @@ type Config struct {
 // GraphiQL on a browser's GET.
 type Router struct {
 	exec     *executor
+	bodies   *bodies
 	analyzer *limits.Analyzer
 	keys     KeyChecker
 	tokens   *access.Tokens
@@ -107,7 +108,15 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	return &Router{exec: exec, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, quotas: cfg.Quotas, log: cfg.Logger, maxBody: int64(an.Limits().MaxBodyBytes), timeout: timeout, graphiql: webui.GraphiQLHandler(cfg.DemoKey),
+	size := cfg.Tuning.OperationCacheSize
+	if size <= 0 {
+		size = DefaultOperationCacheSize
+	}
+	bodies, err := newBodies(size)
+	if err != nil {
+		return nil, err
+	}
+	return &Router{exec: exec, bodies: bodies, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, quotas: cfg.Quotas, log: cfg.Logger, maxBody: int64(an.Limits().MaxBodyBytes), timeout: timeout, graphiql: webui.GraphiQLHandler(cfg.DemoKey),
 		persist: newPersistence(cfg.PersistedQueries, cfg.Documents)}, nil
 }
 
@@ -148,25 +157,13 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	body, ok := rt.readRequest(rs, r)
+	buf, ok := rt.readRequest(rs, r)
 	if !ok {
 		return
 	}
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		rs.errors(http.StatusBadRequest, gqlErr(CodeBatching, "batched operations are disabled: send one operation per request"))
-		return
-	}
-	// Bound the JSON's tokens and nesting before anything decodes it.
-	if err := rt.analyzer.CheckRequestJSON(body); err != nil {
-		rt.refuse(r.Context(), rs, err)
-		return
-	}
-	// One JSON value, no member twice, names as spelt: what the analyzer and
-	// the engine read is what every other reader of the body reads.
-	req, err := decodeRequest(body, rt.analyzer.Limits().MaxNesting)
-	if err != nil {
-		rs.errors(http.StatusBadRequest, gqlErr(CodeInvalidBody, err.Error()))
+	defer putBuf(buf)
+	req, vars, ok := rt.decode(r.Context(), rs, buf.Bytes())
+	if !ok {
 		return
 	}
 	doc, ok := rt.persisted(r.Context(), rs, &req, trustedOnly)
@@ -177,22 +174,15 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rs.errors(http.StatusBadRequest, gqlErr(CodeBadRequest, "query is required"))
 		return
 	}
-	var vars map[string]any
-	if len(req.Variables) > 0 && string(req.Variables) != "null" {
-		if err := json.Unmarshal(req.Variables, &vars); err != nil {
-			rs.errors(http.StatusBadRequest, gqlErr(CodeBadRequest, "variables must be a JSON object"))
-			return
-		}
-	}
-	if vars == nil {
-		req.Variables = json.RawMessage("{}") // the engine validates variables only when they are an object
-	}
 	if r.Method == http.MethodGet && !rt.queryOverGET(rs, req) {
 		return
 	}
 
 	start := time.Now()
-	var m limits.Measure
+	var (
+		m   limits.Measure
+		err error
+	)
 	if doc != nil {
 		m, err = doc.verdict.Check(vars) // the document's limits, checked once
 	} else {
@@ -214,9 +204,13 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// arms a timer per subgraph call.
 	ctx, cancel := context.WithTimeout(trust.WithIdentity(r.Context(), id), rt.timeout)
 	defer cancel()
-	var buf bytes.Buffer
-	caller := http.Header{CallerHeader: {id.Digest()}}
-	if err := rt.exec.Execute(ctx, req.Query, req.OperationName, req.Variables, caller, &buf); err != nil {
+	out := getBuf()
+	defer putBuf(out)
+	var caller http.Header
+	if rt.exec.callerHeader {
+		caller = http.Header{CallerHeader: {id.Digest()}}
+	}
+	if err := rt.exec.Execute(ctx, req.Query, req.OperationName, req.Variables, caller, out); err != nil {
 		var reqErr *RequestError
 		switch {
 		case errors.As(err, &reqErr):
@@ -232,14 +226,54 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt.log.Debug().Str("operation", req.OperationName).Int("depth", m.Depth).Int("cost", m.Cost).
 		Dur("took", time.Since(start)).Msg("graphql")
 	failed = false
-	rs.data(buf.Bytes())
+	rs.data(out.Bytes())
+}
+
+// decode reads a request body's parameters and variables, or answers the
+// refusal itself. A body seen before comes decoded from rt.bodies: each step
+// depends on the body's bytes alone.
+func (rt *Router) decode(ctx context.Context, rs responder, body []byte) (gqlRequest, map[string]any, bool) {
+	key := bodyKey(body)
+	if d, ok := rt.bodies.get(key, body); ok {
+		return d.req, d.vars, true
+	}
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		rs.errors(http.StatusBadRequest, gqlErr(CodeBatching, "batched operations are disabled: send one operation per request"))
+		return gqlRequest{}, nil, false
+	}
+	// Bound the JSON's tokens and nesting before anything decodes it.
+	if err := rt.analyzer.CheckRequestJSON(body); err != nil {
+		rt.refuse(ctx, rs, err)
+		return gqlRequest{}, nil, false
+	}
+	// One JSON value, no member twice, names as spelt: what the analyzer and
+	// the engine read is what every other reader of the body reads.
+	req, err := decodeRequest(body, rt.analyzer.Limits().MaxNesting)
+	if err != nil {
+		rs.errors(http.StatusBadRequest, gqlErr(CodeInvalidBody, err.Error()))
+		return gqlRequest{}, nil, false
+	}
+	vars, err := decodeVariables(req.Variables)
+	if err != nil {
+		rs.errors(http.StatusBadRequest, gqlErr(CodeBadRequest, "variables must be a JSON object"))
+		return gqlRequest{}, nil, false
+	}
+	if vars == nil {
+		req.Variables = json.RawMessage("{}") // the engine validates variables only when they are an object
+	}
+	rt.bodies.add(key, body, req, vars)
+	return req, vars, true
 }
 
 // readRequest reads a request's parameters as a JSON body: a POST's body
 // (Content-Type application/json, at most the body limit), or a GET's URL
 // parameters made into the same JSON, under the same limit. It answers the
 // refusal itself.
-func (rt *Router) readRequest(rs responder, r *http.Request) ([]byte, bool) {
+//
+// The body comes in a pooled buffer: the caller puts it back (putBuf) once
+// nothing reads the body any more.
+func (rt *Router) readRequest(rs responder, r *http.Request) (*bytes.Buffer, bool) {
 	if r.Method == http.MethodGet {
 		if int64(len(r.URL.RawQuery)) > rt.maxBody {
 			e := gqlErr(CodeBadRequest, fmt.Sprintf("the URL's parameters are longer than the maximum of %d bytes: send a shorter operation or fewer variables, or POST it", rt.maxBody))
@@ -252,26 +286,30 @@ func (rt *Router) readRequest(rs responder, r *http.Request) ([]byte, bool) {
 			rs.errors(http.StatusBadRequest, gqlErr(CodeInvalidBody, err.Error()))
 			return nil, false
 		}
-		return body, true
+		buf := getBuf()
+		buf.Write(body)
+		return buf, true
 	}
 	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || !jsonbody.IsJSON(ct[0]) {
 		rs.errors(http.StatusUnsupportedMediaType, gqlErr(CodeUnsupportedMedia, "Content-Type must be application/json"))
 		return nil, false
 	}
-	body, err := readBody(rs.w, r, rt.maxBody)
+	buf := getBuf()
+	err := readBody(buf, rs.w, r, rt.maxBody)
+	if err == nil {
+		return buf, true
+	}
+	putBuf(buf)
 	if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
 		e := gqlErr(CodeBadRequest, fmt.Sprintf("the request body is larger than the maximum of %d bytes: send a shorter operation or fewer variables", rt.maxBody))
 		e.Extensions["limit"], e.Extensions["maximum"] = "body bytes", rt.maxBody
 		rs.errors(http.StatusRequestEntityTooLarge, e)
-		return nil, false
 	} else if jsonbody.TimedOut(err) {
 		rs.errors(http.StatusRequestTimeout, gqlErr(CodeRequestTimeout, jsonbody.TimeoutMessage(r)))
-		return nil, false
-	} else if err != nil {
+	} else {
 		rs.errors(http.StatusBadRequest, gqlErr(CodeBadRequest, "could not read the request body"))
-		return nil, false
 	}
-	return body, true
+	return nil, false
 }
 
 // queryOverGET refuses over GET anything but a query (405, Allow: POST): GET
