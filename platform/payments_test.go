@@ -139,6 +139,72 @@ func data(t *testing.T, r restResponse) map[string]any {
 	return out.Data
 }
 
+// A revoked service client is refused promptly although verifications and
+// client rows are reused for a moment: at once by the process that revoked
+// it, within payments.ClientCacheTTL when another process did (the vitola
+// CLI writes the store itself), and with the same 401 as any bad credential
+// once the shim's verification has lapsed too.
+func TestPaymentsClientRevocation(t *testing.T) {
+	for backend, cfg := range sqldbtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			f := openPayments(t, cfg)
+			ctx := context.Background()
+			offers := func(c client) restResponse { return f.call(t, c, "GET", "/offers?resourceType=ai_credits", "") }
+			// refusedWithin polls until c is refused (401, or 403 while the
+			// shim's verification lasts) and then until it is refused with
+			// 401, each within its bound since since.
+			refusedWithin := func(c client, since time.Time, refused, unauthorized time.Duration) {
+				t.Helper()
+				sawRefusal := false
+				for {
+					r := offers(c)
+					took := time.Since(since)
+					switch {
+					case r.Status == 401 && r.code() == "unauthorized":
+						t.Logf("401 after %s", took.Round(time.Millisecond))
+						return
+					case r.Status == 403 && r.code() == "action_not_allowed":
+						if !sawRefusal {
+							sawRefusal = true
+							t.Logf("refused (403) after %s", took.Round(time.Millisecond))
+						}
+					case r.Status != 200:
+						t.Fatalf("%d %s", r.Status, r.Body)
+					case sawRefusal:
+						t.Fatalf("accepted again after a refusal")
+					}
+					if (!sawRefusal && took > refused) || took > unauthorized {
+						t.Fatalf("still answered %d %s after %s", r.Status, r.Body, took)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			for _, how := range []string{"by this process", "by another process"} {
+				c := f.client(t, payments.NewClient{Name: "revoked " + how})
+				for range 3 { // verified and its row read: both cached now
+					if r := offers(c); r.Status != 200 {
+						t.Fatalf("%d %s", r.Status, r.Body)
+					}
+				}
+				t.Run(how, func(t *testing.T) {
+					at := time.Now()
+					if how == "by this process" {
+						if err := f.p.PaymentsService.RevokeClient(ctx, c.id); err != nil {
+							t.Fatal(err)
+						}
+						if r := offers(c); r.Status != 401 && r.Status != 403 {
+							t.Fatalf("the next request: %d %s", r.Status, r.Body)
+						}
+					} else if err := f.p.PaymentsService.Store.RevokeClient(ctx, c.id, time.Now()); err != nil {
+						t.Fatal(err)
+					}
+					refusedWithin(c, at, payments.ClientCacheTTL+time.Second/2, 2*payments.ClientCacheTTL+time.Second)
+				})
+			}
+		})
+	}
+}
+
 func TestPaymentsAPI(t *testing.T) {
 	for backend, cfg := range sqldbtest.Backends(t) {
 		t.Run(backend, func(t *testing.T) {

@@ -62,6 +62,8 @@ type paymentsAPI struct {
 	// publicURL is {payments_origin}: the hosted checkout is served there.
 	publicURL string
 	log       zerolog.Logger
+	// auths spares the subgraph a secret check per request (clientauth.go).
+	auths *clientAuths
 }
 
 // fail answers a failed internal call: a refusal with its code and status,
@@ -91,7 +93,8 @@ func (p *paymentsAPI) fail(w http.ResponseWriter, err error) {
 const unauthorizedClientMessage = "send a valid service client secret as Authorization: Bearer <secret> and its ID as X-Service-Client-Id"
 
 // requireClient authenticates the service client and puts it in the
-// request's identity for the internal calls.
+// request's identity for the internal calls. A verification is reused for
+// clientAuthTTL; the subgraph checks the client is active on every call.
 func (p *paymentsAPI) requireClient(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Service-Client-Id")
@@ -100,19 +103,23 @@ func (p *paymentsAPI) requireClient(next http.Handler) http.Handler {
 			p.unauthorized(w)
 			return
 		}
-		var out struct {
-			AuthenticateServiceClient *struct{ ID string }
+		d := p.auths.digest(id, secret)
+		if !p.auths.verified(d) {
+			var out struct {
+				AuthenticateServiceClient *struct{ ID string }
+			}
+			ctx := trust.WithIdentity(r.Context(), trust.Identity{})
+			if err := p.client.Do(ctx, opAuthenticateClient, map[string]any{"id": id, "secret": secret}, &out); err != nil {
+				p.fail(w, err)
+				return
+			}
+			if out.AuthenticateServiceClient == nil || out.AuthenticateServiceClient.ID != id {
+				p.unauthorized(w)
+				return
+			}
+			p.auths.remember(d)
 		}
-		ctx := trust.WithIdentity(r.Context(), trust.Identity{})
-		if err := p.client.Do(ctx, opAuthenticateClient, map[string]any{"id": id, "secret": secret}, &out); err != nil {
-			p.fail(w, err)
-			return
-		}
-		if out.AuthenticateServiceClient == nil {
-			p.unauthorized(w)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(trust.WithIdentity(r.Context(), trust.Identity{ClientID: out.AuthenticateServiceClient.ID})))
+		next.ServeHTTP(w, r.WithContext(trust.WithIdentity(r.Context(), trust.Identity{ClientID: id})))
 	})
 }
 

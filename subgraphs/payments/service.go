@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vitolahq/vitola/internal/apierr"
@@ -45,6 +46,15 @@ type Service struct {
 	// replica repeats it under the same key (default DefaultChargeLease).
 	ChargeLease time.Duration
 	Now         func() time.Time
+
+	clientsOnce sync.Once
+	clientRows  *clientCache
+}
+
+// cachedClients is the process's cache of service client rows.
+func (s *Service) cachedClients() *clientCache {
+	s.clientsOnce.Do(func() { s.clientRows = newClientCache(ClientCacheTTL) })
+	return s.clientRows
 }
 
 func (s *Service) now() time.Time {
@@ -116,7 +126,18 @@ func (s *Service) RotateClientSecret(ctx context.Context, id string) (string, ti
 	if err := s.Store.RotateSecret(ctx, id, secret.Hash(plain), until); err != nil {
 		return "", time.Time{}, err
 	}
+	s.cachedClients().forget(id)
 	return plain, until, nil
+}
+
+// RevokeClient revokes a service client: this process refuses it at once,
+// other replicas within ClientCacheTTL.
+func (s *Service) RevokeClient(ctx context.Context, id string) error {
+	if err := s.Store.RevokeClient(ctx, id, s.now()); err != nil {
+		return err
+	}
+	s.cachedClients().forget(id)
+	return nil
 }
 
 // Authenticate returns the client whose ID and secret these are, or
@@ -126,7 +147,7 @@ func (s *Service) Authenticate(ctx context.Context, id, plain string) (*Client, 
 	if !ids.Valid(id, ids.ServiceClient) || !strings.HasPrefix(plain, ClientSecretPrefix) {
 		return nil, ErrNotFound
 	}
-	c, err := s.Store.Client(ctx, id)
+	c, err := s.cachedClients().get(ctx, s.Store, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, ErrNotFound
 	}
@@ -140,9 +161,10 @@ func (s *Service) Authenticate(ctx context.Context, id, plain string) (*Client, 
 }
 
 // ActiveClient loads the client a call acts for and checks its policy for
-// action. The shim authenticated it; it may have been revoked since.
+// action. The shim authenticated it; it may have been revoked since (seen
+// within ClientCacheTTL). The client returned is shared: callers only read it.
 func (s *Service) ActiveClient(ctx context.Context, id, action string) (*Client, error) {
-	c, err := s.Store.Client(ctx, id)
+	c, err := s.cachedClients().get(ctx, s.Store, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && c.RevokedAt != nil) {
 		return nil, Refuse(CodeActionNotAllowed, "this service client is not active")
 	}
