@@ -21,6 +21,8 @@ import (
 type observed struct {
 	driver.Connector
 	store string
+	// cacheStmts keeps each connection's prepared statements (stmtcache.go).
+	cacheStmts bool
 }
 
 func (o observed) Connect(ctx context.Context) (driver.Conn, error) {
@@ -28,7 +30,11 @@ func (o observed) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{Conn: c, store: o.store, span: "sql " + o.store}, nil
+	oc := &conn{Conn: c, store: o.store, span: "sql " + o.store}
+	if o.cacheStmts {
+		oc.stmts = newStmtCache()
+	}
+	return oc, nil
 }
 
 // dsnConnector is a driver.Connector over a driver that has none.
@@ -43,6 +49,14 @@ func (c dsnConnector) Driver() driver.Driver                        { return c.d
 type conn struct {
 	driver.Conn
 	store, span string
+	stmts       *stmtCache // nil: none
+}
+
+func (c *conn) Close() error {
+	if c.stmts != nil {
+		c.stmts.close()
+	}
+	return c.Conn.Close()
 }
 
 var sqlSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
@@ -82,7 +96,15 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		return nil, driver.ErrSkip
 	}
 	ctx, t, span := c.start(ctx)
-	res, err := e.ExecContext(ctx, query, args)
+	var res driver.Result
+	var err error
+	cached := false
+	if c.stmts != nil && cacheable(args) {
+		res, cached, err = c.stmts.exec(ctx, c.Conn, query, args)
+	}
+	if !cached && err == nil {
+		res, err = e.ExecContext(ctx, query, args)
+	}
 	c.done(t, span, query, err)
 	return res, err
 }
@@ -93,7 +115,15 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 		return nil, driver.ErrSkip
 	}
 	ctx, t, span := c.start(ctx)
-	rows, err := q.QueryContext(ctx, query, args)
+	var rows driver.Rows
+	var err error
+	cached := false
+	if c.stmts != nil && cacheable(args) {
+		rows, cached, err = c.stmts.query(ctx, c.Conn, query, args)
+	}
+	if !cached && err == nil {
+		rows, err = q.QueryContext(ctx, query, args)
+	}
 	c.done(t, span, query, err)
 	return rows, err
 }

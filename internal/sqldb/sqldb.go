@@ -101,7 +101,7 @@ func openSQLite(ctx context.Context, dir, name string, migrations fs.FS) (*DB, e
 	// keeps one) out of a temporary file: an import of 1,000 cigars wrote
 	// 9,000 times to one.
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(memory)&_txlock=immediate"
-	sdb, err := openObserved("sqlite", dsn, name)
+	sdb, err := openObserved("sqlite", dsn, name, true)
 	if err != nil {
 		return nil, err
 	}
@@ -193,8 +193,9 @@ func openPostgres(ctx context.Context, cfg Config, name string, migrations fs.FS
 }
 
 // openObserved opens a database/sql driver by name with its queries
-// observed (observe.go).
-func openObserved(driverName, dsn, store string) (*sqlx.DB, error) {
+// observed (observe.go) and, with cacheStmts, its statements kept
+// (stmtcache.go).
+func openObserved(driverName, dsn, store string, cacheStmts bool) (*sqlx.DB, error) {
 	probe, err := sql.Open(driverName, dsn)
 	if err != nil {
 		return nil, err
@@ -207,7 +208,7 @@ func openObserved(driverName, dsn, store string) (*sqlx.DB, error) {
 			return nil, err
 		}
 	}
-	return sqlx.NewDb(sql.OpenDB(observed{Connector: connector, store: store}), driverName), nil
+	return sqlx.NewDb(sql.OpenDB(observed{Connector: connector, store: store, cacheStmts: cacheStmts}), driverName), nil
 }
 
 func migrate(ctx context.Context, db *DB, dialect goose.Dialect, migrations fs.FS) error {
