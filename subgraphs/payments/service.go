@@ -223,9 +223,10 @@ func ownsAccount(c *Client, a *Account) bool {
 	return (a.ClientID != "" && a.ClientID == c.ID) || (a.KeyID != "" && a.KeyID == c.KeyID)
 }
 
-// clientAccount loads an account of the client's by ID.
+// clientAccount loads an account of the client's by ID, without its
+// balances.
 func (s *Service) clientAccount(ctx context.Context, c *Client, id string) (*Account, error) {
-	a, err := s.Store.AccountByID(ctx, id)
+	a, err := s.Store.AccountOwner(ctx, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && !ownsAccount(c, a)) {
 		return nil, Refuse(CodeAccountNotFound, "no billing account %s for this client: resolve the account first", apierr.Clip(id))
 	}
@@ -417,12 +418,8 @@ func (s *Service) CreateSession(ctx context.Context, c *Client, n NewSession) (*
 	if err != nil {
 		return nil, nil, "", err
 	}
-	o, err := s.availableOffer(ctx, c, n.OfferID)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	m, err := s.Store.Merchant(ctx, o.MerchantID)
-	if err != nil {
+	o, m, err := s.Store.OfferWithMerchant(ctx, n.OfferID)
+	if o, err = offerFor(c, n.OfferID, o, err); err != nil {
 		return nil, nil, "", err
 	}
 	if !m.Ready() {
@@ -445,6 +442,12 @@ func (s *Service) CreateSession(ctx context.Context, c *Client, n NewSession) (*
 // availableOffer loads an active offer the client may sell.
 func (s *Service) availableOffer(ctx context.Context, c *Client, id string) (*Offer, error) {
 	o, err := s.Store.Offer(ctx, id)
+	return offerFor(c, id, o, err)
+}
+
+// offerFor passes the offer id the store read (o, err) if it is active and
+// the client may sell it.
+func offerFor(c *Client, id string, o *Offer, err error) (*Offer, error) {
 	if errors.Is(err, ErrNotFound) || (err == nil && (!o.Active || (o.ClientID != "" && o.ClientID != c.ID) || !c.SellsType(o.ResourceType))) {
 		return nil, Refuse(CodeOfferNotFound, "no active offer %s for this client: list them with GET /offers", apierr.Clip(id))
 	}
@@ -454,14 +457,10 @@ func (s *Service) availableOffer(ctx context.Context, c *Client, id string) (*Of
 // SessionStatus returns a session of the client's with its purchase; another
 // client's session is not found.
 func (s *Service) SessionStatus(ctx context.Context, c *Client, id string) (*Session, *Purchase, error) {
-	sess, err := s.Store.Session(ctx, id)
+	sess, p, err := s.Store.SessionWithPurchase(ctx, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && sess.ClientID != c.ID) {
 		return nil, nil, Refuse(CodeSessionNotFound, "no payment session %s for this client", apierr.Clip(id))
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := s.Store.Purchase(ctx, sess.PurchaseID)
 	if err != nil {
 		return nil, nil, err
 	}

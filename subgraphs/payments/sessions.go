@@ -158,6 +158,8 @@ type Sessions interface {
 	CreateSession(ctx context.Context, s *Session, p *Purchase) error
 	Session(ctx context.Context, id string) (*Session, error)
 	Purchase(ctx context.Context, id string) (*Purchase, error)
+	// SessionWithPurchase reads a session and its purchase at once.
+	SessionWithPurchase(ctx context.Context, id string) (*Session, *Purchase, error)
 	// ExpireSessions marks open and active sessions past their expiry as
 	// expired (and their open purchases cancelled); it returns how many.
 	ExpireSessions(ctx context.Context, now time.Time) (int, error)

@@ -91,6 +91,14 @@ func (s *Store) AccountByID(ctx context.Context, id string) (*payments.Account, 
 	return readAccount(ctx, s.db, `id = ?`, id)
 }
 
+func (s *Store) AccountOwner(ctx context.Context, id string) (*payments.Account, error) {
+	var r accountRow
+	if err := getOne(ctx, s.db, &r, "billing account", `SELECT `+accountColumns+` FROM billing_accounts WHERE id = ?`, id); err != nil {
+		return nil, err
+	}
+	return r.account(), nil
+}
+
 func (s *Store) ClientAccount(ctx context.Context, clientID, reference string) (*payments.Account, error) {
 	if clientID == "" || reference == "" {
 		return nil, errors.New("client billing account: no client or reference")

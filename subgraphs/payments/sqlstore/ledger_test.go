@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -398,6 +399,64 @@ func TestPendingChargesAreLeftAfterTheReconcileWindow(t *testing.T) {
 		}
 		if p, _ := st.Purchase(ctx, ps[0].ID); p.State != payments.PurchasePending {
 			t.Fatalf("left as %s", p.State)
+		}
+	})
+}
+
+// The reads that join rows return what the reads of each row return:
+// SessionWithPurchase, OfferWithMerchant, and AccountOwner (AccountByID
+// without balances).
+func TestCombinedReads(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		st := sqlstore.New(db, time.Now)
+		merchantID, offerID := seedOffer(t, st, 10)
+		a, err := st.ClientAccount(ctx, "pcl_property", "customer")
+		if err != nil {
+			t.Fatal(err)
+		}
+		purchaseID := completePurchase(t, st, a.ID, merchantID, offerID)
+		p, err := st.Purchase(ctx, purchaseID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := st.Session(ctx, p.SessionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotS, gotP, err := st.SessionWithPurchase(ctx, s.ID)
+		if err != nil || !reflect.DeepEqual(gotS, s) || !reflect.DeepEqual(gotP, p) {
+			t.Fatalf("SessionWithPurchase = %+v, %+v, %v; want %+v, %+v", gotS, gotP, err, s, p)
+		}
+		if _, _, err := st.SessionWithPurchase(ctx, "pss_0000000000000000"); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("an unknown session: %v", err)
+		}
+		o, err := st.Offer(ctx, offerID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := st.Merchant(ctx, merchantID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotO, gotM, err := st.OfferWithMerchant(ctx, offerID)
+		if err != nil || !reflect.DeepEqual(gotO, o) || !reflect.DeepEqual(gotM, m) {
+			t.Fatalf("OfferWithMerchant = %+v, %+v, %v; want %+v, %+v", gotO, gotM, err, o, m)
+		}
+		if _, _, err := st.OfferWithMerchant(ctx, "off_0000000000000000"); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("an unknown offer: %v", err)
+		}
+		full, err := st.AccountByID(ctx, a.ID)
+		if err != nil || len(full.Balances) == 0 {
+			t.Fatalf("AccountByID = %+v, %v", full, err)
+		}
+		owner, err := st.AccountOwner(ctx, a.ID)
+		full.Balances = map[string]payments.Balance{}
+		if err != nil || !reflect.DeepEqual(owner, full) {
+			t.Fatalf("AccountOwner = %+v, %v; want %+v", owner, err, full)
+		}
+		if _, err := st.AccountOwner(ctx, "acc_0000000000000000"); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("an unknown account: %v", err)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -125,6 +126,34 @@ func (s *Store) Session(ctx context.Context, id string) (*payments.Session, erro
 		return nil, err
 	}
 	return r.session(), nil
+}
+
+// prefixed qualifies columns with a table alias and names each alias.column,
+// as sqlx maps a nested struct tagged alias.
+func prefixed(alias, columns string) string {
+	var b strings.Builder
+	for i, c := range strings.Split(columns, ",") {
+		c = strings.TrimSpace(c)
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(alias + "." + c + ` AS "` + alias + "." + c + `"`)
+	}
+	return b.String()
+}
+
+var sessionWithPurchase = `SELECT ` + prefixed("s", sessionColumns) + `, ` + prefixed("p", purchaseColumns) + `
+	FROM payment_sessions s JOIN purchases p ON p.id = s.purchase_id WHERE s.id = ?`
+
+func (s *Store) SessionWithPurchase(ctx context.Context, id string) (*payments.Session, *payments.Purchase, error) {
+	var r struct {
+		S sessionRow  `db:"s"`
+		P purchaseRow `db:"p"`
+	}
+	if err := getOne(ctx, s.db, &r, "payment session", sessionWithPurchase, id); err != nil {
+		return nil, nil, err
+	}
+	return r.S.session(), r.P.purchase(), nil
 }
 
 func (s *Store) Purchase(ctx context.Context, id string) (*payments.Purchase, error) {
