@@ -105,7 +105,12 @@ func openSQLite(ctx context.Context, dir, name string, migrations fs.FS) (*DB, e
 	if err != nil {
 		return nil, err
 	}
+	// Idle connections are kept up to the pool's size: database/sql keeps two
+	// by default, and a busy store then opened a connection (opening the
+	// file, running the DSN's pragmas, reading the schema, losing the cached
+	// statements) for a tenth of its queries.
 	sdb.SetMaxOpenConns(8)
+	sdb.SetMaxIdleConns(8)
 	sdb.SetConnMaxIdleTime(5 * time.Minute)
 	db := &DB{DB: sdb, Dialect: SQLite, Name: name}
 
@@ -160,8 +165,11 @@ func openPostgres(ctx context.Context, cfg Config, name string, migrations fs.FS
 	// subgraph's tables and its own goose version table.
 	pcfg.RuntimeParams["search_path"] = schema
 	sdb := sqlx.NewDb(sql.OpenDB(observed{Connector: stdlib.GetConnector(*pcfg), store: name}), "pgx")
+	// As many idle connections as open ones: under load, a pool that keeps
+	// fewer closes connections only to open them again (a PostgreSQL backend
+	// each, and pgx's statement cache lost).
 	sdb.SetMaxOpenConns(16)
-	sdb.SetMaxIdleConns(8)
+	sdb.SetMaxIdleConns(16)
 	sdb.SetConnMaxIdleTime(5 * time.Minute)
 	db := &DB{DB: sdb, Dialect: Postgres, Name: name, schema: schema}
 
