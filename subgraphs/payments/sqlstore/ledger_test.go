@@ -460,3 +460,53 @@ func TestCombinedReads(t *testing.T) {
 		}
 	})
 }
+
+// A session and its purchase are written together or not at all (on
+// PostgreSQL one statement writes both).
+func TestCreateSessionIsAtomic(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		st := sqlstore.New(db, time.Now)
+		merchantID, offerID := seedOffer(t, st, 10)
+		a, err := st.ClientAccount(ctx, "pcl_property", "customer")
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		newPair := func(token string) (*payments.Session, *payments.Purchase) {
+			s := &payments.Session{ID: ids.New(ids.PaymentSession), ClientID: "pcl_property", AccountID: a.ID, OfferID: offerID, TokenHash: token,
+				ReturnURL: "https://x.example", CancelURL: "https://x.example", State: payments.SessionOpen, ExpiresAt: now.Add(time.Hour), CreatedAt: now}
+			p := &payments.Purchase{ID: ids.New(ids.Purchase), Kind: payments.PurchaseCheckout, ClientID: "pcl_property", AccountID: a.ID, OfferID: offerID,
+				SessionID: s.ID, ResourceType: "property_units", Quantity: 10, Amount: 100, Currency: "USD", MerchantID: merchantID,
+				State: payments.PurchaseOpen, CreatedAt: now, UpdatedAt: now}
+			s.PurchaseID = p.ID
+			return s, p
+		}
+		s1, p1 := newPair("token-one")
+		if err := st.CreateSession(ctx, s1, p1); err != nil {
+			t.Fatal(err)
+		}
+		if gotS, gotP, err := st.SessionWithPurchase(ctx, s1.ID); err != nil || !reflect.DeepEqual(gotS, s1) || !reflect.DeepEqual(gotP, p1) {
+			t.Fatalf("read back %+v %+v %v", gotS, gotP, err)
+		}
+		// The session fails (its token hash is taken): no purchase either.
+		s2, p2 := newPair("token-one")
+		if err := st.CreateSession(ctx, s2, p2); err == nil {
+			t.Fatal("a second session with the same token hash was written")
+		}
+		if _, err := st.Purchase(ctx, p2.ID); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("the failed session's purchase: %v", err)
+		}
+		// The purchase fails (its ID is taken): no session either.
+		s3, _ := newPair("token-three")
+		s3.PurchaseID = p1.ID
+		p3 := *p1
+		p3.SessionID = s3.ID
+		if err := st.CreateSession(ctx, s3, &p3); err == nil {
+			t.Fatal("a purchase with a taken ID was written")
+		}
+		if _, err := st.Session(ctx, s3.ID); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("the failed purchase's session: %v", err)
+		}
+	})
+}
