@@ -54,14 +54,14 @@ type payFixture struct {
 
 const paymentsURL = "https://pay.vitola.test"
 
-func openPayments(t *testing.T, cfg sqldb.Config) *payFixture {
+func openPayments(t testing.TB, cfg sqldb.Config) *payFixture {
 	t.Helper()
 	return openPaymentsOn(t, cfg, nil, paymentsURL)
 }
 
 // openPaymentsOn serves the payments origin on ln (nil: a new loopback
 // listener), public as paymentsPublic.
-func openPaymentsOn(t *testing.T, cfg sqldb.Config, ln net.Listener, paymentsPublic string) *payFixture {
+func openPaymentsOn(t testing.TB, cfg sqldb.Config, ln net.Listener, paymentsPublic string) *payFixture {
 	t.Helper()
 	logs := &syncBuffer{}
 	p, err := platform.Open(context.Background(), platform.Options{
@@ -87,7 +87,7 @@ func openPaymentsOn(t *testing.T, cfg sqldb.Config, ln net.Listener, paymentsPub
 // client is a service client's credentials.
 type client struct{ id, secret string }
 
-func (f *payFixture) client(t *testing.T, n payments.NewClient) client {
+func (f *payFixture) client(t testing.TB, n payments.NewClient) client {
 	t.Helper()
 	if n.Name == "" {
 		n.Name = "shop"
@@ -103,7 +103,7 @@ func (f *payFixture) client(t *testing.T, n payments.NewClient) client {
 }
 
 // call sends a request to the payments API as c (zero c: no credentials).
-func (f *payFixture) call(t *testing.T, c client, method, path, body string, headers ...string) restResponse {
+func (f *payFixture) call(t testing.TB, c client, method, path, body string, headers ...string) restResponse {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -130,7 +130,7 @@ func (f *payFixture) call(t *testing.T, c client, method, path, body string, hea
 }
 
 // data decodes a response's data object.
-func data(t *testing.T, r restResponse) map[string]any {
+func data(t testing.TB, r restResponse) map[string]any {
 	t.Helper()
 	var out struct{ Data map[string]any }
 	if err := json.Unmarshal(r.Body, &out); err != nil || out.Data == nil {
