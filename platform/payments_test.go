@@ -205,6 +205,55 @@ func TestPaymentsClientRevocation(t *testing.T) {
 	}
 }
 
+// Concurrent requests under one Idempotency-Key create one session: one
+// runs, the others are told it is in flight (409) or get its answer
+// replayed, and the store holds a single session of the client's.
+func TestPaymentSessionsConcurrentSameKey(t *testing.T) {
+	for backend, cfg := range sqldbtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			f := openPayments(t, cfg)
+			ctx := context.Background()
+			shop := f.client(t, payments.NewClient{})
+			account := data(t, f.call(t, shop, "POST", "/billing-accounts/resolve", `{"accountReference": "same-key"}`))["id"].(string)
+			offers, err := f.p.PaymentsService.Store.ActiveOffers(ctx, "", payments.AICredits)
+			if err != nil || len(offers) == 0 {
+				t.Fatal("no demo offer", err)
+			}
+			body := `{"billingAccountId": "` + account + `", "offerId": "` + offers[0].ID + `", "returnUrl": "https://shop.example/paid"}`
+			const n = 12
+			answers := make([]restResponse, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() { answers[i] = f.call(t, shop, "POST", "/payment-sessions", body, "Idempotency-Key", "same") })
+			}
+			wg.Wait()
+			var created []byte
+			for _, r := range answers {
+				switch {
+				case r.Status == 201 && created == nil:
+					created = r.Body
+				case r.Status == 201 && !bytes.Equal(r.Body, created):
+					t.Fatalf("two different sessions under one key:\n%s\n%s", created, r.Body)
+				case r.Status == 409 && r.code() == "idempotency_key_in_use":
+				case r.Status != 201:
+					t.Fatalf("%d %s", r.Status, r.Body)
+				}
+			}
+			if created == nil {
+				t.Fatal("no request created the session")
+			}
+			if again := f.call(t, shop, "POST", "/payment-sessions", body, "Idempotency-Key", "same"); again.Status != 201 || !bytes.Equal(again.Body, created) {
+				t.Fatalf("the replay: %d %s", again.Status, again.Body)
+			}
+			var sessions int
+			db := f.p.PaymentsService.Store.(*paymentssql.Store).DB()
+			if err := db.GetContext(ctx, &sessions, db.Rebind(`SELECT COUNT(*) FROM payment_sessions WHERE client_id = ?`), shop.id); err != nil || sessions != 1 {
+				t.Fatalf("%d sessions stored (%v), want 1", sessions, err)
+			}
+		})
+	}
+}
+
 func TestPaymentsAPI(t *testing.T) {
 	for backend, cfg := range sqldbtest.Backends(t) {
 		t.Run(backend, func(t *testing.T) {
