@@ -74,11 +74,17 @@ func (p *paymentsAPI) fail(w http.ResponseWriter, err error) {
 		re.write(w)
 		return
 	}
+	// A client revoked since its secret was verified (requireClient reuses
+	// a verification for clientAuthTTL) is refused as any bad credential.
+	var gerrs subgraph.Errors
+	if errors.As(err, &gerrs) && gerrs.Code() == "CLIENT_NOT_ACTIVE" {
+		p.unauthorized(w)
+		return
+	}
 	if re, ok := refusal(err); ok {
 		re.write(w)
 		return
 	}
-	var gerrs subgraph.Errors
 	if errors.As(err, &gerrs) && gerrs.Code() == "BAD_USER_INPUT" {
 		apierr.Write(w, http.StatusBadRequest, "invalid_request", gerrs[0].Message)
 		return

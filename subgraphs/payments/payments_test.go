@@ -295,7 +295,7 @@ func TestPolicies(t *testing.T) {
 		if _, err := f.svc.Authenticate(ctx, c.ID, next); !errors.Is(err, payments.ErrNotFound) {
 			t.Fatalf("a revoked client: %v", err)
 		}
-		if _, err := f.svc.ActiveClient(ctx, c.ID, payments.ActionListOffers); code(err) != payments.CodeActionNotAllowed {
+		if _, err := f.svc.ActiveClient(ctx, c.ID, payments.ActionListOffers); code(err) != payments.CodeClientNotActive {
 			t.Fatalf("a revoked client acting: %v", err)
 		}
 	})
@@ -327,7 +327,7 @@ func TestRevocationReachesEveryReplica(t *testing.T) {
 		for {
 			_, authErr := other.Authenticate(ctx, c.ID, secret)
 			_, activeErr := other.ActiveClient(ctx, c.ID, payments.ActionListOffers)
-			if errors.Is(authErr, payments.ErrNotFound) && code(activeErr) == payments.CodeActionNotAllowed {
+			if errors.Is(authErr, payments.ErrNotFound) && code(activeErr) == payments.CodeClientNotActive {
 				break
 			}
 			if time.Since(revoked) > payments.ClientCacheTTL+time.Second/2 {

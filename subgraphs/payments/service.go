@@ -166,7 +166,7 @@ func (s *Service) Authenticate(ctx context.Context, id, plain string) (*Client, 
 func (s *Service) ActiveClient(ctx context.Context, id, action string) (*Client, error) {
 	c, err := s.cachedClients().get(ctx, s.Store, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && c.RevokedAt != nil) {
-		return nil, Refuse(CodeActionNotAllowed, "this service client is not active")
+		return nil, Refuse(CodeClientNotActive, "this service client is not active")
 	}
 	if err != nil {
 		return nil, err
