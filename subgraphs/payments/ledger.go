@@ -125,9 +125,6 @@ type Ledger interface {
 	Account(ctx context.Context, keyID string) (*Account, error)
 	// AccountByID returns an account with its balances.
 	AccountByID(ctx context.Context, id string) (*Account, error)
-	// AccountOwner returns an account without its balances (Balances is
-	// empty): whose it is, for a check that needs no more.
-	AccountOwner(ctx context.Context, id string) (*Account, error)
 	// Grant adds credits of resourceType to an account (an operator's grant).
 	Grant(ctx context.Context, keyID string, amount int64, note string) (*Account, error)
 	// Reserve holds amount credits of the key's account until expiresAt, or

@@ -98,8 +98,6 @@ type Offers interface {
 	ResourceType(ctx context.Context, name string) (*ResourceType, error)
 	CreateOffer(ctx context.Context, o *Offer) error
 	Offer(ctx context.Context, id string) (*Offer, error)
-	// OfferWithMerchant reads an offer and its merchant account at once.
-	OfferWithMerchant(ctx context.Context, id string) (*Offer, *MerchantAccount, error)
 	// ActiveOffers lists the active offers of a type that a client may sell:
 	// the platform's and its own, cheapest per unit first.
 	ActiveOffers(ctx context.Context, clientID, resourceType string) ([]Offer, error)

@@ -223,14 +223,13 @@ func ownsAccount(c *Client, a *Account) bool {
 	return (a.ClientID != "" && a.ClientID == c.ID) || (a.KeyID != "" && a.KeyID == c.KeyID)
 }
 
-// clientAccount loads an account of the client's by ID, without its
-// balances.
-func (s *Service) clientAccount(ctx context.Context, c *Client, id string) (*Account, error) {
-	a, err := s.Store.AccountOwner(ctx, id)
-	if errors.Is(err, ErrNotFound) || (err == nil && !ownsAccount(c, a)) {
+// clientAccount passes the account id the store read (a, nil when there is
+// none) if it is the client's.
+func clientAccount(c *Client, id string, a *Account) (*Account, error) {
+	if a == nil || !ownsAccount(c, a) {
 		return nil, Refuse(CodeAccountNotFound, "no billing account %s for this client: resolve the account first", apierr.Clip(id))
 	}
-	return a, err
+	return a, nil
 }
 
 // ListOffers lists the active offers of a type the client sells.
@@ -414,11 +413,16 @@ func (s *Service) CreateSession(ctx context.Context, c *Client, n NewSession) (*
 		}
 		origin = o
 	}
-	a, err := s.clientAccount(ctx, c, n.AccountID)
+	a, o, m, err := s.Store.SessionParts(ctx, n.AccountID, n.OfferID)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	o, m, err := s.Store.OfferWithMerchant(ctx, n.OfferID)
+	if a, err = clientAccount(c, n.AccountID, a); err != nil {
+		return nil, nil, "", err
+	}
+	if o == nil {
+		err = ErrNotFound
+	}
 	if o, err = offerFor(c, n.OfferID, o, err); err != nil {
 		return nil, nil, "", err
 	}

@@ -404,8 +404,8 @@ func TestPendingChargesAreLeftAfterTheReconcileWindow(t *testing.T) {
 }
 
 // The reads that join rows return what the reads of each row return:
-// SessionWithPurchase, OfferWithMerchant, and AccountOwner (AccountByID
-// without balances).
+// SessionWithPurchase, and SessionParts (the account without balances, the
+// offer and its merchant account, each nil when missing).
 func TestCombinedReads(t *testing.T) {
 	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()
@@ -439,24 +439,27 @@ func TestCombinedReads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gotO, gotM, err := st.OfferWithMerchant(ctx, offerID)
-		if err != nil || !reflect.DeepEqual(gotO, o) || !reflect.DeepEqual(gotM, m) {
-			t.Fatalf("OfferWithMerchant = %+v, %+v, %v; want %+v, %+v", gotO, gotM, err, o, m)
+		owner, err := st.AccountByID(ctx, a.ID)
+		if err != nil || len(owner.Balances) == 0 {
+			t.Fatalf("AccountByID = %+v, %v", owner, err)
 		}
-		if _, _, err := st.OfferWithMerchant(ctx, "off_0000000000000000"); !errors.Is(err, payments.ErrNotFound) {
-			t.Fatalf("an unknown offer: %v", err)
-		}
-		full, err := st.AccountByID(ctx, a.ID)
-		if err != nil || len(full.Balances) == 0 {
-			t.Fatalf("AccountByID = %+v, %v", full, err)
-		}
-		owner, err := st.AccountOwner(ctx, a.ID)
-		full.Balances = map[string]payments.Balance{}
-		if err != nil || !reflect.DeepEqual(owner, full) {
-			t.Fatalf("AccountOwner = %+v, %v; want %+v", owner, err, full)
-		}
-		if _, err := st.AccountOwner(ctx, "acc_0000000000000000"); !errors.Is(err, payments.ErrNotFound) {
-			t.Fatalf("an unknown account: %v", err)
+		owner.Balances = map[string]payments.Balance{} // SessionParts reads none
+		const noAccount, noOffer = "acc_0000000000000000", "off_0000000000000000"
+		for _, tt := range []struct {
+			account, offer string
+			wantA          *payments.Account
+			wantO          *payments.Offer
+			wantM          *payments.MerchantAccount
+		}{
+			{a.ID, offerID, owner, o, m},
+			{noAccount, offerID, nil, o, m},
+			{a.ID, noOffer, owner, nil, nil},
+			{noAccount, noOffer, nil, nil, nil},
+		} {
+			gotA, gotO, gotM, err := st.SessionParts(ctx, tt.account, tt.offer)
+			if err != nil || !reflect.DeepEqual(gotA, tt.wantA) || !reflect.DeepEqual(gotO, tt.wantO) || !reflect.DeepEqual(gotM, tt.wantM) {
+				t.Fatalf("SessionParts(%s, %s) = %+v, %+v, %+v, %v; want %+v, %+v, %+v", tt.account, tt.offer, gotA, gotO, gotM, err, tt.wantA, tt.wantO, tt.wantM)
+			}
 		}
 	})
 }

@@ -86,21 +86,6 @@ func (s *Store) Offer(ctx context.Context, id string) (*payments.Offer, error) {
 	return &o, nil
 }
 
-var offerWithMerchant = `SELECT ` + prefixed("o", offerColumns) + `, ` + prefixed("m", merchantColumns) + `
-	FROM offers o JOIN merchant_accounts m ON m.id = o.merchant_account_id WHERE o.id = ?`
-
-func (s *Store) OfferWithMerchant(ctx context.Context, id string) (*payments.Offer, *payments.MerchantAccount, error) {
-	var r struct {
-		O offerRow    `db:"o"`
-		M merchantRow `db:"m"`
-	}
-	if err := getOne(ctx, s.db, &r, "offer", offerWithMerchant, id); err != nil {
-		return nil, nil, err
-	}
-	o, m := r.O.offer(), r.M.merchant()
-	return &o, &m, nil
-}
-
 func (s *Store) ActiveOffers(ctx context.Context, clientID, resourceType string) ([]payments.Offer, error) {
 	var rows []offerRow
 	// Cheapest per unit first (a double is exact enough to order prices and

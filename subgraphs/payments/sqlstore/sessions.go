@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -171,6 +172,44 @@ func (s *Store) SessionWithPurchase(ctx context.Context, id string) (*payments.S
 		return nil, nil, err
 	}
 	return r.S.session(), r.P.purchase(), nil
+}
+
+// sessionParts reads an offer with its merchant account and, beside them, an
+// account's owner columns (NULL when there is no such account): one round
+// trip for what a new session is checked against.
+var sessionParts = `SELECT ` + prefixed("o", offerColumns) + `, ` + prefixed("m", merchantColumns) + `, ` + prefixed("a", accountColumns) + `
+	FROM offers o JOIN merchant_accounts m ON m.id = o.merchant_account_id LEFT JOIN billing_accounts a ON a.id = ? WHERE o.id = ?`
+
+// accountOrNull is accountRow for a LEFT JOIN: every column may be NULL.
+type accountOrNull struct {
+	ID        *string `db:"id"`
+	KeyID     *string `db:"key_id"`
+	ClientID  *string `db:"client_id"`
+	Reference *string `db:"reference"`
+	CreatedAt *int64  `db:"created_at"`
+}
+
+func (s *Store) SessionParts(ctx context.Context, accountID, offerID string) (*payments.Account, *payments.Offer, *payments.MerchantAccount, error) {
+	var r struct {
+		O offerRow      `db:"o"`
+		M merchantRow   `db:"m"`
+		A accountOrNull `db:"a"`
+	}
+	err := getOne(ctx, s.db, &r, "offer", sessionParts, accountID, offerID)
+	if errors.Is(err, payments.ErrNotFound) {
+		// No such offer: the account alone (the rarer path).
+		a, err := readAccountRow(ctx, s.db, accountID)
+		return a, nil, nil, err
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	o, m := r.O.offer(), r.M.merchant()
+	var a *payments.Account
+	if r.A.ID != nil && r.A.CreatedAt != nil {
+		a = accountRow{ID: *r.A.ID, KeyID: r.A.KeyID, ClientID: r.A.ClientID, Reference: r.A.Reference, CreatedAt: *r.A.CreatedAt}.account()
+	}
+	return a, &o, &m, nil
 }
 
 func (s *Store) Purchase(ctx context.Context, id string) (*payments.Purchase, error) {
