@@ -34,8 +34,22 @@ type idemRow struct {
 // in a second statement. (It was a transaction of a delete, an insert and a
 // read: four round trips to PostgreSQL on every paid request.)
 func (s Idempotency) Claim(ctx context.Context, r idempotency.Record, now time.Time) (*idempotency.Record, error) {
+	values := `VALUES (?, ?, ?, ?, ?, ?, ?, 0, '{}', '')`
+	if s.db.Dialect == sqldb.Postgres {
+		// The claim's commit does not wait for its WAL to reach the disk
+		// (synchronous_commit off for this statement's transaction): an
+		// idempotent request waits for one disk flush fewer (a payment
+		// session's create, two instead of three). Nothing a client was told
+		// is lost: Finish's commit is synchronous and flushes the claim's
+		// WAL with its own before the response goes out; a claim lost in a
+		// database crash before that belonged to a request that failed with
+		// the database, which a retry runs afresh (a durable claim would
+		// have answered it 409 until its lease ran out).
+		values = `SELECT ?::text, ?::text, ?::text, ?::text, ?::boolean, ?::bigint, ?::bigint, 0, '{}', ''
+			FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit`
+	}
 	claim := s.db.Rebind(`INSERT INTO idempotency_records (scope, idem_key, request_hash, claim, done, locked_until, expires_at, status, headers, body)
-		VALUES (?, ?, ?, ?, ?, ?, ?, 0, '{}', '')
+		` + values + `
 		ON CONFLICT (scope, idem_key) DO UPDATE SET request_hash = excluded.request_hash, claim = excluded.claim, done = excluded.done,
 			locked_until = excluded.locked_until, expires_at = excluded.expires_at, status = 0, headers = '{}', body = ''
 		WHERE (idempotency_records.done AND idempotency_records.expires_at <= ?) OR (NOT idempotency_records.done AND idempotency_records.locked_until <= ?)
