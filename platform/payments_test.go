@@ -54,14 +54,14 @@ type payFixture struct {
 
 const paymentsURL = "https://pay.vitola.test"
 
-func openPayments(t *testing.T, cfg sqldb.Config) *payFixture {
+func openPayments(t testing.TB, cfg sqldb.Config) *payFixture {
 	t.Helper()
 	return openPaymentsOn(t, cfg, nil, paymentsURL)
 }
 
 // openPaymentsOn serves the payments origin on ln (nil: a new loopback
 // listener), public as paymentsPublic.
-func openPaymentsOn(t *testing.T, cfg sqldb.Config, ln net.Listener, paymentsPublic string) *payFixture {
+func openPaymentsOn(t testing.TB, cfg sqldb.Config, ln net.Listener, paymentsPublic string) *payFixture {
 	t.Helper()
 	logs := &syncBuffer{}
 	p, err := platform.Open(context.Background(), platform.Options{
@@ -87,7 +87,7 @@ func openPaymentsOn(t *testing.T, cfg sqldb.Config, ln net.Listener, paymentsPub
 // client is a service client's credentials.
 type client struct{ id, secret string }
 
-func (f *payFixture) client(t *testing.T, n payments.NewClient) client {
+func (f *payFixture) client(t testing.TB, n payments.NewClient) client {
 	t.Helper()
 	if n.Name == "" {
 		n.Name = "shop"
@@ -103,7 +103,7 @@ func (f *payFixture) client(t *testing.T, n payments.NewClient) client {
 }
 
 // call sends a request to the payments API as c (zero c: no credentials).
-func (f *payFixture) call(t *testing.T, c client, method, path, body string, headers ...string) restResponse {
+func (f *payFixture) call(t testing.TB, c client, method, path, body string, headers ...string) restResponse {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -130,13 +130,116 @@ func (f *payFixture) call(t *testing.T, c client, method, path, body string, hea
 }
 
 // data decodes a response's data object.
-func data(t *testing.T, r restResponse) map[string]any {
+func data(t testing.TB, r restResponse) map[string]any {
 	t.Helper()
 	var out struct{ Data map[string]any }
 	if err := json.Unmarshal(r.Body, &out); err != nil || out.Data == nil {
 		t.Fatalf("%d %s: no data object", r.Status, r.Body)
 	}
 	return out.Data
+}
+
+// A revoked service client is refused promptly although verifications and
+// client rows are reused for a moment: at once by the process that revoked
+// it, within payments.ClientCacheTTL when another process did (the vitola
+// CLI writes the store itself), and always with the one 401 of every bad
+// credential.
+func TestPaymentsClientRevocation(t *testing.T) {
+	for backend, cfg := range sqldbtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			f := openPayments(t, cfg)
+			ctx := context.Background()
+			offers := func(c client) restResponse { return f.call(t, c, "GET", "/offers?resourceType=ai_credits", "") }
+			unknown := offers(client{"pcl_0000000000000000", "vps_unknown"}) // the 401 to expect
+			if unknown.Status != 401 {
+				t.Fatalf("an unknown client: %d %s", unknown.Status, unknown.Body)
+			}
+			for _, how := range []string{"by this process", "by another process"} {
+				c := f.client(t, payments.NewClient{Name: "revoked " + how})
+				for range 3 { // verified and its row read: both cached now
+					if r := offers(c); r.Status != 200 {
+						t.Fatalf("%d %s", r.Status, r.Body)
+					}
+				}
+				t.Run(how, func(t *testing.T) {
+					at := time.Now()
+					bound := payments.ClientCacheTTL + time.Second/2
+					if how == "by this process" {
+						if err := f.p.PaymentsService.RevokeClient(ctx, c.id); err != nil {
+							t.Fatal(err)
+						}
+						bound = 0 // the next request
+					} else if err := f.p.PaymentsService.Store.RevokeClient(ctx, c.id, time.Now()); err != nil {
+						t.Fatal(err)
+					}
+					for {
+						r := offers(c)
+						took := time.Since(at)
+						if r.Status == 401 {
+							if !bytes.Equal(r.Body, unknown.Body) {
+								t.Fatalf("another 401: %s, not %s", r.Body, unknown.Body)
+							}
+							t.Logf("refused after %s (bound %s)", took.Round(time.Millisecond), bound)
+							break
+						}
+						if r.Status != 200 || took > bound {
+							t.Fatalf("%s after the revocation: %d %s", took, r.Status, r.Body)
+						}
+						time.Sleep(20 * time.Millisecond)
+					}
+				})
+			}
+		})
+	}
+}
+
+// Concurrent requests under one Idempotency-Key create one session: one
+// runs, the others are told it is in flight (409) or get its answer
+// replayed, and the store holds a single session of the client's.
+func TestPaymentSessionsConcurrentSameKey(t *testing.T) {
+	for backend, cfg := range sqldbtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			f := openPayments(t, cfg)
+			ctx := context.Background()
+			shop := f.client(t, payments.NewClient{})
+			account := data(t, f.call(t, shop, "POST", "/billing-accounts/resolve", `{"accountReference": "same-key"}`))["id"].(string)
+			offers, err := f.p.PaymentsService.Store.ActiveOffers(ctx, "", payments.AICredits)
+			if err != nil || len(offers) == 0 {
+				t.Fatal("no demo offer", err)
+			}
+			body := `{"billingAccountId": "` + account + `", "offerId": "` + offers[0].ID + `", "returnUrl": "https://shop.example/paid"}`
+			const n = 12
+			answers := make([]restResponse, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() { answers[i] = f.call(t, shop, "POST", "/payment-sessions", body, "Idempotency-Key", "same") })
+			}
+			wg.Wait()
+			var created []byte
+			for _, r := range answers {
+				switch {
+				case r.Status == 201 && created == nil:
+					created = r.Body
+				case r.Status == 201 && !bytes.Equal(r.Body, created):
+					t.Fatalf("two different sessions under one key:\n%s\n%s", created, r.Body)
+				case r.Status == 409 && r.code() == "idempotency_key_in_use":
+				case r.Status != 201:
+					t.Fatalf("%d %s", r.Status, r.Body)
+				}
+			}
+			if created == nil {
+				t.Fatal("no request created the session")
+			}
+			if again := f.call(t, shop, "POST", "/payment-sessions", body, "Idempotency-Key", "same"); again.Status != 201 || !bytes.Equal(again.Body, created) {
+				t.Fatalf("the replay: %d %s", again.Status, again.Body)
+			}
+			var sessions int
+			db := f.p.PaymentsService.Store.(*paymentssql.Store).DB()
+			if err := db.GetContext(ctx, &sessions, db.Rebind(`SELECT COUNT(*) FROM payment_sessions WHERE client_id = ?`), shop.id); err != nil || sessions != 1 {
+				t.Fatalf("%d sessions stored (%v), want 1", sessions, err)
+			}
+		})
+	}
 }
 
 func TestPaymentsAPI(t *testing.T) {

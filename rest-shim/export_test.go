@@ -25,3 +25,6 @@ var PaymentsOperations = []*subgraph.Operation{opReserveCredits, opSettleCredits
 
 // RewriteCanned exposes the listener's rewrite of net/http's own refusals.
 var RewriteCanned = rewriteCanned
+
+// SplitCreated exposes how a created session's answer is taken apart.
+var SplitCreated = splitCreated

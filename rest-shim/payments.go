@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -62,6 +63,8 @@ type paymentsAPI struct {
 	// publicURL is {payments_origin}: the hosted checkout is served there.
 	publicURL string
 	log       zerolog.Logger
+	// auths spares the subgraph a secret check per request (clientauth.go).
+	auths *clientAuths
 }
 
 // fail answers a failed internal call: a refusal with its code and status,
@@ -72,11 +75,17 @@ func (p *paymentsAPI) fail(w http.ResponseWriter, err error) {
 		re.write(w)
 		return
 	}
+	// A client revoked since its secret was verified (requireClient reuses
+	// a verification for clientAuthTTL) is refused as any bad credential.
+	var gerrs subgraph.Errors
+	if errors.As(err, &gerrs) && gerrs.Code() == "CLIENT_NOT_ACTIVE" {
+		p.unauthorized(w)
+		return
+	}
 	if re, ok := refusal(err); ok {
 		re.write(w)
 		return
 	}
-	var gerrs subgraph.Errors
 	if errors.As(err, &gerrs) && gerrs.Code() == "BAD_USER_INPUT" {
 		apierr.Write(w, http.StatusBadRequest, "invalid_request", gerrs[0].Message)
 		return
@@ -91,7 +100,8 @@ func (p *paymentsAPI) fail(w http.ResponseWriter, err error) {
 const unauthorizedClientMessage = "send a valid service client secret as Authorization: Bearer <secret> and its ID as X-Service-Client-Id"
 
 // requireClient authenticates the service client and puts it in the
-// request's identity for the internal calls.
+// request's identity for the internal calls. A verification is reused for
+// clientAuthTTL; the subgraph checks the client is active on every call.
 func (p *paymentsAPI) requireClient(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Service-Client-Id")
@@ -100,19 +110,23 @@ func (p *paymentsAPI) requireClient(next http.Handler) http.Handler {
 			p.unauthorized(w)
 			return
 		}
-		var out struct {
-			AuthenticateServiceClient *struct{ ID string }
+		d := p.auths.digest(id, secret)
+		if !p.auths.verified(d) {
+			var out struct {
+				AuthenticateServiceClient *struct{ ID string }
+			}
+			ctx := trust.WithIdentity(r.Context(), trust.Identity{})
+			if err := p.client.Do(ctx, opAuthenticateClient, map[string]any{"id": id, "secret": secret}, &out); err != nil {
+				p.fail(w, err)
+				return
+			}
+			if out.AuthenticateServiceClient == nil || out.AuthenticateServiceClient.ID != id {
+				p.unauthorized(w)
+				return
+			}
+			p.auths.remember(d)
 		}
-		ctx := trust.WithIdentity(r.Context(), trust.Identity{})
-		if err := p.client.Do(ctx, opAuthenticateClient, map[string]any{"id": id, "secret": secret}, &out); err != nil {
-			p.fail(w, err)
-			return
-		}
-		if out.AuthenticateServiceClient == nil {
-			p.unauthorized(w)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(trust.WithIdentity(r.Context(), trust.Identity{ClientID: out.AuthenticateServiceClient.ID})))
+		next.ServeHTTP(w, r.WithContext(trust.WithIdentity(r.Context(), trust.Identity{ClientID: id})))
 	})
 }
 
@@ -286,30 +300,67 @@ func (p *paymentsAPI) createSession(w http.ResponseWriter, r *http.Request) {
 	vars := map[string]any{"input": map[string]any{"billingAccountId": in.BillingAccountID, "offerId": in.OfferID, "returnUrl": in.ReturnURL,
 		"cancelUrl": in.CancelURL, "parentOrigin": in.ParentOrigin, "expiresInSeconds": in.ExpiresInSeconds}}
 	p.idempotent(w, r, "payments:create-session", key, body, func(ctx context.Context) (*idempotency.Response, error) {
-		var out struct {
-			CreatePaymentSession struct {
-				Token   string          `json:"token"`
-				Session json.RawMessage `json:"session"`
-			} `json:"createPaymentSession"`
+		created, err := p.client.Field(ctx, opCreateSess, vars, "createPaymentSession")
+		if err != nil {
+			return nil, err
 		}
-		if err := p.client.Do(ctx, opCreateSess, vars, &out); err != nil {
+		token, sess, id, err := splitCreated(created)
+		if err != nil {
 			return nil, err
 		}
 		// The session as the subgraph shows it, with the one-time hosted URL.
 		// The token rides in the URL's fragment: browsers never send it to a
 		// server, in a request line or a Referer.
-		sess := bytes.TrimRight(out.CreatePaymentSession.Session, " \n")
-		if len(sess) < 2 || sess[len(sess)-1] != '}' {
-			return nil, errors.New("create payment session: the session is not a JSON object")
-		}
-		var id struct{ ID string }
-		if err := json.Unmarshal(sess, &id); err != nil || id.ID == "" {
-			return nil, errors.New("create payment session: the session has no ID")
-		}
-		u, _ := json.Marshal(p.publicURL + HostedCheckoutPath + "/" + id.ID + "#token=" + out.CreatePaymentSession.Token)
+		u, _ := json.Marshal(p.publicURL + HostedCheckoutPath + "/" + id + "#token=" + token)
 		raw := append(append(append(sess[:len(sess)-1:len(sess)-1], `,"url":`...), u...), '}')
 		return dataResponse(http.StatusCreated, raw), nil
 	})
+}
+
+// splitCreated takes the token, the session object and its ID out of
+// createPaymentSession's value. The subgraph writes it in the operation's
+// order, {"token":"…","session":{"id":"…",…}}, and neither a token
+// (base64url) nor an ID holds a character JSON escapes: that shape is cut
+// apart without decoding the session; anything else is decoded.
+func splitCreated(v []byte) (token string, session []byte, id string, err error) {
+	const head, mid, idHead = `{"token":"`, `","session":`, `{"id":"`
+	if rest, ok := bytes.CutPrefix(v, []byte(head)); ok {
+		if t, sess, ok := bytes.Cut(rest, []byte(mid)); ok && len(t) > 0 && plainJSONString(t) && len(sess) > 1 && sess[len(sess)-1] == '}' {
+			sess = sess[:len(sess)-1]
+			if after, ok := bytes.CutPrefix(sess, []byte(idHead)); ok {
+				if i := bytes.IndexByte(after, '"'); i > 0 && plainJSONString(after[:i]) && sess[len(sess)-1] == '}' {
+					return string(t), sess, string(after[:i]), nil
+				}
+			}
+		}
+	}
+	var out struct {
+		Token   string          `json:"token"`
+		Session json.RawMessage `json:"session"`
+	}
+	if err := json.Unmarshal(v, &out); err != nil {
+		return "", nil, "", fmt.Errorf("create payment session: %w", err)
+	}
+	sess := bytes.TrimRight(out.Session, " \n")
+	if len(sess) < 2 || sess[len(sess)-1] != '}' {
+		return "", nil, "", errors.New("create payment session: the session is not a JSON object")
+	}
+	var s struct{ ID string }
+	if err := json.Unmarshal(sess, &s); err != nil || s.ID == "" || out.Token == "" {
+		return "", nil, "", errors.New("create payment session: no session ID or token")
+	}
+	return out.Token, sess, s.ID, nil
+}
+
+// plainJSONString reports whether b is a JSON string's content that needs no
+// unescaping: printable ASCII without quotes or backslashes.
+func plainJSONString(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // HostedCheckoutPath is the hosted checkout page on the payments origin.

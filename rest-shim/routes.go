@@ -67,7 +67,7 @@ func addPaymentsRoutes(mux routes, d Deps) {
 	mux.Handle("/docs/", webui.DocsHandler(d.PaymentsOpenAPI))
 
 	// The payments API for trusted backends: a service client's secret and ID.
-	p := &paymentsAPI{client: d.Payments, idem: d.Idempotency, publicURL: d.PaymentsPublicURL, log: d.Logger}
+	p := &paymentsAPI{client: d.Payments, idem: d.Idempotency, publicURL: d.PaymentsPublicURL, log: d.Logger, auths: newClientAuths()}
 	trusted := func(pattern string, h http.HandlerFunc) {
 		method, path, _ := strings.Cut(pattern, " ")
 		mux.Handle(method+" "+PaymentsBasePath+path, p.requireClient(h))

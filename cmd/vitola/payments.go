@@ -224,7 +224,7 @@ func runPayments(ctx context.Context, c command, args []string, getenv func(stri
 		}
 		fmt.Fprintf(stdout, "%s will be sent now\n", arg)
 	case "clients revoke":
-		if err := svc.Store.RevokeClient(ctx, arg, time.Now()); err != nil {
+		if err := svc.RevokeClient(ctx, arg); err != nil {
 			return fmt.Errorf("payments clients revoke: %w", err)
 		}
 		fmt.Fprintf(stdout, "revoked %s\n", arg)

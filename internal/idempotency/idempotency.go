@@ -201,10 +201,12 @@ var retryDelays = []time.Duration{0, 100 * time.Millisecond, 500 * time.Millisec
 func (s *Service) Finish(ctx context.Context, c Claim, resp Response) error {
 	var err error
 	for _, d := range retryDelays {
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return errors.Join(err, ctx.Err())
+		if d > 0 { // the first write goes at once, without a timer to wait on
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return errors.Join(err, ctx.Err())
+			}
 		}
 		if err = s.Store.Finish(ctx, c, resp, s.Now().Add(s.Retention)); err == nil || errors.Is(err, ErrClaimLost) {
 			return err

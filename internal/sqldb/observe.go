@@ -21,6 +21,11 @@ import (
 type observed struct {
 	driver.Connector
 	store string
+	// cacheStmts keeps each connection's prepared statements (stmtcache.go).
+	cacheStmts bool
+	// writes, when set, queues the process's writers to the file
+	// (writelock.go).
+	writes *writeLock
 }
 
 func (o observed) Connect(ctx context.Context) (driver.Conn, error) {
@@ -28,7 +33,11 @@ func (o observed) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{Conn: c, store: o.store, span: "sql " + o.store}, nil
+	oc := &conn{Conn: c, store: o.store, span: "sql " + o.store, writes: o.writes}
+	if o.cacheStmts {
+		oc.stmts = newStmtCache()
+	}
+	return oc, nil
 }
 
 // dsnConnector is a driver.Connector over a driver that has none.
@@ -43,6 +52,38 @@ func (c dsnConnector) Driver() driver.Driver                        { return c.d
 type conn struct {
 	driver.Conn
 	store, span string
+	stmts       *stmtCache // nil: none
+	writes      *writeLock // nil: none
+	// inTx: a transaction is open on the connection; heldTx: it holds writes.
+	inTx, heldTx bool
+}
+
+// lockWrite takes the write lock for a statement outside a transaction that
+// may write; release is nil when there is nothing to release.
+func (c *conn) lockWrite(ctx context.Context, query string) (release *writeLock, err error) {
+	if c.writes == nil || c.inTx || readOnly(query) {
+		return nil, nil
+	}
+	held, err := c.writes.lock(ctx)
+	if !held {
+		return nil, err
+	}
+	return c.writes, nil
+}
+
+// endTx ends the connection's transaction and releases its write lock.
+func (c *conn) endTx() {
+	if c.heldTx {
+		c.writes.unlock()
+	}
+	c.inTx, c.heldTx = false, false
+}
+
+func (c *conn) Close() error {
+	if c.stmts != nil {
+		c.stmts.close()
+	}
+	return c.Conn.Close()
 }
 
 var sqlSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
@@ -81,8 +122,22 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	if !ok {
 		return nil, driver.ErrSkip
 	}
+	release, err := c.lockWrite(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if release != nil {
+		defer release.unlock()
+	}
 	ctx, t, span := c.start(ctx)
-	res, err := e.ExecContext(ctx, query, args)
+	var res driver.Result
+	cached := false
+	if c.stmts != nil && cacheable(args) {
+		res, cached, err = c.stmts.exec(ctx, c.Conn, query, args)
+	}
+	if !cached && err == nil {
+		res, err = e.ExecContext(ctx, query, args)
+	}
 	c.done(t, span, query, err)
 	return res, err
 }
@@ -92,9 +147,27 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if !ok {
 		return nil, driver.ErrSkip
 	}
+	release, err := c.lockWrite(ctx, query)
+	if err != nil {
+		return nil, err
+	}
 	ctx, t, span := c.start(ctx)
-	rows, err := q.QueryContext(ctx, query, args)
+	var rows driver.Rows
+	cached := false
+	if c.stmts != nil && cacheable(args) {
+		rows, cached, err = c.stmts.query(ctx, c.Conn, query, args)
+	}
+	if !cached && err == nil {
+		rows, err = q.QueryContext(ctx, query, args)
+	}
 	c.done(t, span, query, err)
+	if release != nil {
+		if err != nil {
+			release.unlock()
+			return nil, err
+		}
+		return &lockedRows{Rows: rows, l: release}, nil
+	}
 	return rows, err
 }
 
@@ -106,6 +179,27 @@ func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 }
 
 func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if c.writes == nil {
+		return c.beginTx(ctx, opts)
+	}
+	// Every SQLite transaction here writes (_txlock=immediate takes the
+	// file's write lock at BEGIN).
+	held, err := c.writes.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := c.beginTx(ctx, opts)
+	if err != nil {
+		if held {
+			c.writes.unlock()
+		}
+		return nil, err
+	}
+	c.inTx, c.heldTx = true, held
+	return &lockedTx{Tx: tx, c: c}, nil
+}
+
+func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
 		return b.BeginTx(ctx, opts)
 	}

@@ -96,16 +96,23 @@ func openSQLite(ctx context.Context, dir, name string, migrations fs.FS) (*DB, e
 	path := filepath.Join(dir, name+".db")
 	// WAL lets readers run beside the one writer; immediate transactions take the
 	// write lock up front so concurrent writers queue on busy_timeout instead of
-	// failing with SQLITE_BUSY half-way through. Temporary storage in memory
+	// failing with SQLITE_BUSY half-way through; the process's own writers
+	// queue in Go before that (writelock.go). Temporary storage in memory
 	// keeps statement journals (every upsert checked against foreign keys
 	// keeps one) out of a temporary file: an import of 1,000 cigars wrote
 	// 9,000 times to one.
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(memory)&_txlock=immediate"
-	sdb, err := openObserved("sqlite", dsn, name)
+	dsn := "file:" + path + fmt.Sprintf("?_pragma=journal_mode(WAL)&_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()) +
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(memory)&_txlock=immediate"
+	sdb, err := openObserved("sqlite", dsn, name, true, writeLockFor(path))
 	if err != nil {
 		return nil, err
 	}
+	// Idle connections are kept up to the pool's size: database/sql keeps two
+	// by default, and a busy store then opened a connection (opening the
+	// file, running the DSN's pragmas, reading the schema, losing the cached
+	// statements) for a tenth of its queries.
 	sdb.SetMaxOpenConns(8)
+	sdb.SetMaxIdleConns(8)
 	sdb.SetConnMaxIdleTime(5 * time.Minute)
 	db := &DB{DB: sdb, Dialect: SQLite, Name: name}
 
@@ -160,8 +167,11 @@ func openPostgres(ctx context.Context, cfg Config, name string, migrations fs.FS
 	// subgraph's tables and its own goose version table.
 	pcfg.RuntimeParams["search_path"] = schema
 	sdb := sqlx.NewDb(sql.OpenDB(observed{Connector: stdlib.GetConnector(*pcfg), store: name}), "pgx")
+	// As many idle connections as open ones: under load, a pool that keeps
+	// fewer closes connections only to open them again (a PostgreSQL backend
+	// each, and pgx's statement cache lost).
 	sdb.SetMaxOpenConns(16)
-	sdb.SetMaxIdleConns(8)
+	sdb.SetMaxIdleConns(16)
 	sdb.SetConnMaxIdleTime(5 * time.Minute)
 	db := &DB{DB: sdb, Dialect: Postgres, Name: name, schema: schema}
 
@@ -193,8 +203,9 @@ func openPostgres(ctx context.Context, cfg Config, name string, migrations fs.FS
 }
 
 // openObserved opens a database/sql driver by name with its queries
-// observed (observe.go).
-func openObserved(driverName, dsn, store string) (*sqlx.DB, error) {
+// observed (observe.go) and, with cacheStmts, its statements kept
+// (stmtcache.go); writes (nil: none) queues its writers (writelock.go).
+func openObserved(driverName, dsn, store string, cacheStmts bool, writes *writeLock) (*sqlx.DB, error) {
 	probe, err := sql.Open(driverName, dsn)
 	if err != nil {
 		return nil, err
@@ -207,7 +218,7 @@ func openObserved(driverName, dsn, store string) (*sqlx.DB, error) {
 			return nil, err
 		}
 	}
-	return sqlx.NewDb(sql.OpenDB(observed{Connector: connector, store: store}), driverName), nil
+	return sqlx.NewDb(sql.OpenDB(observed{Connector: connector, store: store, cacheStmts: cacheStmts, writes: writes}), driverName), nil
 }
 
 func migrate(ctx context.Context, db *DB, dialect goose.Dialect, migrations fs.FS) error {

@@ -289,15 +289,53 @@ func TestPolicies(t *testing.T) {
 				t.Fatalf("%+v: %v", bad, err)
 			}
 		}
-		if err := f.st.RevokeClient(ctx, c.ID, f.clock.t); err != nil {
+		if err := f.svc.RevokeClient(ctx, c.ID); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := f.svc.Authenticate(ctx, c.ID, next); !errors.Is(err, payments.ErrNotFound) {
 			t.Fatalf("a revoked client: %v", err)
 		}
-		if _, err := f.svc.ActiveClient(ctx, c.ID, payments.ActionListOffers); code(err) != payments.CodeActionNotAllowed {
+		if _, err := f.svc.ActiveClient(ctx, c.ID, payments.ActionListOffers); code(err) != payments.CodeClientNotActive {
 			t.Fatalf("a revoked client acting: %v", err)
 		}
+	})
+}
+
+// A replica acts on a client's row for ClientCacheTTL at most: a client
+// revoked elsewhere (the CLI, another replica) is refused within it, and the
+// replica that revoked it refuses it at once.
+func TestRevocationReachesEveryReplica(t *testing.T) {
+	each(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		c, secret := must2(t)(f.svc.CreateClient(ctx, payments.NewClient{Name: "revoked soon", ReturnURLs: []string{"https://x.example/"}}))
+		other := &payments.Service{Store: f.st, Keys: f.svc.Keys, Audience: audience, Now: f.clock.now}
+		for _, s := range []*payments.Service{f.svc, other} { // both replicas hold the row now
+			if _, err := s.Authenticate(ctx, c.ID, secret); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.ActiveClient(ctx, c.ID, payments.ActionListOffers); err != nil {
+				t.Fatal(err)
+			}
+		}
+		revoked := time.Now()
+		if err := f.svc.RevokeClient(ctx, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.Authenticate(ctx, c.ID, secret); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("the revoking replica still authenticates the client: %v", err)
+		}
+		for {
+			_, authErr := other.Authenticate(ctx, c.ID, secret)
+			_, activeErr := other.ActiveClient(ctx, c.ID, payments.ActionListOffers)
+			if errors.Is(authErr, payments.ErrNotFound) && code(activeErr) == payments.CodeClientNotActive {
+				break
+			}
+			if time.Since(revoked) > payments.ClientCacheTTL+time.Second/2 {
+				t.Fatalf("another replica still accepts the client %s after the revocation (%v, %v)", time.Since(revoked), authErr, activeErr)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Logf("another replica refused the client %s after the revocation (bound %s)", time.Since(revoked).Round(time.Millisecond), payments.ClientCacheTTL)
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vitolahq/vitola/internal/apierr"
@@ -45,6 +46,15 @@ type Service struct {
 	// replica repeats it under the same key (default DefaultChargeLease).
 	ChargeLease time.Duration
 	Now         func() time.Time
+
+	clientsOnce sync.Once
+	clientRows  *clientCache
+}
+
+// cachedClients is the process's cache of service client rows.
+func (s *Service) cachedClients() *clientCache {
+	s.clientsOnce.Do(func() { s.clientRows = newClientCache(ClientCacheTTL) })
+	return s.clientRows
 }
 
 func (s *Service) now() time.Time {
@@ -116,7 +126,18 @@ func (s *Service) RotateClientSecret(ctx context.Context, id string) (string, ti
 	if err := s.Store.RotateSecret(ctx, id, secret.Hash(plain), until); err != nil {
 		return "", time.Time{}, err
 	}
+	s.cachedClients().forget(id)
 	return plain, until, nil
+}
+
+// RevokeClient revokes a service client: this process refuses it at once,
+// other replicas within ClientCacheTTL.
+func (s *Service) RevokeClient(ctx context.Context, id string) error {
+	if err := s.Store.RevokeClient(ctx, id, s.now()); err != nil {
+		return err
+	}
+	s.cachedClients().forget(id)
+	return nil
 }
 
 // Authenticate returns the client whose ID and secret these are, or
@@ -126,7 +147,7 @@ func (s *Service) Authenticate(ctx context.Context, id, plain string) (*Client, 
 	if !ids.Valid(id, ids.ServiceClient) || !strings.HasPrefix(plain, ClientSecretPrefix) {
 		return nil, ErrNotFound
 	}
-	c, err := s.Store.Client(ctx, id)
+	c, err := s.cachedClients().get(ctx, s.Store, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, ErrNotFound
 	}
@@ -140,11 +161,12 @@ func (s *Service) Authenticate(ctx context.Context, id, plain string) (*Client, 
 }
 
 // ActiveClient loads the client a call acts for and checks its policy for
-// action. The shim authenticated it; it may have been revoked since.
+// action. The shim authenticated it; it may have been revoked since (seen
+// within ClientCacheTTL). The client returned is shared: callers only read it.
 func (s *Service) ActiveClient(ctx context.Context, id, action string) (*Client, error) {
-	c, err := s.Store.Client(ctx, id)
+	c, err := s.cachedClients().get(ctx, s.Store, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && c.RevokedAt != nil) {
-		return nil, Refuse(CodeActionNotAllowed, "this service client is not active")
+		return nil, Refuse(CodeClientNotActive, "this service client is not active")
 	}
 	if err != nil {
 		return nil, err
@@ -201,13 +223,13 @@ func ownsAccount(c *Client, a *Account) bool {
 	return (a.ClientID != "" && a.ClientID == c.ID) || (a.KeyID != "" && a.KeyID == c.KeyID)
 }
 
-// clientAccount loads an account of the client's by ID.
-func (s *Service) clientAccount(ctx context.Context, c *Client, id string) (*Account, error) {
-	a, err := s.Store.AccountByID(ctx, id)
-	if errors.Is(err, ErrNotFound) || (err == nil && !ownsAccount(c, a)) {
+// clientAccount passes the account id the store read (a, nil when there is
+// none) if it is the client's.
+func clientAccount(c *Client, id string, a *Account) (*Account, error) {
+	if a == nil || !ownsAccount(c, a) {
 		return nil, Refuse(CodeAccountNotFound, "no billing account %s for this client: resolve the account first", apierr.Clip(id))
 	}
-	return a, err
+	return a, nil
 }
 
 // ListOffers lists the active offers of a type the client sells.
@@ -391,16 +413,17 @@ func (s *Service) CreateSession(ctx context.Context, c *Client, n NewSession) (*
 		}
 		origin = o
 	}
-	a, err := s.clientAccount(ctx, c, n.AccountID)
+	a, o, m, err := s.Store.SessionParts(ctx, n.AccountID, n.OfferID)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	o, err := s.availableOffer(ctx, c, n.OfferID)
-	if err != nil {
+	if a, err = clientAccount(c, n.AccountID, a); err != nil {
 		return nil, nil, "", err
 	}
-	m, err := s.Store.Merchant(ctx, o.MerchantID)
-	if err != nil {
+	if o == nil {
+		err = ErrNotFound
+	}
+	if o, err = offerFor(c, n.OfferID, o, err); err != nil {
 		return nil, nil, "", err
 	}
 	if !m.Ready() {
@@ -423,6 +446,12 @@ func (s *Service) CreateSession(ctx context.Context, c *Client, n NewSession) (*
 // availableOffer loads an active offer the client may sell.
 func (s *Service) availableOffer(ctx context.Context, c *Client, id string) (*Offer, error) {
 	o, err := s.Store.Offer(ctx, id)
+	return offerFor(c, id, o, err)
+}
+
+// offerFor passes the offer id the store read (o, err) if it is active and
+// the client may sell it.
+func offerFor(c *Client, id string, o *Offer, err error) (*Offer, error) {
 	if errors.Is(err, ErrNotFound) || (err == nil && (!o.Active || (o.ClientID != "" && o.ClientID != c.ID) || !c.SellsType(o.ResourceType))) {
 		return nil, Refuse(CodeOfferNotFound, "no active offer %s for this client: list them with GET /offers", apierr.Clip(id))
 	}
@@ -432,14 +461,10 @@ func (s *Service) availableOffer(ctx context.Context, c *Client, id string) (*Of
 // SessionStatus returns a session of the client's with its purchase; another
 // client's session is not found.
 func (s *Service) SessionStatus(ctx context.Context, c *Client, id string) (*Session, *Purchase, error) {
-	sess, err := s.Store.Session(ctx, id)
+	sess, p, err := s.Store.SessionWithPurchase(ctx, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && sess.ClientID != c.ID) {
 		return nil, nil, Refuse(CodeSessionNotFound, "no payment session %s for this client", apierr.Clip(id))
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := s.Store.Purchase(ctx, sess.PurchaseID)
 	if err != nil {
 		return nil, nil, err
 	}

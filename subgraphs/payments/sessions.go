@@ -158,6 +158,12 @@ type Sessions interface {
 	CreateSession(ctx context.Context, s *Session, p *Purchase) error
 	Session(ctx context.Context, id string) (*Session, error)
 	Purchase(ctx context.Context, id string) (*Purchase, error)
+	// SessionWithPurchase reads a session and its purchase at once.
+	SessionWithPurchase(ctx context.Context, id string) (*Session, *Purchase, error)
+	// SessionParts reads at once what a new session is checked against: an
+	// account, without its balances (Balances is empty), and an offer with
+	// its merchant account. What does not exist is nil.
+	SessionParts(ctx context.Context, accountID, offerID string) (*Account, *Offer, *MerchantAccount, error)
 	// ExpireSessions marks open and active sessions past their expiry as
 	// expired (and their open purchases cancelled); it returns how many.
 	ExpireSessions(ctx context.Context, now time.Time) (int, error)

@@ -77,6 +77,20 @@ func readAccount(ctx context.Context, db q, where string, args ...any) (*payment
 	return a, nil
 }
 
+// readAccountRow reads an account without its balances; nil when there is
+// none.
+func readAccountRow(ctx context.Context, db q, id string) (*payments.Account, error) {
+	var r accountRow
+	err := getOne(ctx, db, &r, "billing account", `SELECT `+accountColumns+` FROM billing_accounts WHERE id = ?`, id)
+	if errors.Is(err, payments.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.account(), nil
+}
+
 func (s *Store) Account(ctx context.Context, keyID string) (*payments.Account, error) {
 	var a *payments.Account
 	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -398,6 +399,117 @@ func TestPendingChargesAreLeftAfterTheReconcileWindow(t *testing.T) {
 		}
 		if p, _ := st.Purchase(ctx, ps[0].ID); p.State != payments.PurchasePending {
 			t.Fatalf("left as %s", p.State)
+		}
+	})
+}
+
+// The reads that join rows return what the reads of each row return:
+// SessionWithPurchase, and SessionParts (the account without balances, the
+// offer and its merchant account, each nil when missing).
+func TestCombinedReads(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		st := sqlstore.New(db, time.Now)
+		merchantID, offerID := seedOffer(t, st, 10)
+		a, err := st.ClientAccount(ctx, "pcl_property", "customer")
+		if err != nil {
+			t.Fatal(err)
+		}
+		purchaseID := completePurchase(t, st, a.ID, merchantID, offerID)
+		p, err := st.Purchase(ctx, purchaseID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := st.Session(ctx, p.SessionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotS, gotP, err := st.SessionWithPurchase(ctx, s.ID)
+		if err != nil || !reflect.DeepEqual(gotS, s) || !reflect.DeepEqual(gotP, p) {
+			t.Fatalf("SessionWithPurchase = %+v, %+v, %v; want %+v, %+v", gotS, gotP, err, s, p)
+		}
+		if _, _, err := st.SessionWithPurchase(ctx, "pss_0000000000000000"); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("an unknown session: %v", err)
+		}
+		o, err := st.Offer(ctx, offerID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := st.Merchant(ctx, merchantID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner, err := st.AccountByID(ctx, a.ID)
+		if err != nil || len(owner.Balances) == 0 {
+			t.Fatalf("AccountByID = %+v, %v", owner, err)
+		}
+		owner.Balances = map[string]payments.Balance{} // SessionParts reads none
+		const noAccount, noOffer = "acc_0000000000000000", "off_0000000000000000"
+		for _, tt := range []struct {
+			account, offer string
+			wantA          *payments.Account
+			wantO          *payments.Offer
+			wantM          *payments.MerchantAccount
+		}{
+			{a.ID, offerID, owner, o, m},
+			{noAccount, offerID, nil, o, m},
+			{a.ID, noOffer, owner, nil, nil},
+			{noAccount, noOffer, nil, nil, nil},
+		} {
+			gotA, gotO, gotM, err := st.SessionParts(ctx, tt.account, tt.offer)
+			if err != nil || !reflect.DeepEqual(gotA, tt.wantA) || !reflect.DeepEqual(gotO, tt.wantO) || !reflect.DeepEqual(gotM, tt.wantM) {
+				t.Fatalf("SessionParts(%s, %s) = %+v, %+v, %+v, %v; want %+v, %+v, %+v", tt.account, tt.offer, gotA, gotO, gotM, err, tt.wantA, tt.wantO, tt.wantM)
+			}
+		}
+	})
+}
+
+// A session and its purchase are written together or not at all (on
+// PostgreSQL one statement writes both).
+func TestCreateSessionIsAtomic(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		st := sqlstore.New(db, time.Now)
+		merchantID, offerID := seedOffer(t, st, 10)
+		a, err := st.ClientAccount(ctx, "pcl_property", "customer")
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		newPair := func(token string) (*payments.Session, *payments.Purchase) {
+			s := &payments.Session{ID: ids.New(ids.PaymentSession), ClientID: "pcl_property", AccountID: a.ID, OfferID: offerID, TokenHash: token,
+				ReturnURL: "https://x.example", CancelURL: "https://x.example", State: payments.SessionOpen, ExpiresAt: now.Add(time.Hour), CreatedAt: now}
+			p := &payments.Purchase{ID: ids.New(ids.Purchase), Kind: payments.PurchaseCheckout, ClientID: "pcl_property", AccountID: a.ID, OfferID: offerID,
+				SessionID: s.ID, ResourceType: "property_units", Quantity: 10, Amount: 100, Currency: "USD", MerchantID: merchantID,
+				State: payments.PurchaseOpen, CreatedAt: now, UpdatedAt: now}
+			s.PurchaseID = p.ID
+			return s, p
+		}
+		s1, p1 := newPair("token-one")
+		if err := st.CreateSession(ctx, s1, p1); err != nil {
+			t.Fatal(err)
+		}
+		if gotS, gotP, err := st.SessionWithPurchase(ctx, s1.ID); err != nil || !reflect.DeepEqual(gotS, s1) || !reflect.DeepEqual(gotP, p1) {
+			t.Fatalf("read back %+v %+v %v", gotS, gotP, err)
+		}
+		// The session fails (its token hash is taken): no purchase either.
+		s2, p2 := newPair("token-one")
+		if err := st.CreateSession(ctx, s2, p2); err == nil {
+			t.Fatal("a second session with the same token hash was written")
+		}
+		if _, err := st.Purchase(ctx, p2.ID); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("the failed session's purchase: %v", err)
+		}
+		// The purchase fails (its ID is taken): no session either.
+		s3, _ := newPair("token-three")
+		s3.PurchaseID = p1.ID
+		p3 := *p1
+		p3.SessionID = s3.ID
+		if err := st.CreateSession(ctx, s3, &p3); err == nil {
+			t.Fatal("a purchase with a taken ID was written")
+		}
+		if _, err := st.Session(ctx, s3.ID); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("the failed purchase's session: %v", err)
 		}
 	})
 }
