@@ -224,20 +224,11 @@ func drive(t *testing.T, workers int, d time.Duration, request func(i int) *http
 			defer wg.Done()
 			var mine []time.Duration
 			for i := w; time.Now().Before(deadline); i++ {
-				req := request(i)
-				t0 := time.Now()
-				res, err := client.Do(req)
-				if err != nil {
-					t.Error(err)
+				took, ok := timed(t, client, request(i))
+				if !ok {
 					return
 				}
-				io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if res.StatusCode != 200 {
-					t.Errorf("%s: %d", req.URL, res.StatusCode)
-					return
-				}
-				mine = append(mine, time.Since(t0))
+				mine = append(mine, took)
 			}
 			mu.Lock()
 			all = append(all, mine...)
@@ -246,4 +237,22 @@ func drive(t *testing.T, workers int, d time.Duration, request func(i int) *http
 	}
 	wg.Wait()
 	return all, time.Since(start)
+}
+
+// timed sends req and reads its answer whole, and returns how long that took;
+// an error or any answer but a 200 fails the test (and returns false).
+func timed(t *testing.T, client *http.Client, req *http.Request) (time.Duration, bool) {
+	t0 := time.Now()
+	res, err := client.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0, false
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Errorf("%s: %d", req.URL, res.StatusCode)
+		return 0, false
+	}
+	return time.Since(t0), true
 }

@@ -277,20 +277,11 @@ func TestResolveLoad(t *testing.T) {
 			for i := w; time.Now().Before(deadline); i++ {
 				// Each query once each way, the order alternating.
 				for _, side := range [2]int{i % 2, 1 - i%2} {
-					req := request(side == 1, i/2*workers+w)
-					t0 := time.Now()
-					res, err := client.Do(req)
-					if err != nil {
-						t.Error(err)
+					took, ok := timed(t, client, request(side == 1, i/2*workers+w))
+					if !ok {
 						return
 					}
-					io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-					if res.StatusCode != 200 {
-						t.Errorf("%s: %d", req.URL, res.StatusCode)
-						return
-					}
-					mine[side] = append(mine[side], time.Since(t0))
+					mine[side] = append(mine[side], took)
 				}
 			}
 			mu.Lock()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/catalog/demo"
+	"github.com/vitolahq/vitola/subgraphs/catalog/importer"
 )
 
 // The catalogs both sides import are written here once, in the import format
@@ -17,28 +18,6 @@ import (
 // (demo.Facts.Scaled: copy k of a line is "<line> Lote <k>"). Each cigar comes
 // with a box of 20 and a single, as the demo seeds them, so an import writes
 // what a real catalog's would.
-
-// record is one line of a catalog import file.
-type record struct {
-	Brand        string              `json:"brand"`
-	BrandCountry string              `json:"brandCountry,omitempty"`
-	BrandAliases []string            `json:"brandAliases,omitempty"`
-	Name         string              `json:"name"`
-	Aliases      []string            `json:"aliases,omitempty"`
-	Origin       string              `json:"origin"`
-	Wrapper      []catalog.Component `json:"wrapper"`
-	Binder       []catalog.Component `json:"binder"`
-	Filler       []catalog.Component `json:"filler"`
-	Products     []product           `json:"products"`
-}
-
-type product struct {
-	GTIN      string `json:"gtin"`
-	Name      string `json:"name"`
-	Kind      string `json:"kind"`
-	Quantity  int    `json:"quantity"`
-	Synthetic bool   `json:"synthetic"`
-}
 
 // copyWord is the word pair that names copy k's cigars in search ("lote 101"):
 // the live import looks for its batch by it.
@@ -87,9 +66,9 @@ func encodeCatalog(w io.Writer, from, to, limit int) (int, error) {
 					aliases = append(aliases, a+" "+v.Name)
 				}
 				name := l.Name + " " + v.Name
-				rec := record{Brand: l.Brand, BrandCountry: b.Country, BrandAliases: b.Aliases, Name: name, Aliases: aliases,
+				rec := importer.Record{Brand: l.Brand, BrandCountry: b.Country, BrandAliases: b.Aliases, Name: name, Aliases: aliases,
 					Origin: l.Origin, Wrapper: l.Wrapper, Binder: l.Binder, Filler: l.Filler,
-					Products: []product{
+					Products: []importer.Product{
 						{GTIN: gtin("23", k, n), Name: l.Brand + " " + name + ", box of 20", Kind: "box", Quantity: 20, Synthetic: true},
 						{GTIN: gtin("24", k, n), Name: l.Brand + " " + name + ", single", Kind: "single", Quantity: 1, Synthetic: true},
 					}}
