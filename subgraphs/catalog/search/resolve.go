@@ -259,12 +259,7 @@ func (ix *Index) leftOut(di int32, sc *scratch) (left, seen []int32) {
 	if ix.docHasAlias[di] && ix.cigarAliasNamed(d, sc) {
 		return nil, slices.DeleteFunc(slices.Clone(name), func(w int32) bool { return ix.generic[w] })
 	}
-	var covered uint32
-	for _, s := range d.derived {
-		if sc.termCount[s.word] > 0 {
-			covered |= s.cover
-		}
-	}
+	covered := ix.derivedCover(d, sc)
 	for j, nw := range name {
 		switch {
 		case ix.generic[nw]:
@@ -285,12 +280,7 @@ func (ix *Index) leavesOutOther(di int32, name []int32, sc *scratch) bool {
 	if ix.docHasAlias[di] && ix.cigarAliasNamed(d, sc) {
 		return false
 	}
-	var covered uint32
-	for _, s := range d.derived {
-		if sc.termCount[s.word] > 0 {
-			covered |= s.cover
-		}
-	}
+	covered := ix.derivedCover(d, sc)
 	for j, nw := range ix.nameFlat[ix.nameOff[di]:ix.nameOff[di+1]] {
 		if !ix.generic[nw] && covered>>j&1 == 0 && !ix.mentions(nw, ix.docBrand[di], sc) && !slices.Contains(name, nw) {
 			return true

@@ -666,8 +666,11 @@ type scratch struct {
 	// termCount: per vocabulary word, how many query words matched it (see
 	// mentions).
 	termCount []uint8
-	brandHit  []bool  // per vocabulary word: matched as a brand word
-	terms     []int32 // words set in termCount/brandHit, to reset them
+	// derivedSeen: a query word matched a derived word ("rj"); when none
+	// did, no document's derived spans need reading.
+	derivedSeen bool
+	brandHit    []bool  // per vocabulary word: matched as a brand word
+	terms       []int32 // words set in termCount/brandHit, to reset them
 	// brandAt: the query words (by position) that matched a brand word.
 	brandAt []wordAt
 	// Per brand: every word of its name matched as a brand word (or a word
@@ -708,6 +711,7 @@ func (sc *scratch) reset() {
 		sc.termCount[w], sc.brandHit[w] = 0, false
 	}
 	sc.touched, sc.wordDocs, sc.terms, sc.brandAt = sc.touched[:0], sc.wordDocs[:0], sc.terms[:0], sc.brandAt[:0]
+	sc.derivedSeen = false
 	sc.cand, sc.bound = sc.cand[:0], sc.bound[:0]
 }
 
@@ -770,6 +774,7 @@ func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 			case n == 0:
 				sc.terms = append(sc.terms, tm.word)
 				sc.termCount[tm.word] = 1
+				sc.derivedSeen = sc.derivedSeen || strings.HasPrefix(ix.words[tm.word], derivedMark)
 			// (A word matched as a prefix and with a typo is listed twice.)
 			case n < 255 && !slices.ContainsFunc(tms[:j], func(o termMatch) bool { return o.word == tm.word }):
 				sc.termCount[tm.word]++
@@ -957,12 +962,7 @@ func (ix *Index) points(di int32, required int, sc *scratch) (points int32, dist
 	if !named {
 		// A derived word the query matched stands for the words it is made
 		// of.
-		var covered uint32
-		for _, s := range d.derived {
-			if sc.termCount[s.word] > 0 {
-				covered |= s.cover
-			}
-		}
+		covered := ix.derivedCover(d, sc)
 		bi := ix.docBrand[di]
 		for j, nw := range ix.nameFlat[ix.nameOff[di]:ix.nameOff[di+1]] {
 			switch {
@@ -979,6 +979,21 @@ func (ix *Index) points(di int32, required int, sc *scratch) (points int32, dist
 		points += brandBonus
 	}
 	return points, distinct, named
+}
+
+// derivedCover is the words of a document's name (bit j: its j-th word) that
+// derived words the query matched stand for.
+func (ix *Index) derivedCover(d *doc, sc *scratch) uint32 {
+	var covered uint32
+	if !sc.derivedSeen {
+		return 0
+	}
+	for _, s := range d.derived {
+		if sc.termCount[s.word] > 0 {
+			covered |= s.cover
+		}
+	}
+	return covered
 }
 
 // upperBound is the most a collected document can score: its words' points
