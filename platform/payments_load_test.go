@@ -327,13 +327,22 @@ func spread(v []float64, f func(float64) string) string {
 }
 
 // TestPaymentSessionLoadServer is TestPaymentSessionLoad's server child
-// (skipped otherwise): it serves the bare handler or the payments API on
+// (run directly, it checks that protocol with a bare child): it serves the bare handler or the payments API on
 // loopback, prints READY with what to send, answers each "cpu" line on its
 // input with the CPU it has used, and ends when its input ends.
 func TestPaymentSessionLoadServer(t *testing.T) {
 	raw := os.Getenv(loadServerEnv)
 	if raw == "" {
-		t.Skip("run by TestPaymentSessionLoad")
+		// Run directly, it proves the child's protocol: a bare child serves,
+		// says where, and reports a CPU that never goes back.
+		s := startLoadServer(t, loadSpec{Mode: "bare"})
+		if !strings.HasPrefix(s.ready.URL, "http://127.0.0.1:") || s.ready.Body == "" {
+			t.Fatalf("READY %+v: want a loopback URL and a body", s.ready)
+		}
+		if first, second := s.cpu(t), s.cpu(t); first < 0 || second < first {
+			t.Fatalf("CPU went from %s to %s", first, second)
+		}
+		return
 	}
 	var spec loadSpec
 	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
