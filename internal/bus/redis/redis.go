@@ -7,6 +7,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -30,11 +31,16 @@ type Bus struct {
 
 var _ bus.Bus = (*Bus)(nil)
 
+// ErrUnreachable is Open's error when Redis did not confirm the subscription:
+// the bus it returns with it works, and listens once Redis answers.
+var ErrUnreachable = errors.New("Redis did not answer the subscription")
+
 // Open connects to the server at url and listens to every topic under prefix
 // (a deployment's own, as kv's keys are: "vitola:bus:"); buffer is each
-// subscription's capacity (bus.DefaultBuffer when 0). It fails when Redis does
-// not answer; afterwards, go-redis reconnects the listener by itself, and
-// events published while it is away are lost.
+// subscription's capacity (bus.DefaultBuffer when 0). A malformed URL is an
+// error and no bus. When Redis does not answer, Open returns a working bus
+// and ErrUnreachable: go-redis reconnects the listener by itself (then and
+// after any failure), and events published while it is away are lost.
 func Open(ctx context.Context, url, prefix string, buffer int) (*Bus, error) {
 	opts, err := kvredis.Options(url)
 	if err != nil {
@@ -44,12 +50,11 @@ func Open(ctx context.Context, url, prefix string, buffer int) (*Bus, error) {
 	b.ps = b.client.PSubscribe(ctx, prefix+"*")
 	// The first reply confirms the subscription: from here on, no event of
 	// this bus's prefix is missed while the connection holds.
-	if _, err := b.ps.Receive(ctx); err != nil {
-		b.ps.Close()
-		b.client.Close()
-		return nil, fmt.Errorf("subscribe to Redis: %w", err)
-	}
+	_, err = b.ps.Receive(ctx)
 	go b.listen()
+	if err != nil {
+		return b, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
 	return b, nil
 }
 

@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -18,6 +19,33 @@ func open(t *testing.T, url, prefix string) *busredis.Bus {
 	}
 	t.Cleanup(func() { b.Close() })
 	return b
+}
+
+// A bus opened while Redis is down works once Redis is up.
+func TestOpenBeforeRedis(t *testing.T) {
+	srv := kvtest.NewRedisServer(t, 0)
+	b, err := busredis.Open(context.Background(), srv.URL(), kvtest.Prefix("bus"), 0)
+	if !errors.Is(err, busredis.ErrUnreachable) || b == nil {
+		t.Fatalf("Open with Redis down: %v, %v; want a bus and ErrUnreachable", b, err)
+	}
+	defer b.Close()
+	s := b.Subscribe("t")
+	srv.Start()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		b.Publish(context.Background(), "t", []byte("up"))
+		select {
+		case p := <-s.Events():
+			if string(p) != "up" {
+				t.Fatalf("got %q", p)
+			}
+			return
+		case <-time.After(300 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the bus did not listen within 15 s of Redis starting")
+		}
+	}
 }
 
 func recv(t *testing.T, s *bus.Subscription) string {

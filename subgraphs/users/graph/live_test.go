@@ -95,7 +95,7 @@ func (r *replica) query(caller string, id trust.Identity, q string, vars map[str
 // sseStream is a subscription opened as the router opens it: GraphQL over
 // SSE, a POST with Accept: text/event-stream.
 type sseStream struct {
-	events   chan gqlResponse // each `event: next`
+	events   chan gqlResponse // each `event: next`; closed at the end
 	complete chan struct{}    // closed on `event: complete` or EOF
 	cancel   context.CancelFunc
 	status   int
@@ -124,6 +124,7 @@ func (r *replica) subscribeWith(internalToken, q string, vars map[string]any) *s
 	go func() {
 		defer resp.Body.Close()
 		defer close(s.complete)
+		defer close(s.events) // after every event is read: next sees them first
 		sc := bufio.NewScanner(resp.Body)
 		event := ""
 		for sc.Scan() {
@@ -151,10 +152,11 @@ func (r *replica) subscribeWith(internalToken, q string, vars map[string]any) *s
 func (s *sseStream) next(t *testing.T) gqlResponse {
 	t.Helper()
 	select {
-	case g := <-s.events:
+	case g, ok := <-s.events:
+		if !ok {
+			t.Fatal("the stream completed before the event came")
+		}
 		return g
-	case <-s.complete:
-		t.Fatal("the stream completed before the event came")
 	case <-time.After(5 * time.Second):
 		t.Fatal("no event within 5 s")
 	}
@@ -165,8 +167,10 @@ func (s *sseStream) next(t *testing.T) gqlResponse {
 func (s *sseStream) none(t *testing.T, d time.Duration) {
 	t.Helper()
 	select {
-	case g := <-s.events:
-		t.Fatalf("unexpected event %s", g.Data)
+	case g, ok := <-s.events:
+		if ok {
+			t.Fatalf("unexpected event %s", g.Data)
+		}
 	case <-time.After(d):
 	}
 }
