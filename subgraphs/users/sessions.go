@@ -29,38 +29,40 @@ type NewSession struct {
 	Visibility         string
 }
 
-// SessionError is a field of a NewSession that breaks a rule: Field names it
-// (its code is INVALID_<FIELD>), Message says how to fix it.
-type SessionError struct{ Field, Message string }
+// SessionError is a field of a NewSession that breaks a rule: Code is
+// INVALID_<FIELD> (the shim answers it as a 400 invalid_<field>), Message says
+// how to fix it.
+type SessionError struct{ Code, Message string }
 
 func (e *SessionError) Error() string { return e.Message }
 
-func bad(field, format string, a ...any) error {
-	return &SessionError{Field: field, Message: fmt.Sprintf(format, a...)}
+func bad(code, format string, a ...any) error {
+	return &SessionError{Code: code, Message: fmt.Sprintf(format, a...)}
 }
 
 // Prepare validates n and returns the session to store for userID.
 func (n NewSession) Prepare(userID string, now time.Time) (*SmokeSession, error) {
 	now = now.UTC().Truncate(time.Millisecond)
 	if n.Visibility != "public" && n.Visibility != "private" {
-		return nil, bad("visibility", "visibility must be public or private")
+		return nil, bad("INVALID_VISIBILITY", "visibility must be public or private")
 	}
+	// The shim passes IDs it read from their subgraphs: a malformed one is its bug.
 	for _, f := range []struct {
 		field, prefix string
 		v             *string
 	}{{"cigar", ids.Cigar, n.CigarID}, {"brand", ids.Brand, n.BrandID}, {"venue", ids.Venue, n.VenueID}} {
 		if f.v != nil && !ids.Valid(*f.v, f.prefix) {
-			return nil, bad(f.field, "%s must be a %s ID (%s_...)", f.field, f.field, f.prefix)
+			return nil, fmt.Errorf("%s must be a %s ID (%s_...)", f.field, f.field, f.prefix)
 		}
 	}
 	started := now
 	if n.StartedAt != nil {
 		t, err := time.Parse(time.RFC3339Nano, *n.StartedAt)
 		if err != nil {
-			return nil, bad("started_at", "startedAt must be an RFC 3339 date-time (2026-11-28T20:00:00Z)")
+			return nil, bad("INVALID_STARTED_AT", "startedAt must be an RFC 3339 date-time (2026-11-28T20:00:00Z)")
 		}
 		if t.After(now.Add(MaxClockSkew)) {
-			return nil, bad("started_at", "startedAt is in the future")
+			return nil, bad("INVALID_STARTED_AT", "startedAt is in the future")
 		}
 		started = t.UTC().Truncate(time.Millisecond)
 	}
@@ -69,10 +71,10 @@ func (n NewSession) Prepare(userID string, now time.Time) (*SmokeSession, error)
 	if n.EndedAt != nil {
 		t, err := time.Parse(time.RFC3339Nano, *n.EndedAt)
 		if err != nil {
-			return nil, bad("ended_at", "endedAt must be an RFC 3339 date-time (2026-11-28T21:00:00Z)")
+			return nil, bad("INVALID_ENDED_AT", "endedAt must be an RFC 3339 date-time (2026-11-28T21:00:00Z)")
 		}
 		if t.Before(started) || t.Sub(started) > MaxSessionDuration {
-			return nil, bad("ended_at", "endedAt must be after startedAt, within %d hours", int(MaxSessionDuration.Hours()))
+			return nil, bad("INVALID_ENDED_AT", "endedAt must be after startedAt, within %d hours", int(MaxSessionDuration.Hours()))
 		}
 		end := timestamp.Format(t)
 		s.EndedAt = &end
@@ -81,20 +83,20 @@ func (n NewSession) Prepare(userID string, now time.Time) (*SmokeSession, error)
 	}
 	if n.DurationSeconds != nil {
 		if *n.DurationSeconds < 0 || *n.DurationSeconds > int(MaxSessionDuration.Seconds()) {
-			return nil, bad("duration_seconds", "durationSeconds must be 0 to %d", int(MaxSessionDuration.Seconds()))
+			return nil, bad("INVALID_DURATION_SECONDS", "durationSeconds must be 0 to %d", int(MaxSessionDuration.Seconds()))
 		}
 		d := *n.DurationSeconds
 		s.DurationSeconds = &d
 	}
 	if n.Rating != nil {
 		if *n.Rating < 0 || *n.Rating > 5 {
-			return nil, bad("rating", "rating must be 0 to 5")
+			return nil, bad("INVALID_RATING", "rating must be 0 to 5")
 		}
 		r := *n.Rating
 		s.Rating = &r
 	}
 	if n.Note != nil && len([]rune(*n.Note)) > MaxNoteRunes {
-		return nil, bad("note", "note must be at most %d characters", MaxNoteRunes)
+		return nil, bad("INVALID_NOTE", "note must be at most %d characters", MaxNoteRunes)
 	}
 	return s, nil
 }

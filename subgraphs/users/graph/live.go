@@ -114,10 +114,10 @@ func sessionStartedArgs(ctx context.Context, venue, brand *string) (string, stri
 		return "", "", subgraph.BadInput(ctx, "give venue, brand or both: sessionStarted streams one venue's or one brand's sessions")
 	}
 	if v != "" && !ids.Valid(v, ids.Venue) {
-		return "", "", subgraph.Invalid(ctx, "venue", "venue must be a venue ID (ven_...)")
+		return "", "", subgraph.BadInput(ctx, "venue must be a venue ID (ven_...)")
 	}
 	if b != "" && !ids.Valid(b, ids.Brand) {
-		return "", "", subgraph.Invalid(ctx, "brand", "brand must be a brand ID (brd_...)")
+		return "", "", subgraph.BadInput(ctx, "brand must be a brand ID (brd_...)")
 	}
 	return v, b, nil
 }

@@ -273,8 +273,8 @@ func TestSessionStartedNeedsAFilter(t *testing.T) {
 			code string
 		}{
 			{map[string]any{}, "BAD_USER_INPUT"},
-			{map[string]any{"venue": ids.Derive(ids.Brand, "d")}, "INVALID_VENUE"},
-			{map[string]any{"brand": "nope"}, "INVALID_BRAND"},
+			{map[string]any{"venue": ids.Derive(ids.Brand, "d")}, "BAD_USER_INPUT"},
+			{map[string]any{"brand": "nope"}, "BAD_USER_INPUT"},
 		} {
 			s := r.subscribe(trust.Identity{KeyID: "key_test"}, sessionStartedQ, tt.vars)
 			if g := s.next(t); g.code() != tt.code {

@@ -104,6 +104,12 @@ func shimOnly(ctx context.Context) error {
 	return nil
 }
 
+// coded is a GraphQL error whose extensions.code is code (the shim answers
+// INVALID_<FIELD> as a 400 invalid_<field>).
+func coded(ctx context.Context, code, msg string) error {
+	return &gqlerror.Error{Message: msg, Path: graphql.GetPath(ctx), Extensions: map[string]any{"code": code}}
+}
+
 // oauthError carries an RFC 6749 error code to the shim.
 func oauthError(ctx context.Context, code, desc string) error {
 	return &gqlerror.Error{Message: desc, Path: graphql.GetPath(ctx), Extensions: map[string]any{"code": "OAUTH_" + strings.ToUpper(code)}}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/vitolahq/vitola/internal/pagination"
 	"github.com/vitolahq/vitola/internal/timestamp"
-	"github.com/vitolahq/vitola/subgraphs/subgraph"
 	"github.com/vitolahq/vitola/subgraphs/users"
 	"github.com/vitolahq/vitola/subgraphs/users/graph/model"
 	"github.com/vitolahq/vitola/subgraphs/users/oauth"
@@ -220,7 +219,7 @@ func (r *queryResolver) StartSmokeSession(ctx context.Context, cigarID *string, 
 		DurationSeconds: durationSeconds, Rating: rating, Note: note, Visibility: visibility}.Prepare(caller.UserID, time.Now())
 	var se *users.SessionError
 	if errors.As(err, &se) {
-		return nil, subgraph.Invalid(ctx, se.Field, se.Message)
+		return nil, coded(ctx, se.Code, se.Message)
 	}
 	if err != nil {
 		return nil, err
