@@ -476,7 +476,8 @@ func serveSubgraph(ctx context.Context, s *serveSettings, tel *telemetry.Telemet
 		catalogClient = &subgraph.Client{URL: u, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: platform.InternalTransport(tel, s.Component, hostNames(s.SubgraphURLs), newHTTPTransport(), issuer, nil)}}
 	}
 	sg, err := platform.OpenSubgraph(ctx, s.Component, s.store.config(), platform.SubgraphOptions{Demo: s.Demo, Prober: prober, Secret: key, PublicURL: s.componentPublicURL(log),
-		FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20, CapacityWait: s.CapacityWait, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(s.PaymentsAddr), Logger: log})
+		FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20, CapacityWait: s.CapacityWait, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(s.PaymentsAddr), Logger: log,
+		RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix})
 	if err != nil {
 		return err
 	}
