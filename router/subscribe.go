@@ -223,7 +223,11 @@ func errorsPayload(errs ...*gqlerror.Error) []byte {
 // graphql-transport-ws allow too) as one event. base carries the stream's
 // lifetime (the connection's). It returns the refusal, for the client, or
 // nil; a refusal releases everything it took.
-func (rt *Router) start(base context.Context, a admitted, protocol string) (*sub, []*gqlerror.Error) {
+func (rt *Router) start(base context.Context, a admitted, protocol string) (s *sub, refusal []*gqlerror.Error) {
+	tel := telemetry.FromContext(base)
+	// The operation's metrics count its start (how long it took to
+	// subscribe), not how long it lives.
+	defer func() { tel.Operation(base, a.req.OperationName, a.measure.Type, refusal != nil, time.Since(a.start)) }()
 	ctx, cancel := context.WithCancel(trust.WithIdentity(base, a.id))
 	op, err := rt.exec.operation(ctx, a.req.Query, a.req.OperationName, a.req.Variables)
 	if err != nil {
@@ -243,9 +247,8 @@ func (rt *Router) start(base context.Context, a admitted, protocol string) (*sub
 		cancel()
 		return nil, []*gqlerror.Error{e}
 	}
-	tel := telemetry.FromContext(base)
 	tel.SubscriptionActive(protocol, 1)
-	s := newSub(rt.live.cfg.SendBuffer, tel)
+	s = newSub(rt.live.cfg.SendBuffer, tel)
 	var stopOnce sync.Once
 	var id resolve.SubscriptionIdentifier
 	s.stop = func() {
@@ -256,7 +259,6 @@ func (rt *Router) start(base context.Context, a admitted, protocol string) (*sub
 			cancel()
 			rt.live.release(a.key.ID)
 			tel.SubscriptionActive(protocol, -1)
-			tel.Operation(base, a.req.OperationName, a.measure.Type, false, time.Since(a.start))
 		})
 	}
 	var caller http.Header
