@@ -2,6 +2,7 @@ package platform_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/vitolahq/vitola/internal/ids"
 	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/internal/telemetry"
+	"github.com/vitolahq/vitola/platform"
 	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
 	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
 )
@@ -37,6 +40,26 @@ func (f *fixture) startSession(t *testing.T, token string, noKey bool, body stri
 	return res.StatusCode, out
 }
 
+// gathered reads one unlabelled metric's value from tel's registry.
+func gathered(t *testing.T, tel *telemetry.Telemetry, name string) float64 {
+	t.Helper()
+	mfs, err := tel.Metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			m := mf.GetMetric()[0]
+			if c := m.GetCounter(); c != nil {
+				return c.GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
+
 func body(v map[string]any) string {
 	var b bytes.Buffer
 	json.NewEncoder(&b).Encode(v)
@@ -50,7 +73,11 @@ func body(v map[string]any) string {
 func TestStartSessionRoute(t *testing.T) {
 	for backend, cfg := range sqldbtest.Backends(t) {
 		t.Run(backend, func(t *testing.T) {
-			f := open(t, cfg)
+			tel, err := telemetry.New(context.Background(), telemetry.Options{Metrics: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := openWith(t, cfg, func(o *platform.Options) { o.Telemetry = tel })
 			ana := usersdemo.UserID("ana@vitola.example")
 			venue := venuesdemo.VenueID("The Ember Room")
 			_, search := f.rest(t, "/v1/cigars/search?q=padron&limit=1")
@@ -107,6 +134,11 @@ func TestStartSessionRoute(t *testing.T) {
 			}
 			if _, feed := f.rest(t, "/venues/"+venue+"/sessions?limit=1"); at(feed, "data", 0, "id") != id {
 				t.Fatalf("a private session reached the feed: %v", at(feed, "data", 0))
+			}
+
+			// Both sessions were handed to the live bus, and /metrics says so.
+			if n := gathered(t, tel, "vitola_live_events_published_total"); n != 2 {
+				t.Fatalf("vitola_live_events_published_total = %v, want 2", n)
 			}
 
 			// The internal write field is not in the public graph.
