@@ -231,11 +231,28 @@ func busEnded(err error) *gqlerror.Error {
 	}
 }
 
+// decodedSession is the last session event a stream decoded, by its
+// payload's first byte: every stream of this replica receives the same
+// payload slice from the bus, so one of them decodes it and the others reuse
+// the result (read-only) instead of decoding it once per subscriber.
+type decodedSession struct {
+	first *byte
+	n     int
+	ev    *sessionEvent
+}
+
 // decodeSession reads a session event (nil when it is not one).
-func decodeSession(payload []byte) *sessionEvent {
-	var ev sessionEvent
-	if json.Unmarshal(payload, &ev) != nil || ev.Session.ID == "" {
+func (r *Resolver) decodeSession(payload []byte) *sessionEvent {
+	if len(payload) == 0 {
 		return nil
 	}
-	return &ev
+	if d := r.lastSession.Load(); d != nil && d.first == &payload[0] && d.n == len(payload) {
+		return d.ev
+	}
+	ev := &sessionEvent{}
+	if json.Unmarshal(payload, ev) != nil || ev.Session.ID == "" {
+		ev = nil
+	}
+	r.lastSession.Store(&decodedSession{first: &payload[0], n: len(payload), ev: ev})
+	return ev
 }

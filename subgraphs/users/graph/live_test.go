@@ -27,7 +27,7 @@ var internalKey = []byte("0123456789abcdef0123456789abcdef")
 // replica is one users-subgraph server over HTTP, behind the internal-token
 // check, on a store and a bus.
 type replica struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 	st  *sqlstore.Store
 	bus bus.Bus
@@ -44,7 +44,7 @@ func (r *replica) waitSubscribed(n int64) {
 	}
 }
 
-func newReplica(t *testing.T, st *sqlstore.Store, b bus.Bus) *replica {
+func newReplica(t testing.TB, st *sqlstore.Store, b bus.Bus) *replica {
 	t.Helper()
 	v, err := trust.NewVerifier(internalKey)
 	if err != nil {
@@ -56,7 +56,7 @@ func newReplica(t *testing.T, st *sqlstore.Store, b bus.Bus) *replica {
 	return &replica{t: t, url: srv.URL + "/graphql", st: st, bus: b}
 }
 
-func token(t *testing.T, caller string, id trust.Identity) string {
+func token(t testing.TB, caller string, id trust.Identity) string {
 	t.Helper()
 	iss, err := trust.NewIssuer(internalKey, caller)
 	if err != nil {
@@ -197,7 +197,7 @@ func (s *sseStream) ended(t *testing.T) {
 	}
 }
 
-func newUser(t *testing.T, st *sqlstore.Store, name string, private bool) *users.User {
+func newUser(t testing.TB, st *sqlstore.Store, name string, private bool) *users.User {
 	t.Helper()
 	u, err := users.NewUser{Email: strings.ToLower(name) + "@example.com", Password: "a long passphrase", DisplayName: name, Private: private}.Prepare(time.Now())
 	if err != nil {
