@@ -7,8 +7,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vitolahq/vitola/internal/ids"
+	"github.com/vitolahq/vitola/internal/kv/kvtest"
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/internal/telemetry"
 	"github.com/vitolahq/vitola/platform"
@@ -152,5 +155,31 @@ func TestStartSessionRoute(t *testing.T) {
 				t.Fatal("introspection shows startSmokeSession")
 			}
 		})
+	}
+}
+
+// TestStartSessionWithRedisDown: with REDIS_URL set and Redis down (at start
+// and after), the platform starts, and a session is still recorded, promptly;
+// its live event is lost and counted.
+func TestStartSessionWithRedisDown(t *testing.T) {
+	redis := kvtest.NewRedisServer(t, 0) // never started
+	tel, err := telemetry.New(context.Background(), telemetry.Options{Metrics: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := openWith(t, sqldb.Config{DataDir: t.TempDir()}, func(o *platform.Options) {
+		o.RedisURL, o.RedisPrefix, o.Telemetry = redis.URL(), kvtest.Prefix("live"), tel
+	})
+	start := time.Now()
+	status, out := f.startSession(t, f.mint(t, usersdemo.UserID("ana@vitola.example"), "sessions:write"), false,
+		body(map[string]any{"venueId": venuesdemo.VenueID("The Ember Room"), "visibility": "public"}))
+	if status != 201 || !ids.Valid(at(out, "data", "id").(string), ids.SmokeSession) {
+		t.Fatalf("with Redis down: %d %v", status, out)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("the write took %s with Redis down", d)
+	}
+	if n := gathered(t, tel, "vitola_live_events_lost_total"); n != 1 {
+		t.Fatalf("vitola_live_events_lost_total = %v, want 1", n)
 	}
 }
