@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -100,6 +101,7 @@ type live struct {
 	perKey   map[string]int
 	closing  chan struct{}
 	shutOnce sync.Once
+	open     atomic.Int64 // subscriptions running
 }
 
 func newLive(cfg SubscriptionSettings) *live {
@@ -147,6 +149,23 @@ func (l *live) release(keyID string) {
 // their clients left.
 func (rt *Router) Shutdown() {
 	rt.live.shutOnce.Do(func() { close(rt.live.closing) })
+}
+
+// drainTimeout bounds how long the engine waits, once the router's context
+// has ended, for the streams Shutdown ended to close.
+const drainTimeout = 3 * time.Second
+
+// stopAfter ends every stream with its reason when ctx ends, then stops the
+// engine (its upstream subscriptions) once they have closed or drainTimeout
+// has passed.
+func (rt *Router) stopAfter(ctx context.Context, stopEngine context.CancelFunc) {
+	context.AfterFunc(ctx, func() {
+		rt.Shutdown()
+		for deadline := time.Now().Add(drainTimeout); rt.live.open.Load() > 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		stopEngine()
+	})
 }
 
 // endKind is how a subscription ended.
@@ -248,6 +267,7 @@ func (rt *Router) start(base context.Context, a admitted, protocol string) (s *s
 		return nil, []*gqlerror.Error{e}
 	}
 	tel.SubscriptionActive(protocol, 1)
+	rt.live.open.Add(1)
 	s = newSub(rt.live.cfg.SendBuffer, tel)
 	var stopOnce sync.Once
 	var id resolve.SubscriptionIdentifier
@@ -259,6 +279,7 @@ func (rt *Router) start(base context.Context, a admitted, protocol string) (s *s
 			cancel()
 			rt.live.release(a.key.ID)
 			tel.SubscriptionActive(protocol, -1)
+			rt.live.open.Add(-1)
 		})
 	}
 	var caller http.Header
