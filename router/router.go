@@ -167,9 +167,9 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.serveWebSocket(w, r) // graphql-transport-ws (subscribe.go)
 		return
 	}
-	stream := wantsEventStream(r)
+	stream, streamed := streaming(r)
 	media, ok := negotiate(r.Header.Values("Accept"))
-	if stream { // refusals before the stream starts: 4xx, as the specification's media type has them
+	if streamed { // refusals before the stream starts: 4xx, as the specification's media type has them
 		media, ok = MediaGraphQLResponse, true
 	}
 	if !ok {
@@ -183,13 +183,13 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rs.errors(http.StatusMethodNotAllowed, gqlErr(CodeMethodNotAllowed, "send GraphQL operations with POST and a JSON body, or queries with GET and URL parameters"))
 		return
 	}
-	a, buf, ok := rt.admit(rs, r, stream)
+	a, buf, ok := rt.admit(rs, r, streamed)
 	if !ok {
 		return
 	}
 	defer putBuf(buf)
-	if stream {
-		rt.serveEventStream(w, r, a) // GraphQL over SSE (subscribe.go)
+	if streamed {
+		rt.serveStream(w, r, a, stream) // GraphQL over SSE, multipart HTTP (subscribe_sse.go)
 		return
 	}
 	id, req, m, start := a.id, a.req, a.measure, a.start

@@ -36,11 +36,25 @@ func wantsEventStream(r *http.Request) bool {
 	return false
 }
 
-// serveEventStream runs an admitted operation as an SSE stream. Refusals
+// framing is how a streamed HTTP response frames a subscription's events:
+// GraphQL over SSE, or multipart HTTP (subscribe_multipart.go).
+type framing struct {
+	protocol    string // the metrics' label
+	contentType string
+	open        []byte // sent at once: the client knows it is subscribed
+	beat        []byte
+	next        func(payload []byte) [][]byte
+	complete    []byte
+	// dropped says why the router ended the stream (a slow consumer, the
+	// server shutting down: code), then ends it.
+	dropped func(code, msg string) [][]byte
+}
+
+// serveStream runs an admitted operation as a streamed response. Refusals
 // before the stream starts are ordinary JSON error responses.
-func (rt *Router) serveEventStream(w http.ResponseWriter, r *http.Request, a admitted) {
+func (rt *Router) serveStream(w http.ResponseWriter, r *http.Request, a admitted, f framing) {
 	rs := responder{w: w, media: MediaGraphQLResponse}
-	s, errs := rt.start(r.Context(), a, "sse")
+	s, errs := rt.start(r.Context(), a, f.protocol)
 	if errs != nil {
 		status := http.StatusBadRequest
 		switch errs[0].Extensions["code"] {
@@ -64,7 +78,7 @@ func (rt *Router) serveEventStream(w http.ResponseWriter, r *http.Request, a adm
 	rc.SetReadDeadline(time.Time{})
 	rc.SetWriteDeadline(time.Time{})
 	h := w.Header()
-	h.Set("Content-Type", MediaEventStream+"; charset=utf-8")
+	h.Set("Content-Type", f.contentType)
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // proxies must not hold events back
 	w.WriteHeader(http.StatusOK)
@@ -80,32 +94,45 @@ func (rt *Router) serveEventStream(w http.ResponseWriter, r *http.Request, a adm
 		}
 		return rc.Flush()
 	}
-	if write([]byte(":\n\n")) != nil { // the headers go now: the client knows it is subscribed
+	if write(f.open) != nil {
 		return
 	}
-	next := func(payload []byte) error { return write(sseNext, payload, sseEnd) }
-	beat := func() error { return write([]byte(":\n\n")) }
-	e, dropped := rt.deliver(r.Context(), s, "sse", next, beat)
+	next := func(payload []byte) error { return write(f.next(payload)...) }
+	e, dropped := rt.deliver(r.Context(), s, f.protocol, next, func() error { return write(f.beat) })
 	switch dropped {
 	case "":
-		if e.kind == endError {
-			if next(e.payload) != nil {
-				return
-			}
+		if e.kind == endError && next(e.payload) != nil {
+			return
 		}
-		write(sseComplete)
+		write(f.complete)
 	case telemetry.DropSlowConsumer:
-		msg := slowMessage(rt.live.cfg.SendBuffer)
-		write([]byte(": dropped: "+msg+"\n\n"), sseNext, errorsPayload(&gqlerror.Error{Message: msg, Extensions: map[string]any{"code": CodeSlowConsumer}}), sseEnd)
+		write(f.dropped(CodeSlowConsumer, slowMessage(rt.live.cfg.SendBuffer))...)
 	case telemetry.DropShutdown:
-		write([]byte(": server shutting down\n\n"))
+		write(f.dropped(CodeShuttingDown, "server shutting down")...)
 	}
 }
 
+// sse frames GraphQL over SSE. The router's own endings are a comment
+// saying why; a slow consumer also gets a next event with the error, and
+// neither gets complete: graphql-sse clients then reconnect.
+var sse = framing{
+	protocol:    "sse",
+	contentType: MediaEventStream + "; charset=utf-8",
+	open:        []byte(":\n\n"),
+	beat:        []byte(":\n\n"),
+	next:        func(payload []byte) [][]byte { return [][]byte{sseNext, payload, sseEnd} },
+	complete:    []byte("event: complete\ndata: \n\n"),
+	dropped: func(code, msg string) [][]byte {
+		if code == CodeShuttingDown {
+			return [][]byte{[]byte(": " + msg + "\n\n")}
+		}
+		return [][]byte{[]byte(": dropped: " + msg + "\n\n"), sseNext, errorsPayload(&gqlerror.Error{Message: msg, Extensions: map[string]any{"code": code}}), sseEnd}
+	},
+}
+
 var (
-	sseNext     = []byte("event: next\ndata: ")
-	sseEnd      = []byte("\n\n")
-	sseComplete = []byte("event: complete\ndata: \n\n")
+	sseNext = []byte("event: next\ndata: ")
+	sseEnd  = []byte("\n\n")
 )
 
 // OriginChecker tells the origins some publishable key lists

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -836,4 +838,64 @@ func TestSubscriptionPreflight(t *testing.T) {
 			t.Fatalf("Access-Control-Allow-Headers %q", resp.Header.Get("Access-Control-Allow-Headers"))
 		}
 	}
+}
+
+// TestSubscriptionOverMultipart: Apollo Client's multipart HTTP
+// subscriptions, read with a standard multipart reader: a heartbeat part {},
+// then {"payload": RESPONSE} per event, then the closing boundary.
+func TestSubscriptionOverMultipart(t *testing.T) {
+	// A part is complete once the next boundary has come; Go's reader also
+	// wants the line after that boundary, which the next heartbeat brings.
+	e := newLiveEnv(t, router.SubscriptionSettings{Heartbeat: 50 * time.Millisecond}, limits.Defaults())
+	raw, _ := json.Marshal(map[string]any{"query": sessionsByVenue, "variables": map[string]any{"venue": "v1"}})
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/graphql", bytes.NewReader(raw))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", `multipart/mixed;boundary="graphql";subscriptionSpec=1.0,application/json`)
+	req.Header.Set(access.Header, secretKey)
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	media, params, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode != http.StatusOK || err != nil || media != "multipart/mixed" || params["boundary"] != "graphql" || params["subscriptionspec"] != "1.0" {
+		t.Fatalf("%d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	mr := multipart.NewReader(resp.Body, params["boundary"])
+	part := func() string {
+		t.Helper()
+		p, err := mr.NextPart()
+		if err != nil {
+			t.Fatalf("next part: %v", err)
+		}
+		if ct := p.Header.Get("Content-Type"); ct != "application/json" {
+			t.Fatalf("part Content-Type %q", ct)
+		}
+		b, _ := io.ReadAll(p)
+		return string(b)
+	}
+	if got := part(); got != "{}" {
+		t.Fatalf("first part %q, want the heartbeat {}", got)
+	}
+	e.sessions.waitStreams(t, 1)
+	e.sessions.publish(session("s1", "v1", "c1"))
+	got := part()
+	for got == "{}" { // heartbeats
+		got = part()
+	}
+	sameJSON(t, got, `{"payload":{"data":{"sessionStarted":{"id":"s1","venue":"v1","cigar":{"id":"c1","name":"Cigar c1"}}}}}`)
+	e.sessions.completeAll()
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after complete: %v, want the closing boundary", err)
+		}
+		if b, _ := io.ReadAll(p); string(b) != "{}" {
+			t.Fatalf("after complete: part %q, want the closing boundary", b)
+		}
+	}
+	e.waitMetric(t, `vitola_graphql_subscription_events_total{protocol="multipart"} 1`)
 }

@@ -19,14 +19,14 @@ type subscriptionMetrics struct {
 func newSubscriptionMetrics(reg *prometheus.Registry) *subscriptionMetrics {
 	m := &subscriptionMetrics{
 		active: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vitola_graphql_subscriptions_active",
-			Help: "GraphQL subscriptions open on this router replica, by protocol (ws: graphql-transport-ws, sse: GraphQL over SSE)."}, []string{"protocol"}),
+			Help: "GraphQL subscriptions open on this router replica, by protocol (ws: graphql-transport-ws, sse: GraphQL over SSE, multipart: multipart HTTP)."}, []string{"protocol"}),
 		delivered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vitola_graphql_subscription_events_total",
 			Help: "Subscription events delivered to clients, by protocol."}, []string{"protocol"}),
 		drops: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vitola_graphql_subscription_drops_total",
 			Help: "Subscriptions the router ended itself, by reason: slow_consumer (its send buffer was full), write_failed, shutdown."}, []string{"reason"}),
 	}
 	reg.MustRegister(m.active, m.delivered, m.drops)
-	for _, p := range []string{"ws", "sse"} { // a dashboard sees zeros from the start
+	for _, p := range []string{"ws", "sse", "multipart"} { // a dashboard sees zeros from the start
 		m.active.WithLabelValues(p)
 		m.delivered.WithLabelValues(p)
 	}

@@ -1,0 +1,52 @@
+package router
+
+// Multipart HTTP subscriptions, as Apollo Client sends them (Accept:
+// multipart/mixed;subscriptionSpec=1.0): each event is a part
+// {"payload": RESPONSE}, a heartbeat is the part {}, and the router's own
+// endings are a part {"payload": null, "errors": [...]}.
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// streaming reports whether a request asks for a stream of events, and in
+// which framing: GraphQL over SSE, or a multipart subscription.
+func streaming(r *http.Request) (framing, bool) {
+	if wantsEventStream(r) {
+		return sse, true
+	}
+	for _, v := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			typ, params, _ := strings.Cut(part, ";")
+			if strings.EqualFold(strings.TrimSpace(typ), "multipart/mixed") && strings.Contains(strings.ToLower(params), "subscriptionspec") {
+				return multipart, true
+			}
+		}
+	}
+	return framing{}, false
+}
+
+// multipartBoundary ends every part: a client reads a part once the next
+// boundary has come, so each is sent right after its part.
+const multipartBoundary = "\r\n--graphql"
+
+// multipart frames Apollo's multipart subscriptions: the response starts with
+// a heartbeat part, so that the client reads the headers at once.
+var multipart = framing{
+	protocol:    "multipart",
+	contentType: `multipart/mixed;boundary="graphql";subscriptionSpec=1.0`,
+	open:        []byte("\r\n--graphql\r\ncontent-type: application/json\r\n\r\n{}" + multipartBoundary),
+	beat:        []byte("\r\ncontent-type: application/json\r\n\r\n{}" + multipartBoundary),
+	next: func(payload []byte) [][]byte {
+		return [][]byte{[]byte("\r\ncontent-type: application/json\r\n\r\n{\"payload\":"), payload, []byte("}" + multipartBoundary)}
+	},
+	complete: []byte("--\r\n"),
+	dropped: func(code, msg string) [][]byte {
+		b, _ := json.Marshal(map[string]any{"payload": nil, "errors": []*gqlerror.Error{{Message: msg, Extensions: map[string]any{"code": code}}}})
+		return [][]byte{[]byte("\r\ncontent-type: application/json\r\n\r\n"), b, []byte(multipartBoundary + "--\r\n")}
+	},
+}
