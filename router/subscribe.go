@@ -90,7 +90,7 @@ const (
 )
 
 // errNeedsStream answers a subscription sent as a plain request.
-var errNeedsStream = errors.New("a subscription streams its events: send it with Accept: text/event-stream (GraphQL over SSE), or over a WebSocket with the graphql-transport-ws subprotocol")
+var errNeedsStream = errors.New("a subscription streams its events: send it with Accept: text/event-stream (GraphQL over SSE) or multipart/mixed;subscriptionSpec=1.0, or over a WebSocket with the graphql-transport-ws subprotocol")
 
 // live is the router's registry of open subscriptions: per-key counts for
 // the cap, and the shutdown signal every stream watches.

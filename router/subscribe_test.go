@@ -540,7 +540,7 @@ func TestSubscriptionOverWebSocket(t *testing.T) {
 
 // TestSubscriptionProtocolErrors: the graphql-transport-ws close codes.
 func TestSubscriptionProtocolErrors(t *testing.T) {
-	e := newLiveEnv(t, router.SubscriptionSettings{InitTimeout: 200 * time.Millisecond}, limits.Defaults())
+	e := newLiveEnv(t, router.SubscriptionSettings{}, limits.Defaults())
 	sub := map[string]any{"type": "subscribe", "id": "1", "payload": map[string]any{"query": sessionsByVenue}}
 	t.Run("no key", func(t *testing.T) {
 		c := e.ws(t, nil)
@@ -562,7 +562,7 @@ func TestSubscriptionProtocolErrors(t *testing.T) {
 		c.expectClose(router.CloseUnauthorized, "Unauthorized")
 	})
 	t.Run("init timeout", func(t *testing.T) {
-		c := e.ws(t, nil)
+		c := newLiveEnv(t, router.SubscriptionSettings{InitTimeout: 100 * time.Millisecond}, limits.Defaults()).ws(t, nil)
 		c.expectClose(router.CloseInitTimeout, "timeout")
 	})
 	t.Run("init twice", func(t *testing.T) {
