@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -233,6 +234,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type admitted struct {
 	id      trust.Identity
 	key     access.Key
+	client  string // the client's address, without its port
 	req     gqlRequest
 	measure limits.Measure
 	start   time.Time
@@ -293,7 +295,11 @@ func (rt *Router) admit(rs responder, r *http.Request, stream bool) (admitted, *
 		putBuf(buf)
 		return admitted{}, nil, false
 	}
-	return admitted{id: id, key: key, req: req, measure: m, start: start}, buf, true
+	client, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		client = r.RemoteAddr
+	}
+	return admitted{id: id, key: key, client: client, req: req, measure: m, start: start}, buf, true
 }
 
 // decode reads a request body's parameters and variables, or answers the

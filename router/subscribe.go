@@ -36,7 +36,8 @@ import (
 // default (DefaultSubscriptionSettings).
 type SubscriptionSettings struct {
 	// PerKey bounds the subscriptions one developer key holds open on this
-	// replica, over every connection and protocol.
+	// replica, over every connection and protocol; a publishable key's, those
+	// of each client address (each visitor of its website).
 	PerKey int
 	// PerConnection bounds the subscriptions of one WebSocket connection.
 	PerConnection int
@@ -262,7 +263,13 @@ func (rt *Router) start(base context.Context, a admitted, protocol string) (s *s
 		cancel()
 		return nil, []*gqlerror.Error{gqlErr(CodeForbidden, fmt.Sprintf("a publishable key subscribes only to %v; use a secret key from your server for anything else", rt.live.cfg.PublicFields))}
 	}
-	if e := rt.live.acquire(a.key.ID); e != nil {
+	capKey := a.key.ID
+	if a.key.Publishable && capKey != "" {
+		// A website's key is every visitor's: each browser (by address)
+		// gets the key's allowance, not all of them together.
+		capKey += " " + a.client
+	}
+	if e := rt.live.acquire(capKey); e != nil {
 		cancel()
 		return nil, []*gqlerror.Error{e}
 	}
@@ -277,7 +284,7 @@ func (rt *Router) start(base context.Context, a admitted, protocol string) (s *s
 				rt.exec.resolver.UnsubscribeSubscription(id)
 			}
 			cancel()
-			rt.live.release(a.key.ID)
+			rt.live.release(capKey)
 			tel.SubscriptionActive(protocol, -1)
 			rt.live.open.Add(-1)
 		})

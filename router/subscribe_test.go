@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -717,6 +718,34 @@ func TestSubscriptionCaps(t *testing.T) {
 	e.sessions.waitStreams(t, 2)
 	c1.send(sub("c"))
 	e.sessions.waitStreams(t, 3)
+
+	// A publishable key's allowance is each client address's: a website's
+	// visitors do not share it.
+	public := func(venue string) map[string]any {
+		return map[string]any{"query": `subscription($v: ID) { sessionStarted(venue: $v) { id } }`, "variables": map[string]any{"v": venue}}
+	}
+	for _, tc := range []struct {
+		from, venue string
+		status      int
+	}{{"127.0.0.1", "p1", 200}, {"127.0.0.1", "p2", 200}, {"127.0.0.1", "p3", http.StatusTooManyRequests}, {"127.0.0.2", "p4", 200}} {
+		dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(tc.from)}}
+		client := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}
+		t.Cleanup(client.CloseIdleConnections)
+		raw, _ := json.Marshal(public(tc.venue))
+		req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/graphql", bytes.NewReader(raw))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set(access.Header, publishableKey)
+		req.Header.Set("Origin", allowedOrigin)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		if resp.StatusCode != tc.status {
+			t.Fatalf("publishable key from %s (venue %s): %d, want %d", tc.from, tc.venue, resp.StatusCode, tc.status)
+		}
+	}
 }
 
 // TestSubscriptionSlowConsumer: a client that does not read is dropped with
