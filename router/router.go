@@ -165,7 +165,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if isWebSocket(r) {
-		rt.serveWebSocket(w, r) // graphql-transport-ws (subscribe.go)
+		rt.serveWebSocket(w, r) // graphql-transport-ws (subscribe_ws.go)
 		return
 	}
 	stream, streamed := streaming(r)

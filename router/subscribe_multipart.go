@@ -14,15 +14,20 @@ import (
 )
 
 // streaming reports whether a request asks for a stream of events, and in
-// which framing: GraphQL over SSE, or a multipart subscription.
+// which framing: GraphQL over SSE (Accept names text/event-stream), or a
+// multipart subscription (multipart/mixed with subscriptionSpec). Every
+// request asks it: it allocates nothing.
 func streaming(r *http.Request) (framing, bool) {
-	if wantsEventStream(r) {
-		return sse, true
-	}
 	for _, v := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(v, ",") {
+		for v != "" {
+			var part string
+			part, v, _ = strings.Cut(v, ",")
 			typ, params, _ := strings.Cut(part, ";")
-			if strings.EqualFold(strings.TrimSpace(typ), "multipart/mixed") && strings.Contains(strings.ToLower(params), "subscriptionspec") {
+			typ = strings.TrimSpace(typ)
+			switch {
+			case strings.EqualFold(typ, MediaEventStream):
+				return sse, true
+			case strings.EqualFold(typ, "multipart/mixed") && strings.Contains(strings.ToLower(params), "subscriptionspec"):
 				return multipart, true
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -21,20 +20,6 @@ import (
 
 // MediaEventStream is the media type of an SSE response.
 const MediaEventStream = "text/event-stream"
-
-// wantsEventStream reports a request for GraphQL over SSE: its Accept names
-// text/event-stream.
-func wantsEventStream(r *http.Request) bool {
-	for _, v := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(v, ",") {
-			typ, _, _ := strings.Cut(part, ";")
-			if strings.EqualFold(strings.TrimSpace(typ), MediaEventStream) {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 // framing is how a streamed HTTP response frames a subscription's events:
 // GraphQL over SSE, or multipart HTTP (subscribe_multipart.go).
@@ -174,7 +159,7 @@ func (rt *Router) preflight(w http.ResponseWriter, r *http.Request) {
 // wraps its handler with it.
 func KeepStreams(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isWebSocket(r) || wantsEventStream(r) {
+		if _, streamed := streaming(r); streamed || isWebSocket(r) {
 			rc := http.NewResponseController(w)
 			rc.SetReadDeadline(time.Time{})
 			rc.SetWriteDeadline(time.Time{})
