@@ -294,6 +294,15 @@ func TestSessionStartedNeedsAFilter(t *testing.T) {
 			}
 			s.ended(t)
 		}
+		// A subscription in a plain JSON POST is refused at once, not held
+		// until an event comes.
+		start := time.Now()
+		if g := r.query("router", trust.Identity{KeyID: "key_test"}, sessionStartedQ, map[string]any{"venue": ids.Derive(ids.Venue, "b")}); g.code() != "BAD_REQUEST" {
+			t.Errorf("subscription over plain POST: %+v, want BAD_REQUEST", g.Errors)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("subscription over plain POST answered in %s", d)
+		}
 		// Without the internal token: 401, as every subgraph call.
 		if s := r.subscribeWith("", sessionStartedQ, map[string]any{"venue": ids.Derive(ids.Venue, "b")}); s.status != http.StatusUnauthorized {
 			t.Fatalf("no internal token: status %d, want 401", s.status)
