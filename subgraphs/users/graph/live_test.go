@@ -33,11 +33,12 @@ type replica struct {
 	bus bus.Bus
 }
 
-// waitSubscribed waits until n bus subscriptions are open on the replica
-// (gqlgen answers the SSE request before the resolver subscribes).
+// waitSubscribed waits until exactly n bus subscriptions are open on the
+// replica (gqlgen answers the SSE request before the resolver subscribes; a
+// stream whose client left closes its subscriptions).
 func (r *replica) waitSubscribed(n int64) {
 	r.t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); r.bus.Stats().Subscribers < n; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); r.bus.Stats().Subscribers != n; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			r.t.Fatalf("%d bus subscriptions after 5 s, want %d", r.bus.Stats().Subscribers, n)
 		}
@@ -274,6 +275,10 @@ func TestSessionStartedOverSSE(t *testing.T) {
 			}
 			s.none(t, 200*time.Millisecond)
 		}
+		// Clients that leave leave nothing behind.
+		byVenue.cancel()
+		byBrand.cancel()
+		r.waitSubscribed(0)
 	})
 }
 
