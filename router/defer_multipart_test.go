@@ -18,9 +18,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/internal/kv/memory"
 	"github.com/vitolahq/vitola/router"
 	"github.com/vitolahq/vitola/router/limits"
+	"github.com/vitolahq/vitola/schema"
 )
 
 // acceptIncremental is what Apollo Client and Relay's multipart network
@@ -120,6 +124,53 @@ func TestDeferMultipartRefusals(t *testing.T) {
 			r.Errors[0].Extensions["code"] != tt.code || !strings.HasPrefix(res.Header.Get("Content-Type"), router.MediaGraphQLResponse) {
 			t.Errorf("%s: %d %s %s, want 400 %s", tt.query, res.StatusCode, res.Header.Get("Content-Type"), raw, tt.code)
 		}
+	}
+}
+
+// The cost quota is spent for the whole operation before anything runs: an
+// operation whose initial payload fits the key's quota but whose deferred
+// fragments do not is refused with the ordinary 429, not a stream.
+func TestDeferMultipartCostQuota(t *testing.T) {
+	const (
+		initial  = `{ brands(first: 20) { edges { node { id } } } }`
+		deferred = `{ brands(first: 20) { edges { node { id ... @defer { cigars(first: 20) { edges { node { name } } } } } } } }`
+	)
+	composed, err := router.LoadComposed(schema.RouterConfig, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	an, err := limits.New(composed.ClientSchema, composed.SubgraphSDLs, limits.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost := func(q string) int {
+		m, err := an.Check(q, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Cost
+	}
+	small, whole := cost(initial), cost(deferred)
+	if whole <= 2*small {
+		t.Fatalf("costs %d and %d: the deferred fragment must cost more than the rest", small, whole)
+	}
+	quota := int64(small+whole) / 2
+	tr := newTestRouterWith(t, limits.Config{}, func(c *router.Config) {
+		c.Quotas = access.NewQuotas(memory.New(time.Now), access.QuotaConfig{Default: access.Limits{CostPerMinute: quota}}, zerolog.Nop())
+	})
+	srv := tr.overHTTP(t)
+	res := tr.accepting(t, srv, http.MethodPost, map[string]any{"query": deferred}, acceptIncremental)
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	var r gqlReply
+	if err := json.Unmarshal(raw, &r); err != nil || res.StatusCode != http.StatusTooManyRequests || len(r.Errors) == 0 || r.Errors[0].Extensions["code"] != access.GraphQLCode {
+		t.Fatalf("cost %d over a quota of %d: %d %s %s", whole, quota, res.StatusCode, res.Header.Get("Content-Type"), raw)
+	}
+	// The initial payload alone fits (what is left of the quota is untouched).
+	res = tr.accepting(t, srv, http.MethodPost, map[string]any{"query": initial}, acceptIncremental)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("cost %d under a quota of %d: %d", small, quota, res.StatusCode)
 	}
 }
 

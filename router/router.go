@@ -212,7 +212,9 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var parts *multipartWriter
 	var incremental resolve.DeferResponseWriter // nil unless the client takes parts
-	if acceptsIncremental(r.Header.Values("Accept")) {
+	// Only a document that mentions defer can have one: any other keeps the
+	// ordinary path and its cache entry.
+	if strings.Contains(req.Query, "defer") && acceptsIncremental(r.Header.Values("Accept")) {
 		parts = newMultipartWriter(ctx, w)
 		incremental = parts
 	}
