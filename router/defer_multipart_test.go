@@ -84,7 +84,8 @@ func TestDeferMultipart(t *testing.T) {
 }
 
 // Without multipart/mixed in Accept, or with @defer disabled, or in another
-// format than the one served, the answer is one ordinary response.
+// format than the one served, the answer is one ordinary response; so is an
+// operation without @defer, even when the client takes multipart/mixed alone.
 func TestDeferMultipartOnlyWhenAsked(t *testing.T) {
 	tr := newTestRouter(t, limits.Config{})
 	srv := tr.overHTTP(t)
@@ -96,6 +97,7 @@ func TestDeferMultipartOnlyWhenAsked(t *testing.T) {
 		{"multipart/mixed;deferSpec=20220824;q=0, application/json", deferred},
 		{acceptIncremental, `{ brands(first: 1) { edges { node { id ... @defer(if: false) { name } } } } }`},
 		{acceptIncremental, `{ brands(first: 1) { edges { node { id name } } } }`},
+		{"multipart/mixed", `{ brands(first: 1) { edges { node { id name } } } }`}, // no 406: application/json
 	} {
 		res := tr.accepting(t, srv, http.MethodPost, map[string]any{"query": tt.query}, tt.accept)
 		raw, _ := io.ReadAll(res.Body)
@@ -107,6 +109,27 @@ func TestDeferMultipartOnlyWhenAsked(t *testing.T) {
 		if err := json.Unmarshal(raw, &r); err != nil || res.StatusCode != http.StatusOK || strings.HasPrefix(res.Header.Get("Content-Type"), "multipart/") ||
 			r.HasNext != nil || !strings.Contains(string(raw), `"name":"Padrón"`) {
 			t.Errorf("Accept %s, %s: %d %s %s", tt.accept, tt.query, res.StatusCode, res.Header.Get("Content-Type"), raw)
+		}
+	}
+}
+
+// Accept values that take parts: Apollo Client's and Relay's, and
+// multipart/mixed written otherwise (no deferSpec, case, quotes, quality).
+func TestDeferMultipartAccept(t *testing.T) {
+	tr := newTestRouter(t, limits.Config{})
+	srv := tr.overHTTP(t)
+	for _, accept := range []string{
+		"multipart/mixed;deferSpec=20220824,application/graphql-response+json,application/json;q=0.9",
+		"multipart/mixed;deferSpec=20220824, application/json",
+		"multipart/mixed",
+		`Multipart/Mixed; DeferSpec="20220824"`,
+		"application/json;q=0.9, multipart/mixed;q=0.5;deferSpec=20220824",
+	} {
+		res := tr.accepting(t, srv, http.MethodPost, map[string]any{"query": `{ brands(first: 1) { edges { node { id ... @defer { name } } } } }`}, accept)
+		parts := readParts(t, res.Body)
+		res.Body.Close()
+		if len(parts) != 2 {
+			t.Errorf("Accept %s: %d parts", accept, len(parts))
 		}
 	}
 }

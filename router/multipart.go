@@ -17,7 +17,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -43,31 +42,23 @@ const (
 // at all), with a quality above 0. Only the type named: a wildcard does not
 // ask for a stream.
 func acceptsIncremental(accept []string) bool {
-	for _, v := range accept {
-		for _, part := range strings.Split(v, ",") {
-			typ, params, _ := strings.Cut(part, ";")
-			if !strings.EqualFold(strings.TrimSpace(typ), "multipart/mixed") {
-				continue
-			}
-			ok := true
-			for _, p := range strings.Split(params, ";") {
-				k, val, _ := strings.Cut(p, "=")
-				k, val = strings.ToLower(strings.TrimSpace(k)), strings.Trim(strings.TrimSpace(val), `"`)
-				switch k {
-				case "q":
-					if f, err := strconv.ParseFloat(val, 64); err != nil || f <= 0 || f > 1 {
-						ok = false
-					}
-				case "deferspec":
-					ok = ok && val == DeferSpec
-				}
-			}
-			if ok {
-				return true
-			}
+	ok := false
+	eachMediaRange(accept, func(typ, params string) {
+		if typ != "multipart/mixed" {
+			return
 		}
-	}
-	return false
+		this := true
+		eachParam(params, func(k, val string) {
+			switch k {
+			case "q":
+				this = this && quality(val) > 0
+			case "deferspec":
+				this = this && val == DeferSpec
+			}
+		})
+		ok = ok || this
+	})
+	return ok
 }
 
 // engineFrame is one frame of the engine's deferred response
@@ -263,7 +254,8 @@ func (m *multipartWriter) send(part any, last bool) error {
 		m.err = err
 		return err
 	}
-	if err := m.rc.Flush(); err != nil {
+	// A writer that cannot flush still gets every part, later.
+	if err := m.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		m.err = err
 	}
 	return m.err

@@ -141,6 +141,11 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	media, ok := negotiate(r.Header.Values("Accept"))
+	if !ok && acceptsIncremental(r.Header.Values("Accept")) {
+		// A client of parts alone: what is not a stream (a refusal, an
+		// operation without @defer) answers in application/json.
+		media, ok = MediaJSON, true
+	}
 	if !ok {
 		rs := responder{w: w, media: MediaJSON}
 		rs.errors(http.StatusNotAcceptable, gqlErr(CodeNotAcceptable, "Accept must allow application/graphql-response+json or application/json"))
