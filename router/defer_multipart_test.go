@@ -208,7 +208,7 @@ func TestDeferMultipartCostQuota(t *testing.T) {
 // part's errors, with a code; the initial payload is untouched.
 func TestDeferMultipartErrorInPart(t *testing.T) {
 	tr := newTestRouterWith(t, limits.Config{}, func(c *router.Config) {
-		c.Client = interceptDeferred(c.Client, func(r *http.Request) (*http.Response, error) {
+		c.Client = interceptDeferred(c.Client, func(r *http.Request, _ http.RoundTripper) (*http.Response, error) {
 			return jsonResponse(r, `{"data":null,"errors":[{"message":"the events store is down","extensions":{"code":"UNAVAILABLE"}}]}`), nil
 		})
 	})
@@ -237,7 +237,7 @@ func TestDeferMultipartTimeout(t *testing.T) {
 	var stopped atomic.Bool
 	tr := newTestRouterWith(t, limits.Config{}, func(c *router.Config) {
 		c.Timeout = time.Second
-		c.Client = interceptDeferred(c.Client, func(r *http.Request) (*http.Response, error) {
+		c.Client = interceptDeferred(c.Client, func(r *http.Request, _ http.RoundTripper) (*http.Response, error) {
 			<-r.Context().Done()
 			stopped.Store(true)
 			return nil, r.Context().Err()
@@ -254,12 +254,48 @@ func TestDeferMultipartTimeout(t *testing.T) {
 	}
 }
 
+// Each part is flushed as it is ready: the client reads the initial payload
+// while the deferred fragment's fetch waits, and the deferred part once the
+// fetch goes on.
+func TestDeferMultipartFlushesEachPart(t *testing.T) {
+	release := make(chan struct{})
+	tr := newTestRouterWith(t, limits.Config{}, func(c *router.Config) {
+		c.Client = interceptDeferred(c.Client, func(r *http.Request, next http.RoundTripper) (*http.Response, error) {
+			select {
+			case <-release:
+				return next.RoundTrip(r)
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			}
+		})
+	})
+	srv := tr.overHTTP(t)
+	res := tr.accepting(t, srv, http.MethodPost, map[string]any{"query": `{ brands(first: 1) { edges { node { id ... @defer(label: "feeds") { events(first: 1) { edges { node { name } } } } } } } }`}, acceptIncremental)
+	defer res.Body.Close()
+	pr := newPartReader(res.Body)
+	first, ok := pr.next(t) // would block until the deadline if not flushed
+	if !ok || !strings.Contains(string(first), `"hasNext":true`) || strings.Contains(string(first), "events") {
+		t.Fatalf("initial payload: %s", first)
+	}
+	close(release)
+	// Data, not the deadline's errors: the initial payload came while the
+	// fetch waited.
+	second, ok := pr.next(t)
+	if !ok || !strings.Contains(string(second), `"label":"feeds"`) || !strings.Contains(string(second), `"events"`) ||
+		strings.Contains(string(second), "errors") || !strings.Contains(string(second), `"hasNext":false`) {
+		t.Fatalf("deferred part: %s", second)
+	}
+	if _, more := pr.next(t); more {
+		t.Fatal("a part after the last")
+	}
+}
+
 // The initial payload is flushed before a deferred fragment is ready, and a
 // client that leaves stops the deferred fetch.
 func TestDeferMultipartDisconnect(t *testing.T) {
 	stopped := make(chan struct{})
 	tr := newTestRouterWith(t, limits.Config{}, func(c *router.Config) {
-		c.Client = interceptDeferred(c.Client, func(r *http.Request) (*http.Response, error) {
+		c.Client = interceptDeferred(c.Client, func(r *http.Request, _ http.RoundTripper) (*http.Response, error) {
 			<-r.Context().Done()
 			close(stopped)
 			return nil, r.Context().Err()
@@ -349,18 +385,24 @@ func readParts(t *testing.T, body io.Reader) [][]byte {
 	return parts
 }
 
-// partReader reads parts as they arrive: CRLF "---" CRLF, the part's
-// headers, a blank line, its JSON body; CRLF "-----" CRLF closes.
+// partReader reads parts as they arrive, each with the delimiter after it:
+// CRLF "---" CRLF opens the response, then each part is its header, a blank
+// line, its JSON body, and CRLF "---" CRLF (CRLF "-----" CRLF after the
+// last). A part whose delimiter did not come with it blocks next, as it
+// blocks a client.
 type partReader struct {
-	br      *bufio.Reader
-	started bool
+	br            *bufio.Reader
+	started, done bool
 }
 
 func newPartReader(r io.Reader) *partReader { return &partReader{br: bufio.NewReader(r)} }
 
-// next returns the next part's body, false after the closing delimiter.
+// next returns the next part's body, false after the last.
 func (pr *partReader) next(t *testing.T) ([]byte, bool) {
 	t.Helper()
+	if pr.done {
+		return nil, false
+	}
 	line := func() string {
 		s, err := pr.br.ReadString('\n')
 		if err != nil || !strings.HasSuffix(s, "\r\n") {
@@ -368,18 +410,11 @@ func (pr *partReader) next(t *testing.T) ([]byte, bool) {
 		}
 		return strings.TrimSuffix(s, "\r\n")
 	}
-	if !pr.started { // the CRLF before the first delimiter (after a body, the body's line ends with it)
+	if !pr.started {
 		pr.started = true
-		if l := line(); l != "" {
-			t.Fatalf("multipart: %q before the first delimiter", l)
+		if l, d := line(), line(); l != "" || d != "---" {
+			t.Fatalf("multipart: %q %q, want the opening delimiter", l, d)
 		}
-	}
-	switch l := line(); l {
-	case "-----":
-		return nil, false
-	case "---":
-	default:
-		t.Fatalf("multipart: %q, want a delimiter", l)
 	}
 	if h := line(); !strings.EqualFold(h, "Content-Type: application/json; charset=utf-8") {
 		t.Fatalf("part header %q", h)
@@ -387,10 +422,17 @@ func (pr *partReader) next(t *testing.T) ([]byte, bool) {
 	if l := line(); l != "" {
 		t.Fatalf("part header %q", l)
 	}
-	// The body runs to the next delimiter's CRLF: encoded JSON holds none.
+	// The body runs to the delimiter's CRLF: encoded JSON holds none.
 	body := []byte(line())
 	if !json.Valid(body) {
 		t.Fatalf("part body %q", body)
+	}
+	switch d := line(); d {
+	case "---":
+	case "-----":
+		pr.done = true
+	default:
+		t.Fatalf("multipart: %q after a part, want a delimiter", d)
 	}
 	return body, true
 }
@@ -554,7 +596,7 @@ func withoutHasNext(t *testing.T, part []byte) map[string]any {
 
 // interceptDeferred wraps a subgraph client: a request for an entity's events
 // (the deferred fetch of the tests' queries) goes to fn instead.
-func interceptDeferred(c *http.Client, fn func(*http.Request) (*http.Response, error)) *http.Client {
+func interceptDeferred(c *http.Client, fn func(r *http.Request, next http.RoundTripper) (*http.Response, error)) *http.Client {
 	base := c.Transport
 	out := *c
 	out.Transport = roundTrip(func(r *http.Request) (*http.Response, error) {
@@ -565,7 +607,7 @@ func interceptDeferred(c *http.Client, fn func(*http.Request) (*http.Response, e
 			}
 			r.Body = io.NopCloser(bytes.NewReader(raw))
 			if bytes.Contains(raw, []byte("_entities")) && bytes.Contains(raw, []byte("events")) {
-				return fn(r)
+				return fn(r, base)
 			}
 		}
 		return base.RoundTrip(r)

@@ -30,11 +30,16 @@ const DeferSpec = "20220824"
 // knows.
 var contentTypeMultipart = []string{`multipart/mixed; boundary="-"; deferSpec=` + DeferSpec}
 
-// Part framing, boundary "-": each part opens with CRLF "---" and its
-// headers, the response closes with CRLF "-----".
+// Part framing, boundary "-": the response opens with CRLF "---", each part
+// is its header and its body, then the delimiter after it, CRLF "---" (or
+// CRLF "-----" after the last). The delimiter goes out with the part it
+// ends: clients (Apollo Client, meros) take a part only once they read the
+// delimiter after it, and would otherwise hold each part until the next.
 const (
-	partOpen  = "\r\n---\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
-	partClose = "\r\n-----\r\n"
+	partsOpen  = "\r\n---\r\n"
+	partHeader = "Content-Type: application/json; charset=utf-8\r\n\r\n"
+	partNext   = "\r\n---\r\n"
+	partsClose = "\r\n-----\r\n"
 )
 
 // acceptsIncremental reports whether a request's Accept allows
@@ -233,15 +238,20 @@ func fullPath(path []string, subPath []any) []any {
 // send writes one part, and the closing delimiter after the last.
 func (m *multipartWriter) send(part any, last bool) error {
 	m.out.Reset()
-	m.out.WriteString(partOpen)
+	if !m.started {
+		m.out.WriteString(partsOpen)
+	}
+	m.out.WriteString(partHeader)
 	if err := json.NewEncoder(&m.out).Encode(part); err != nil {
 		m.err = err
 		return err
 	}
 	m.out.Truncate(m.out.Len() - 1) // Encode's newline
 	if last {
-		m.out.WriteString(partClose)
+		m.out.WriteString(partsClose)
 		m.done = true
+	} else {
+		m.out.WriteString(partNext)
 	}
 	if !m.started {
 		h := m.w.Header()
