@@ -1,7 +1,9 @@
 // Apollo Client receiving a deferred query from Vitola's /graphql, with its
 // deferSpec=20220824 handler: node apollo.mjs <graphql URL> <developer key>
 // It prints, as JSON, every result the client gave: the brands first, then
-// each brand's name and events once the deferred part arrived.
+// each brand's name and events once the deferred part arrived. With
+// VITOLA_SEEN_URL set it GETs that URL once it has the initial payload (the
+// Go test holds the deferred part until then).
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { Defer20220824Handler } from '@apollo/client/incremental';
 
@@ -34,6 +36,7 @@ await new Promise((resolve, reject) => {
   const sub = client.watchQuery({ query, fetchPolicy: 'network-only' }).subscribe({
     next(r) {
       results.push({ dataState: r.dataState, error: r.error?.message, data: r.data ?? null });
+      if (r.dataState === 'streaming' && process.env.VITOLA_SEEN_URL) fetch(process.env.VITOLA_SEEN_URL).catch(reject);
       if (r.dataState === 'complete' || r.error) {
         clearTimeout(timer);
         sub.unsubscribe();

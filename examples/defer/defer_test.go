@@ -2,7 +2,11 @@
 // Client (its deferSpec=20220824 handler) and Relay (relay-runtime with a
 // multipart network layer) each send a query with @defer to `vitola serve
 // --demo` on loopback and must see the initial payload first, then the
-// deferred fields.
+// deferred fields. A proxy between them holds the deferred part until the
+// client has taken the initial payload: a client that did not take it on its
+// own would wait forever. (That the server sends each part with the
+// delimiter after it, which clients need, router's
+// TestDeferMultipartFlushesEachPart checks.)
 package deferred_test
 
 import (
@@ -11,11 +15,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -115,9 +124,112 @@ func serve(t *testing.T) (url, key string) {
 	return url, strings.TrimSpace(string(raw))
 }
 
+// holdAfterInitial is a reverse proxy in front of the binary's /graphql that
+// passes a multipart response's bytes up to the end of its first part (the
+// initial payload, with the delimiter after it) and holds the rest until the
+// client GETs seenURL: a client that waits for more bytes before it takes
+// the initial payload never gets its deferred parts (held reports a wait of
+// more than the bound instead).
+type holdAfterInitial struct {
+	url, seenURL string
+	seen         chan struct{}
+	once         sync.Once
+	timedOut     atomic.Bool
+}
+
+// holdBound is how long the proxy holds a response for the client's word.
+const holdBound = 20 * time.Second
+
+func newHoldAfterInitial(t *testing.T, upstream string) *holdAfterInitial {
+	t.Helper()
+	target, err := neturl.Parse(upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &holdAfterInitial{seen: make(chan struct{})}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.URL.Path = target.Path },
+		ModifyResponse: func(res *http.Response) error {
+			if strings.HasPrefix(res.Header.Get("Content-Type"), "multipart/mixed") {
+				res.Body = &heldBody{src: res.Body, r: bufio.NewReader(res.Body), h: h}
+			}
+			return nil
+		},
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", proxy)
+	mux.HandleFunc("/seen", func(w http.ResponseWriter, r *http.Request) { h.once.Do(func() { close(h.seen) }) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	h.url, h.seenURL = srv.URL+"/graphql", srv.URL+"/seen"
+	return h
+}
+
+// heldBody passes a response line by line up to the end of its first part,
+// then waits for the client's word (or the bound) before it passes the rest.
+type heldBody struct {
+	src     io.ReadCloser
+	r       *bufio.Reader
+	h       *holdAfterInitial
+	pending []byte // read, not passed yet
+	delims  int    // delimiter lines passed: the opening one, then the first part's
+	waited  bool
+	err     error
+}
+
+func (b *heldBody) Read(p []byte) (int, error) {
+	if len(b.pending) == 0 {
+		if b.waited {
+			return b.r.Read(p)
+		}
+		if b.delims == 2 {
+			b.waited = true
+			select {
+			case <-b.h.seen:
+			case <-time.After(holdBound):
+				b.h.timedOut.Store(true)
+			}
+			return b.r.Read(p)
+		}
+		if b.err != nil {
+			return 0, b.err
+		}
+		b.pending, b.err = b.r.ReadBytes('\n')
+		if string(b.pending) == "---\r\n" {
+			b.delims++
+		}
+		if len(b.pending) == 0 {
+			return 0, b.err
+		}
+	}
+	n := copy(p, b.pending)
+	b.pending = b.pending[n:]
+	return n, nil
+}
+
+func (b *heldBody) Close() error { return b.src.Close() }
+
 func TestClientsReceiveDeferredParts(t *testing.T) {
 	require(t)
-	url, key := serve(t)
+	upstream, key := serve(t)
+	// Each client talks to the binary through a proxy of its own that holds
+	// the deferred part until the client has taken the initial payload.
+	through := func(t *testing.T) *holdAfterInitial {
+		proxy := newHoldAfterInitial(t, upstream)
+		t.Setenv("VITOLA_SEEN_URL", proxy.seenURL)
+		return proxy
+	}
+	held := func(t *testing.T, proxy *holdAfterInitial, out string) {
+		t.Helper()
+		if proxy.timedOut.Load() {
+			t.Fatalf("the client did not take the initial payload before the deferred part came (%s held): %s", holdBound, out)
+		}
+		select {
+		case <-proxy.seen:
+		default:
+			t.Fatalf("the client never said it had the initial payload: %s", out)
+		}
+	}
 
 	t.Run("Apollo Client", func(t *testing.T) {
 		var results []struct {
@@ -131,7 +243,9 @@ func TestClientsReceiveDeferredParts(t *testing.T) {
 				} `json:"brands"`
 			} `json:"data"`
 		}
-		out := run(t, "node", "apollo.mjs", url, key)
+		proxy := through(t)
+		out := run(t, "node", "apollo.mjs", proxy.url, key)
+		held(t, proxy, out)
 		if err := json.Unmarshal([]byte(out), &results); err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
@@ -174,7 +288,8 @@ func TestClientsReceiveDeferredParts(t *testing.T) {
 		// relay-compiler compiles the query (its @defer label becomes
 		// DeferBrandsQuery$defer$feeds) against the schema the binary
 		// introspects.
-		run(t, "node", "scripts/schema.mjs", url, key)
+		proxy := through(t)
+		run(t, "node", "scripts/schema.mjs", proxy.url, key)
 		if err := os.RemoveAll(filepath.Join("src", "__generated__")); err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +299,8 @@ func TestClientsReceiveDeferredParts(t *testing.T) {
 			Name   *string `json:"name"`
 			Events *int    `json:"events"`
 		}
-		out := run(t, "node", "relay.mjs", url, key)
+		out := run(t, "node", "relay.mjs", proxy.url, key)
+		held(t, proxy, out)
 		if err := json.Unmarshal([]byte(out), &steps); err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}

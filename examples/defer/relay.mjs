@@ -2,7 +2,8 @@
 // network layer (meros reads the parts): node relay.mjs <graphql URL> <developer key>
 // It prints, as JSON, the brands in Relay's store after each payload Relay
 // took: ids first, then each brand's name and events once the deferred part
-// arrived.
+// arrived. With VITOLA_SEEN_URL set it GETs that URL once it has the initial
+// payload (the Go test holds the deferred part until then).
 import { meros } from 'meros/browser';
 import { Environment, Network, Observable, RecordSource, Store, createOperationDescriptor } from 'relay-runtime';
 import query from './src/__generated__/DeferBrandsQuery.graphql.js';
@@ -69,6 +70,7 @@ await new Promise((resolve, reject) => {
   environment.execute({ operation }).subscribe({
     next() {
       steps.push(brands());
+      if (steps.length === 1 && process.env.VITOLA_SEEN_URL) fetch(process.env.VITOLA_SEEN_URL).catch(reject);
     },
     error: reject,
     complete: resolve,
