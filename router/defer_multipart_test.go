@@ -231,6 +231,23 @@ func TestDeferMultipartErrorInPart(t *testing.T) {
 	}
 }
 
+// When the initial payload's own fetch fails, nothing is left to defer: one
+// part with the subgraph's errors and hasNext false.
+func TestDeferMultipartInitialErrors(t *testing.T) {
+	tr := newTestRouterWith(t, limits.Config{}, func(c *router.Config) {
+		c.Client = intercept(c.Client, func(body []byte) bool { return bytes.Contains(body, []byte("brands")) },
+			func(r *http.Request, _ http.RoundTripper) (*http.Response, error) {
+				return jsonResponse(r, `{"data":null,"errors":[{"message":"the catalog is down","extensions":{"code":"UNAVAILABLE"}}]}`), nil
+			})
+	})
+	srv := tr.overHTTP(t)
+	res := tr.accepting(t, srv, http.MethodPost, map[string]any{"query": `{ brands(first: 1) { edges { node { id ... @defer { name } } } } }`}, acceptIncremental)
+	defer res.Body.Close()
+	parts := readParts(t, res.Body)
+	checkStream(t, parts)
+	sameJSON(t, string(parts[0]), `{"data":null,"errors":[{"message":"the catalog is down","extensions":{"code":"UNAVAILABLE"}}],"hasNext":false}`)
+}
+
 // The operation's deadline stops a deferred fetch: the stream, committed by
 // its initial payload, ends with a part whose errors say TIMEOUT.
 func TestDeferMultipartTimeout(t *testing.T) {
@@ -597,6 +614,14 @@ func withoutHasNext(t *testing.T, part []byte) map[string]any {
 // interceptDeferred wraps a subgraph client: a request for an entity's events
 // (the deferred fetch of the tests' queries) goes to fn instead.
 func interceptDeferred(c *http.Client, fn func(r *http.Request, next http.RoundTripper) (*http.Response, error)) *http.Client {
+	return intercept(c, func(body []byte) bool {
+		return bytes.Contains(body, []byte("_entities")) && bytes.Contains(body, []byte("events"))
+	}, fn)
+}
+
+// intercept wraps a subgraph client: a request whose body matches goes to fn
+// (with the client's own transport as next) instead.
+func intercept(c *http.Client, match func(body []byte) bool, fn func(r *http.Request, next http.RoundTripper) (*http.Response, error)) *http.Client {
 	base := c.Transport
 	out := *c
 	out.Transport = roundTrip(func(r *http.Request) (*http.Response, error) {
@@ -606,7 +631,7 @@ func interceptDeferred(c *http.Client, fn func(r *http.Request, next http.RoundT
 				return nil, err
 			}
 			r.Body = io.NopCloser(bytes.NewReader(raw))
-			if bytes.Contains(raw, []byte("_entities")) && bytes.Contains(raw, []byte("events")) {
+			if match(raw) {
 				return fn(r, base)
 			}
 		}
