@@ -175,10 +175,16 @@ func (m *multipartWriter) subsequent(f *engineFrame) subsequentPayload {
 		p := m.pending[c.ID]
 		delete(m.pending, c.ID)
 		if len(c.Errors) > 0 && string(c.Errors) != "null" {
-			out.Incremental = append(out.Incremental, incrementalItem{Data: json.RawMessage("null"), Path: fullPath(p.Path, nil), Label: p.Label, Errors: m.coded(c.Errors)})
+			out.Incremental = append(out.Incremental, failedItem(p, m.coded(c.Errors)))
 		}
 	}
 	return out
+}
+
+// failedItem is the item of a fragment that delivered nothing: data null, at
+// its path (where the engine names it: above any list it is in), with errs.
+func failedItem(p pending, errs json.RawMessage) incrementalItem {
+	return incrementalItem{Data: json.RawMessage("null"), Path: fullPath(p.Path, nil), Label: p.Label, Errors: errs}
 }
 
 // CodeDownstream is the code of an error in a deferred part that came
@@ -242,7 +248,9 @@ func (m *multipartWriter) send(part any, last bool) error {
 		m.out.WriteString(partsOpen)
 	}
 	m.out.WriteString(partHeader)
-	if err := json.NewEncoder(&m.out).Encode(part); err != nil {
+	enc := json.NewEncoder(&m.out)
+	enc.SetEscapeHTML(false) // as the engine writes ordinary responses
+	if err := enc.Encode(part); err != nil {
 		m.err = err
 		return err
 	}
@@ -287,8 +295,7 @@ func (m *multipartWriter) abort(err *gqlerror.Error) {
 	})
 	out := subsequentPayload{}
 	for _, id := range ids {
-		p := m.pending[id]
-		out.Incremental = append(out.Incremental, incrementalItem{Data: json.RawMessage("null"), Path: fullPath(p.Path, nil), Label: p.Label, Errors: errs})
+		out.Incremental = append(out.Incremental, failedItem(m.pending[id], errs))
 	}
 	m.send(out, true)
 }
