@@ -36,9 +36,11 @@ export VITOLA_STRIPE_MOCK := $(STRIPE_MOCK)
 SDK_DEPS  := sdk/node_modules/.vitola-installed
 # The Relay example's pinned npm packages (relay-compiler, typescript, graphql).
 RELAY_DEPS := examples/relay/node_modules/.vitola-installed
+# The @defer example's pinned npm packages (Apollo Client, relay-runtime, meros).
+DEFER_DEPS := examples/defer/node_modules/.vitola-installed
 SDK_PACK  := .cache/sdk-pack
 
-.PHONY: run test bench-router cosmo-router bench-compare build generate compose tools check-tools clean sdk sdk-package relay-example widget browser evidence ocr stripe-mock staticcheck lint fuzz
+.PHONY: run test bench-router cosmo-router bench-compare build generate compose tools check-tools clean sdk sdk-package relay-example defer-example widget browser evidence ocr stripe-mock staticcheck lint fuzz
 
 run: build
 	@$(MAKE) --no-print-directory ocr || echo "tesseract could not be installed: fingerprints will carry no OCR text (the platform runs without it)"
@@ -51,7 +53,7 @@ build:
 # was skipped and why (plain go test hides skips); its exit status is go test's.
 # -timeout guards against a hang, sized for a busy machine: the longest
 # package (platform) takes about 5 minutes on a quiet one.
-test: tools sdk sdk-package relay-example browser ocr lint
+test: tools sdk sdk-package relay-example defer-example browser ocr lint
 	cd sdk && npm run --silent typecheck && npm test --silent
 	$(GO) build -o $(TOOLS)/bin/gotest ./tools/gotest
 	GO=$(GO) $(TOOLS)/bin/gotest -count=1 -timeout 40m ./...
@@ -140,6 +142,15 @@ $(RELAY_DEPS): examples/relay/package.json examples/relay/package-lock.json
 	cd examples/relay && npm install --no-save --no-audit --no-fund --loglevel=error
 	touch $(RELAY_DEPS)
 
+# defer-example installs the @defer example's pinned packages; its Go test
+# (examples/defer) runs Apollo Client and Relay against the built binary.
+defer-example: $(DEFER_DEPS)
+
+$(DEFER_DEPS): examples/defer/package.json examples/defer/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is required: apt-get install -y nodejs npm"; exit 1; }
+	cd examples/defer && npm install --no-save --no-audit --no-fund --loglevel=error
+	touch $(DEFER_DEPS)
+
 # browser: the widget's browser test drives Debian's chromium.
 browser:
 	@command -v chromium >/dev/null || apt-get install -y --no-install-recommends chromium
@@ -212,4 +223,4 @@ $(GRAPHQL_HTTP): tools/graphql-http/package.json tools/graphql-http/package-lock
 	touch $(GRAPHQL_HTTP)
 
 clean:
-	rm -rf bin .cache sdk/node_modules sdk/dist examples/relay/node_modules
+	rm -rf bin .cache sdk/node_modules sdk/dist examples/relay/node_modules examples/defer/node_modules

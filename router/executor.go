@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -57,12 +58,15 @@ type executor struct {
 
 // kit is one request's reusable working set.
 type kit struct {
-	parser         *astparser.Parser
-	doc            *ast.Document
-	named, anon    *astnormalization.OperationNormalizer
-	extract        *astnormalization.OperationNormalizer
-	validator      *astvalidation.OperationValidator
-	variablesCheck *variablesvalidation.VariablesValidator
+	parser      *astparser.Parser
+	doc         *ast.Document
+	named, anon *astnormalization.OperationNormalizer
+	// namedDefer and anonDefer keep @defer: for a client that takes
+	// incremental delivery.
+	namedDefer, anonDefer *astnormalization.OperationNormalizer
+	extract               *astnormalization.OperationNormalizer
+	validator             *astvalidation.OperationValidator
+	variablesCheck        *variablesvalidation.VariablesValidator
 }
 
 func newExecutor(ctx context.Context, client *http.Client, c *Composed, opts resolve.ResolverOptions, tuning Tuning) (*executor, error) {
@@ -118,24 +122,28 @@ func newExecutor(ctx context.Context, client *http.Client, c *Composed, opts res
 		astvalidation.DirectivesAreInValidLocations(),
 		astvalidation.StreamAppliedToListFieldsOnly(),
 	)
-	// Defer is not enabled: normalization then drops every @defer (whatever its
-	// label or if) and the engine plans an ordinary query, answered as one
-	// response with the deferred parts inline, as the incremental delivery
-	// proposal allows. Enabled, it plans a deferred response the router cannot
-	// run. Plans and the operation cache need no key of their own: a deferred
-	// operation answers exactly what the same one without @defer answers.
+	// base drops every @defer (whatever its label or if): the engine plans an
+	// ordinary query, answered as one response with the deferred parts inline,
+	// as the incremental delivery proposal allows, for a client that does not
+	// take multipart/mixed. deferred keeps them, for one that does (see
+	// ExecuteIncremental). A deferred operation's plan differs from the plain
+	// one's by its printed document, which keys the plan cache; the operation
+	// cache keys on the mode.
 	base := []astnormalization.Option{
 		astnormalization.WithRemoveFragmentDefinitions(),
 		astnormalization.WithRemoveUnusedVariables(),
 		astnormalization.WithInlineFragmentSpreads(),
 		prevalidation,
 	}
+	deferred := append(slices.Clip(base), astnormalization.WithEnableDefer())
 	x.kits.New = func() any {
 		return &kit{
 			parser:         astparser.NewParser(),
 			doc:            ast.NewSmallDocument(),
 			named:          astnormalization.NewWithOpts(append(base, astnormalization.WithRemoveNotMatchingOperationDefinitions())...),
 			anon:           astnormalization.NewWithOpts(base...),
+			namedDefer:     astnormalization.NewWithOpts(append(deferred, astnormalization.WithRemoveNotMatchingOperationDefinitions())...),
+			anonDefer:      astnormalization.NewWithOpts(deferred...),
 			extract:        astnormalization.NewWithOpts(astnormalization.WithExtractVariables()),
 			validator:      astvalidation.DefaultOperationValidator(),
 			variablesCheck: variablesvalidation.NewVariablesValidator(variablesvalidation.VariablesValidatorOptions{}),
@@ -161,12 +169,24 @@ func (e *RequestError) Unwrap() error { return e.Err }
 // what subgraph header templates may read, and part of what makes two queries
 // identical.
 func (x *executor) Execute(ctx context.Context, query, operationName string, variables []byte, header http.Header, w io.Writer) error {
-	op, err := x.operation(ctx, query, operationName, variables)
+	return x.ExecuteIncremental(ctx, query, operationName, variables, header, w, nil)
+}
+
+// ExecuteIncremental is Execute for a client that takes incremental delivery
+// (parts not nil): an operation with an enabled @defer is answered into
+// parts, its initial payload first, then each deferred fragment as it is
+// ready; any other into w, as Execute does. Until parts is first flushed an
+// error comes back with nothing sent, as from Execute.
+func (x *executor) ExecuteIncremental(ctx context.Context, query, operationName string, variables []byte, header http.Header, w io.Writer, parts resolve.DeferResponseWriter) error {
+	op, err := x.operation(ctx, query, operationName, variables, parts != nil)
 	if err != nil {
 		return err
 	}
 	if op.sub != nil {
 		return errNeedsStream
+	}
+	if op.deferred != nil {
+		return x.resolveDeferred(ctx, op, header, parts)
 	}
 	pl, vars, remap, opHash := op.plan, op.vars, op.remap, op.opHash
 	if x.dedup == nil || !pl.Response.SingleFlightAllowed() {
@@ -191,7 +211,14 @@ func (x *executor) Execute(ctx context.Context, query, operationName string, var
 // what the same operation (opHash) took before, instead of the heap. The
 // engine's own inbound deduplication stays off: dedup does it (see there why).
 func (x *executor) resolve(ctx context.Context, pl *plan.SynchronousResponsePlan, opHash uint64, vars []byte, remap map[string]string, header http.Header, w io.Writer) error {
-	if info := pl.Response.Info; info != nil && info.OperationType == ast.OperationTypeQuery {
+	rctx := x.context(ctx, pl.Response.Info, opHash, vars, remap, header)
+	_, err := x.resolver.ArenaResolveGraphQLResponse(rctx, pl.Response, w)
+	return err
+}
+
+// context is the engine's context for one execution of a prepared operation.
+func (x *executor) context(ctx context.Context, info *resolve.GraphQLResponseInfo, opHash uint64, vars []byte, remap map[string]string, header http.Header) *resolve.Context {
+	if info != nil && info.OperationType == ast.OperationTypeQuery {
 		ctx = withReplayable(ctx) // a query's fetches read only: the transport may send one again
 	}
 	rctx := resolve.NewContext(ctx)
@@ -202,7 +229,16 @@ func (x *executor) resolve(ctx context.Context, pl *plan.SynchronousResponsePlan
 	rctx.RemapVariables = remap
 	rctx.ExecutionOptions.DisableSubgraphRequestDeduplication = x.noSingleFlight
 	rctx.ExecutionOptions.DisableInboundRequestDeduplication = true
-	_, err := x.resolver.ArenaResolveGraphQLResponse(rctx, pl.Response, w)
+	return rctx
+}
+
+// resolveDeferred executes an operation with deferred fragments into parts:
+// the engine fetches the initial payload, flushes it, then fetches and
+// flushes each deferred fragment (siblings concurrently, nested ones after
+// their parent). Such a response is never shared (dedup): it is a stream.
+func (x *executor) resolveDeferred(ctx context.Context, op *prepared, header http.Header, parts resolve.DeferResponseWriter) error {
+	rctx := x.context(ctx, op.deferred.Response.Response.Info, op.opHash, op.vars, op.remap, header)
+	_, err := x.resolver.ResolveGraphQLDeferResponse(rctx, op.deferred.Response, parts)
 	return err
 }
 
@@ -213,11 +249,14 @@ type prepared struct {
 	query, operationName string
 	variables            []byte // as the request sent them
 
-	plan   *plan.SynchronousResponsePlan
-	sub    *plan.SubscriptionResponsePlan // a subscription's, instead of plan
-	opHash uint64                         // the normalized operation's
-	vars   []byte                         // normalized, inline arguments extracted
-	remap  map[string]string
+	incremental bool // prepared for incremental delivery: @defer kept
+
+	plan     *plan.SynchronousResponsePlan
+	deferred *plan.DeferResponsePlan        // instead of plan, when a @defer is enabled
+	sub      *plan.SubscriptionResponsePlan // instead of plan, for a subscription
+	opHash   uint64                         // the normalized operation's
+	vars     []byte                         // normalized, inline arguments extracted
+	remap    map[string]string
 }
 
 // maxCachedRequest bounds the query and variables of a cached operation in
@@ -229,7 +268,7 @@ const maxCachedRequest = 16 << 10
 // prepare into the same operation, so only the first pays for parsing,
 // normalization, validation and planning. Request errors come back as a
 // *RequestError.
-func (x *executor) operation(ctx context.Context, query, operationName string, variables []byte) (*prepared, error) {
+func (x *executor) operation(ctx context.Context, query, operationName string, variables []byte, incremental bool) (*prepared, error) {
 	h := pool.Hash64.Get()
 	h.Reset()
 	h.WriteString(query)
@@ -237,11 +276,14 @@ func (x *executor) operation(ctx context.Context, query, operationName string, v
 	h.WriteString(operationName)
 	h.Write([]byte{0})
 	h.Write(variables)
+	if incremental {
+		h.Write([]byte{1})
+	}
 	key := h.Sum64()
 	pool.Hash64.Put(h)
 	// The whole request is compared, not only its hash: a colliding request
 	// must never run another's plan (nor escape its own limits).
-	if op, ok := x.ops.Get(key); ok && op.query == query && op.operationName == operationName && bytes.Equal(op.variables, variables) {
+	if op, ok := x.ops.Get(key); ok && op.query == query && op.operationName == operationName && bytes.Equal(op.variables, variables) && op.incremental == incremental {
 		telemetry.FromContext(ctx).PlanCache(true)
 		return op, nil
 	}
@@ -253,22 +295,24 @@ func (x *executor) operation(ctx context.Context, query, operationName string, v
 	k := x.kits.Get().(*kit)
 	defer x.kits.Put(k)
 	k.doc.Reset()
-	vars, remap, err := x.prepare(k, k.doc, query, operationName, variables)
+	vars, remap, err := x.prepare(k, k.doc, query, operationName, variables, incremental)
 	if err != nil {
 		return nil, &RequestError{Err: err}
 	}
-	p, opHash, err := x.plan(ctx, k, k.doc, query, operationName, variables)
+	p, opHash, err := x.plan(ctx, k, k.doc, query, operationName, variables, incremental)
 	if err != nil {
 		return nil, err
 	}
 	// vars lives in the pooled document, which the next request reuses.
-	op := &prepared{query: query, operationName: operationName, variables: bytes.Clone(sent),
+	op := &prepared{query: query, operationName: operationName, variables: bytes.Clone(sent), incremental: incremental,
 		opHash: opHash, vars: bytes.Clone(vars), remap: remap}
 	switch pl := p.(type) {
 	case *plan.SynchronousResponsePlan:
 		op.plan = pl
 	case *plan.SubscriptionResponsePlan:
 		op.sub = pl
+	case *plan.DeferResponsePlan:
+		op.deferred = pl
 	default:
 		return nil, fmt.Errorf("operations of this kind are not supported (%T)", p)
 	}
@@ -280,7 +324,7 @@ func (x *executor) operation(ctx context.Context, query, operationName string, v
 
 // prepare parses, normalizes and validates an operation into doc, and returns
 // its variables (with those extracted from inline arguments) and their remap.
-func (x *executor) prepare(k *kit, doc *ast.Document, query, operationName string, variables []byte) ([]byte, map[string]string, error) {
+func (x *executor) prepare(k *kit, doc *ast.Document, query, operationName string, variables []byte, incremental bool) ([]byte, map[string]string, error) {
 	doc.Input.ResetInputString(query)
 	var report operationreport.Report
 	k.parser.Parse(doc, &report)
@@ -288,10 +332,14 @@ func (x *executor) prepare(k *kit, doc *ast.Document, query, operationName strin
 		return nil, nil, report
 	}
 	doc.Input.Variables = variables
+	named, anon := k.named, k.anon
+	if incremental {
+		named, anon = k.namedDefer, k.anonDefer
+	}
 	if operationName != "" {
-		k.named.NormalizeNamedOperation(doc, x.client, []byte(operationName), &report)
+		named.NormalizeNamedOperation(doc, x.client, []byte(operationName), &report)
 	} else {
-		k.anon.NormalizeOperation(doc, x.client, &report)
+		anon.NormalizeOperation(doc, x.client, &report)
 	}
 	if report.HasErrors() {
 		return nil, nil, report
@@ -320,7 +368,7 @@ func (x *executor) prepare(k *kit, doc *ast.Document, query, operationName strin
 // plan returns the cached plan of a normalized operation, planning it once. A
 // plan keeps pointers into the document it was made from, so it is made from a
 // document of its own, never from a pooled one that the next request reuses.
-func (x *executor) plan(ctx context.Context, k *kit, doc *ast.Document, query, operationName string, variables []byte) (plan.Plan, uint64, error) {
+func (x *executor) plan(ctx context.Context, k *kit, doc *ast.Document, query, operationName string, variables []byte, incremental bool) (plan.Plan, uint64, error) {
 	h := pool.Hash64.Get()
 	h.Reset()
 	defer pool.Hash64.Put(h)
@@ -337,7 +385,7 @@ func (x *executor) plan(ctx context.Context, k *kit, doc *ast.Document, query, o
 	_, span := telemetry.Start(ctx, "plan")
 	defer span.End()
 	own := ast.NewSmallDocument()
-	if _, _, err := x.prepare(k, own, query, operationName, variables); err != nil {
+	if _, _, err := x.prepare(k, own, query, operationName, variables, incremental); err != nil {
 		return nil, 0, err
 	}
 	planner, err := plan.NewPlanner(x.config)
@@ -350,8 +398,15 @@ func (x *executor) plan(ctx context.Context, k *kit, doc *ast.Document, query, o
 		return nil, 0, report
 	}
 	postprocess.NewProcessor().Process(p)
-	if sp, ok := p.(*plan.SynchronousResponsePlan); ok && sp.Response != nil {
-		unaliasIntrospection(sp.Response.Data)
+	switch sp := p.(type) {
+	case *plan.SynchronousResponsePlan:
+		if sp.Response != nil {
+			unaliasIntrospection(sp.Response.Data)
+		}
+	case *plan.DeferResponsePlan:
+		if sp.Response != nil && sp.Response.Response != nil {
+			unaliasIntrospection(sp.Response.Response.Data)
+		}
 	}
 	x.plans.Add(key, p)
 	return p, key, nil

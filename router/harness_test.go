@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -173,41 +172,7 @@ func (tr *testRouter) overHTTP(tb testing.TB) *httptest.Server {
 // JSON-encoded). It returns the status and the response body.
 func (tr *testRouter) request(tb testing.TB, srv *httptest.Server, method string, body map[string]any) (int, []byte) {
 	tb.Helper()
-	var req *http.Request
-	var err error
-	if method == http.MethodGet {
-		q := url.Values{}
-		for k, v := range body {
-			if s, ok := v.(string); ok {
-				q.Set(k, s)
-				continue
-			}
-			raw, err := json.Marshal(v)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			q.Set(k, string(raw))
-		}
-		req, err = http.NewRequest(method, srv.URL+"/graphql?"+q.Encode(), nil)
-	} else {
-		raw, merr := json.Marshal(body)
-		if merr != nil {
-			tb.Fatal(merr)
-		}
-		req, err = http.NewRequest(method, srv.URL+"/graphql", bytes.NewReader(raw))
-		if err == nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Header.Set("Accept", router.MediaGraphQLResponse)
-	req.Header.Set(access.Header, tr.key)
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	resp := tr.accepting(tb, srv, method, body, router.MediaGraphQLResponse)
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
 	if err != nil {

@@ -50,51 +50,37 @@ func negotiate(accept []string) (media string, ok bool) {
 	}
 	var gql, js match
 	seen := false
-	for _, v := range accept {
-		for _, part := range strings.Split(v, ",") {
-			part = strings.TrimSpace(part)
-			if part == "" {
-				continue
+	eachMediaRange(accept, func(typ, params string) {
+		seen = true
+		q, charsetOK := 1.0, true
+		eachParam(params, func(k, val string) {
+			switch k {
+			case "q":
+				q = quality(val)
+			case "charset":
+				charsetOK = strings.EqualFold(val, "utf-8") || strings.EqualFold(val, "utf8")
 			}
-			seen = true
-			typ, params, _ := strings.Cut(part, ";")
-			typ = strings.ToLower(strings.TrimSpace(typ))
-			q, charsetOK := 1.0, true
-			for _, p := range strings.Split(params, ";") {
-				k, val, _ := strings.Cut(p, "=")
-				k, val = strings.ToLower(strings.TrimSpace(k)), strings.Trim(strings.TrimSpace(val), `"`)
-				switch k {
-				case "q":
-					f, err := strconv.ParseFloat(val, 64)
-					if err != nil || f < 0 || f > 1 {
-						f = 0
-					}
-					q = f
-				case "charset":
-					charsetOK = strings.EqualFold(val, "utf-8") || strings.EqualFold(val, "utf8")
-				}
-			}
-			if !charsetOK {
-				continue
-			}
-			consider := func(m *match, name string) {
-				s := 0
-				switch typ {
-				case name:
-					s = 3
-				case "application/*":
-					s = 2
-				case "*/*":
-					s = 1
-				}
-				if s > m.specificity {
-					*m = match{q: q, specificity: s}
-				}
-			}
-			consider(&gql, MediaGraphQLResponse)
-			consider(&js, MediaJSON)
+		})
+		if !charsetOK {
+			return
 		}
-	}
+		consider := func(m *match, name string) {
+			s := 0
+			switch typ {
+			case name:
+				s = 3
+			case "application/*":
+				s = 2
+			case "*/*":
+				s = 1
+			}
+			if s > m.specificity {
+				*m = match{q: q, specificity: s}
+			}
+		}
+		consider(&gql, MediaGraphQLResponse)
+		consider(&js, MediaJSON)
+	})
 	switch {
 	case !seen:
 		return MediaJSON, true
@@ -105,6 +91,39 @@ func negotiate(accept []string) (media string, ok bool) {
 	default:
 		return MediaJSON, true
 	}
+}
+
+// eachMediaRange calls f with each media range of Accept values: its type
+// in lower case, and its parameters as written (see eachParam).
+func eachMediaRange(accept []string, f func(typ, params string)) {
+	for _, v := range accept {
+		for _, part := range strings.Split(v, ",") {
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			typ, params, _ := strings.Cut(part, ";")
+			f(strings.ToLower(strings.TrimSpace(typ)), params)
+		}
+	}
+}
+
+// eachParam calls f with each parameter of a media range: its name in lower
+// case, its value unquoted.
+func eachParam(params string, f func(name, value string)) {
+	for _, p := range strings.Split(params, ";") {
+		k, val, _ := strings.Cut(p, "=")
+		f(strings.ToLower(strings.TrimSpace(k)), strings.Trim(strings.TrimSpace(val), `"`))
+	}
+}
+
+// quality reads a q parameter; one that is not a number from 0 to 1 is 0.
+func quality(v string) float64 {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || f > 1 {
+		return 0
+	}
+	return f
 }
 
 // wantsPage reports a browser asking for a page (GraphiQL) rather than a

@@ -187,6 +187,8 @@ func TestTrustedDocuments(t *testing.T) {
 	only := &testRouter{rt: tr.rt, key: plain}
 	other := "query Other { __typename }"
 	check(t, "trusted only: another text", only.send(http.MethodPost, "/graphql", "", postBody(other, nil, "")), 403, router.CodeTrustedDocumentsOnly)
+	check(t, "trusted only: a deferred text, multipart accepted", only.send(http.MethodPost, "/graphql", acceptIncremental,
+		postBody(`{ brands(first: 1) { edges { node { id ... @defer { name } } } } }`, nil, "")), 403, router.CodeTrustedDocumentsOnly)
 	check(t, "trusted only: another text over GET", only.send(http.MethodGet, getURL("query", other), "", ""), 403, router.CodeTrustedDocumentsOnly)
 	check(t, "trusted only: registering another text", only.send(http.MethodPost, "/graphql", "", postBody(other, nil, apqExt(access.DocumentHash(other)))), 403, router.CodeTrustedDocumentsOnly)
 	// Registered as an APQ by an ordinary key, it is still not trusted.

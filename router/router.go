@@ -173,6 +173,11 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if streamed { // refusals before the stream starts: 4xx, as the specification's media type has them
 		media, ok = MediaGraphQLResponse, true
 	}
+	if !ok && acceptsIncremental(r.Header.Values("Accept")) {
+		// A client of parts alone: what is not a stream (a refusal, an
+		// operation without @defer) answers in application/json.
+		media, ok = MediaJSON, true
+	}
 	if !ok {
 		rs := responder{w: w, media: MediaJSON}
 		rs.errors(http.StatusNotAcceptable, gqlErr(CodeNotAcceptable, "Accept must allow application/graphql-response+json or application/json"))
@@ -209,9 +214,20 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt.exec.callerHeader {
 		caller = http.Header{CallerHeader: {id.Digest()}}
 	}
-	if err := rt.exec.Execute(ctx, req.Query, req.OperationName, req.Variables, caller, out); err != nil {
+	var parts *multipartWriter
+	var incremental resolve.DeferResponseWriter // nil unless the client takes parts
+	// Only a document that mentions defer can have one: any other keeps the
+	// ordinary path and its cache entry.
+	if strings.Contains(req.Query, "defer") && acceptsIncremental(r.Header.Values("Accept")) {
+		parts = newMultipartWriter(ctx, w)
+		incremental = parts
+	}
+	if err := rt.exec.ExecuteIncremental(ctx, req.Query, req.OperationName, req.Variables, caller, out, incremental); err != nil {
 		var reqErr *RequestError
 		switch {
+		case parts != nil && parts.started:
+			// The stream is committed: its end says what went wrong.
+			rt.endStream(ctx, parts, req.OperationName, err)
 		case errors.As(err, &reqErr):
 			rs.failed(engineErrors(reqErr.Err)...)
 		case errors.Is(err, errNeedsStream):
@@ -227,6 +243,12 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt.log.Debug().Str("operation", req.OperationName).Int("depth", m.Depth).Int("cost", m.Cost).
 		Dur("took", time.Since(start)).Msg("graphql")
 	failed = false
+	if parts != nil && parts.started {
+		if !parts.done { // the engine stopped early: the client left, or the deadline passed
+			rt.endStream(ctx, parts, req.OperationName, ctx.Err())
+		}
+		return
+	}
 	rs.data(out.Bytes())
 }
 
@@ -300,6 +322,19 @@ func (rt *Router) admit(rs responder, r *http.Request, stream bool) (admitted, *
 		client = r.RemoteAddr
 	}
 	return admitted{id: id, key: key, client: client, req: req, measure: m, start: start}, buf, true
+}
+
+// endStream ends an incremental response that stopped before its last part,
+// with a part saying why in each pending fragment's errors.
+func (rt *Router) endStream(ctx context.Context, parts *multipartWriter, operationName string, err error) {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		parts.abort(gqlErr(CodeTimeout, fmt.Sprintf("the operation took longer than %s: ask for less", rt.timeout)))
+	case ctx.Err() != nil: // the client left: nobody to tell
+	default:
+		rt.log.Error().Err(err).Str("request_id", telemetry.RequestID(ctx)).Str("operation", operationName).Msg("execute deferred operation")
+		parts.abort(gqlErr(CodeInternal, "the operation failed: try again later"))
+	}
 }
 
 // decode reads a request body's parameters and variables, or answers the

@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
-	"github.com/wundergraph/astjson"
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/engine/resolve"
 
 	"github.com/vitolahq/vitola/internal/telemetry"
@@ -249,7 +248,7 @@ func (rt *Router) start(base context.Context, a admitted, protocol string) (s *s
 	// subscribe), not how long it lives.
 	defer func() { tel.Operation(base, a.req.OperationName, a.measure.Type, refusal != nil, time.Since(a.start)) }()
 	ctx, cancel := context.WithCancel(trust.WithIdentity(base, a.id))
-	op, err := rt.exec.operation(ctx, a.req.Query, a.req.OperationName, a.req.Variables)
+	op, err := rt.exec.operation(ctx, a.req.Query, a.req.OperationName, a.req.Variables, false)
 	if err != nil {
 		cancel()
 		var reqErr *RequestError
@@ -309,13 +308,7 @@ func (rt *Router) start(base context.Context, a admitted, protocol string) (s *s
 		}()
 		return s, nil
 	}
-	rctx := resolve.NewContext(ctx)
-	if len(op.vars) != 0 {
-		rctx.Variables = astjson.MustParseBytes(op.vars)
-	}
-	rctx.Request = resolve.Request{ID: op.opHash, Header: caller}
-	rctx.RemapVariables = op.remap
-	rctx.ExecutionOptions.DisableSubgraphRequestDeduplication = rt.exec.noSingleFlight
+	rctx := rt.exec.context(ctx, op.sub.Response.Response.Info, op.opHash, op.vars, op.remap, caller)
 	// Callers never share a source subscription: the subgraph sees one
 	// caller's identity per stream (mySessions-like fields depend on it).
 	rctx.SubgraphHeadersBuilder = callerHeaders(a.id.Digest())

@@ -16,23 +16,34 @@ import (
 // streaming reports whether a request asks for a stream of events, and in
 // which framing: GraphQL over SSE (Accept names text/event-stream), or a
 // multipart subscription (multipart/mixed with subscriptionSpec). Every
-// request asks it: it allocates nothing.
+// request asks it: one that names neither type is told apart without
+// allocating.
 func streaming(r *http.Request) (framing, bool) {
-	for _, v := range r.Header.Values("Accept") {
-		for v != "" {
-			var part string
-			part, v, _ = strings.Cut(v, ",")
-			typ, params, _ := strings.Cut(part, ";")
-			typ = strings.TrimSpace(typ)
-			switch {
-			case strings.EqualFold(typ, MediaEventStream):
-				return sse, true
-			case strings.EqualFold(typ, "multipart/mixed") && strings.Contains(strings.ToLower(params), "subscriptionspec"):
-				return multipart, true
-			}
-		}
+	accept := r.Header.Values("Accept")
+	maybe := false
+	for _, v := range accept {
+		v = strings.ToLower(v) // the same string when it is lower case already
+		maybe = maybe || strings.Contains(v, MediaEventStream) || strings.Contains(v, "multipart/mixed")
 	}
-	return framing{}, false
+	if !maybe {
+		return framing{}, false
+	}
+	var f framing
+	found := false
+	eachMediaRange(accept, func(typ, params string) {
+		switch {
+		case found:
+		case typ == MediaEventStream:
+			f, found = sse, true
+		case typ == "multipart/mixed":
+			eachParam(params, func(name, _ string) {
+				if name == "subscriptionspec" {
+					f, found = multipart, true
+				}
+			})
+		}
+	})
+	return f, found
 }
 
 // multipartBoundary ends every part: a client reads a part once the next

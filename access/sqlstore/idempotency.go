@@ -87,9 +87,24 @@ func (s Idempotency) Claim(ctx context.Context, r idempotency.Record, now time.T
 	return nil, fmt.Errorf("claim idempotency key: the record kept changing")
 }
 
+// Finish stores the response in one UPDATE that leaves expires_at, and so
+// its index, as the claim wrote it: a claim's expiry already covers a
+// response finished within its lease (idempotency.Service.Begin). Only a
+// response finished later than that has its expiry moved, in a second UPDATE.
+// (Moving it on every finish rewrote an index entry per paid request: a
+// payment session's create and status cost 5-10% more on SQLite.)
 func (s Idempotency) Finish(ctx context.Context, c idempotency.Claim, resp idempotency.Response, expiresAt time.Time) error {
 	headers, _ := json.Marshal(resp.Header)
-	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE idempotency_records SET done = ?, expires_at = ?, status = ?, headers = ?, body = ?
+	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE idempotency_records SET done = ?, status = ?, headers = ?, body = ?
+		WHERE scope = ? AND idem_key = ? AND claim = ? AND NOT done AND expires_at >= ?`), true, resp.Status, string(headers), string(resp.Body),
+		c.Scope, c.Key, c.Token, expiresAt.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("store idempotent response: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	res, err = s.db.ExecContext(ctx, s.db.Rebind(`UPDATE idempotency_records SET done = ?, expires_at = ?, status = ?, headers = ?, body = ?
 		WHERE scope = ? AND idem_key = ? AND claim = ? AND NOT done`), true, expiresAt.UnixMilli(), resp.Status, string(headers), string(resp.Body), c.Scope, c.Key, c.Token)
 	if err != nil {
 		return fmt.Errorf("store idempotent response: %w", err)

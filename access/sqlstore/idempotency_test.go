@@ -87,6 +87,42 @@ func TestIdempotencyRules(t *testing.T) {
 	})
 }
 
+// A response is kept for the retention from when it finished: one finished
+// within its lease (the claim's expiry covers it) and one finished after its
+// lease ran out, its key not taken over (its expiry is moved).
+func TestIdempotencyRetentionFromFinish(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		start := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+		now := start
+		svc := idempotency.New(sqlstore.New(db).Idempotency())
+		svc.Now = func() time.Time { return now }
+		hash := idempotency.RequestHash("POST", "/p", []byte("{}"))
+		stored := idempotency.Response{Status: 201, Body: []byte(`{"id":"x"}`)}
+		for _, took := range []time.Duration{time.Second, idempotency.DefaultLease + time.Hour} {
+			now = start
+			key := fmt.Sprint("took-", took)
+			d, err := svc.Begin(ctx, "key_a", key, hash)
+			if err != nil || d.Outcome != idempotency.Proceed {
+				t.Fatalf("%s: %v %v", key, d.Outcome, err)
+			}
+			now = now.Add(took)
+			if err := svc.Finish(ctx, d.Claim, stored); err != nil {
+				t.Fatalf("%s: finish: %v", key, err)
+			}
+			for _, tt := range []struct {
+				after time.Duration
+				want  idempotency.Outcome
+			}{{idempotency.DefaultRetention - time.Minute, idempotency.Replay}, {idempotency.DefaultRetention + idempotency.DefaultLease + time.Second, idempotency.Proceed}} {
+				now = start.Add(took + tt.after)
+				if got, err := svc.Begin(ctx, "key_a", key, hash); err != nil || got.Outcome != tt.want {
+					t.Fatalf("%s, %s after it finished: %v %v, want %v", key, tt.after, got.Outcome, err, tt.want)
+				}
+			}
+		}
+	})
+}
+
 // Fifty identical requests at once: exactly one runs.
 func TestIdempotencyOneClaimWins(t *testing.T) {
 	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {

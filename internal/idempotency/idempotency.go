@@ -82,8 +82,9 @@ type Store interface {
 	// then it returns that record. A record that has expired or whose claim has
 	// lapsed is replaced. Exactly one of many concurrent claims wins.
 	Claim(ctx context.Context, r Record, now time.Time) (existing *Record, err error)
-	// Finish stores the response of the claim c until expiresAt; it returns
-	// ErrClaimLost when c no longer holds the key.
+	// Finish stores the response of the claim c, kept at least until
+	// expiresAt (longer when the claim's record was to expire later); it
+	// returns ErrClaimLost when c no longer holds the key.
 	Finish(ctx context.Context, c Claim, resp Response, expiresAt time.Time) error
 	// Release forgets the claim c of a request that did not finish; a key that
 	// c no longer holds is left alone.
@@ -174,7 +175,10 @@ func (s *Service) Begin(ctx context.Context, scope, key, hash string) (Decision,
 	now := s.Now()
 	s.purgeNow(ctx, now)
 	c := Claim{Scope: scope, Key: key, Token: rand.Text()}
-	existing, err := s.Store.Claim(ctx, Record{Scope: scope, Key: key, RequestHash: hash, Token: c.Token, LockedUntil: now.Add(s.Lease), ExpiresAt: now.Add(s.Lease)}, now)
+	// The claim's record expires when a response finished within the lease
+	// is to: Finish then leaves the expiry alone (a store's index on it
+	// unchanged). An unfinished record lapses at LockedUntil all the same.
+	existing, err := s.Store.Claim(ctx, Record{Scope: scope, Key: key, RequestHash: hash, Token: c.Token, LockedUntil: now.Add(s.Lease), ExpiresAt: now.Add(s.Lease + s.Retention)}, now)
 	switch {
 	case err != nil:
 		return Decision{}, err

@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vitolahq/vitola/subgraphs/payments"
 	"github.com/vitolahq/vitola/subgraphs/payments/graph/model"
 )
 
@@ -29,6 +30,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Mutation() MutationResolver
+	PaymentSession() PaymentSessionResolver
 	Query() QueryResolver
 }
 
@@ -159,6 +161,7 @@ type ComplexityRoot struct {
 		CancelURL        func(childComplexity int) int
 		ClosedAt         func(childComplexity int) int
 		CreatedAt        func(childComplexity int) int
+		Document         func(childComplexity int) int
 		ExpiresAt        func(childComplexity int) int
 		ID               func(childComplexity int) int
 		OfferID          func(childComplexity int) int
@@ -227,6 +230,9 @@ type MutationResolver interface {
 	SetDefaultPaymentMethod(ctx context.Context, id string) (*model.PaymentMethod, error)
 	DeletePaymentMethod(ctx context.Context, id string) (bool, error)
 	ConfirmPurchase(ctx context.Context, purchaseID string, paymentMethodID string) (*model.ConfirmResult, error)
+}
+type PaymentSessionResolver interface {
+	Document(ctx context.Context, obj *model.PaymentSession) (payments.Document, error)
 }
 type QueryResolver interface {
 	Credits(ctx context.Context) (*model.CreditAccount, error)
@@ -844,6 +850,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PaymentSession.CreatedAt(childComplexity), true
+	case "PaymentSession.document":
+		if e.ComplexityRoot.PaymentSession.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.Document(childComplexity), true
 	case "PaymentSession.expiresAt":
 		if e.ComplexityRoot.PaymentSession.ExpiresAt == nil {
 			break
@@ -1374,7 +1386,15 @@ type PaymentSession {
   redeemedAt: String
   closedAt: String
   purchase: Purchase!
+  """
+  The session as the payments API shows it: every field above, with its
+  purchase, rendered in one JSON object (for the shim, which passes it on).
+  """
+  document: PaymentSessionDocument!
 }
+
+"A payment session's JSON as the payments API shows it."
+scalar PaymentSessionDocument
 
 type Purchase {
   id: ID!
@@ -1678,6 +1698,8 @@ func (ec *executionContext) childFields_PaymentSession(ctx context.Context, fiel
 		return ec.fieldContext_PaymentSession_closedAt(ctx, field)
 	case "purchase":
 		return ec.fieldContext_PaymentSession_purchase(ctx, field)
+	case "document":
+		return ec.fieldContext_PaymentSession_document(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PaymentSession", field.Name)
 }
@@ -4787,6 +4809,29 @@ func (ec *executionContext) fieldContext_PaymentSession_purchase(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _PaymentSession_document(ctx context.Context, field graphql.CollectedField, obj *model.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_document(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PaymentSession().Document(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v payments.Document) graphql.Marshaler {
+			return ec.marshalNPaymentSessionDocument2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚐDocument(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, true, true, errors.New("field of type PaymentSessionDocument does not have child fields"))
+}
+
 func (ec *executionContext) _Purchase_id(ctx context.Context, field graphql.CollectedField, obj *model.Purchase) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7743,63 +7788,101 @@ func (ec *executionContext) _PaymentSession(ctx context.Context, sel ast.Selecti
 		case "id":
 			out.Values[i] = ec._PaymentSession_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "state":
 			out.Values[i] = ec._PaymentSession_state(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "billingAccountId":
 			out.Values[i] = ec._PaymentSession_billingAccountId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "offerId":
 			out.Values[i] = ec._PaymentSession_offerId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "returnUrl":
 			out.Values[i] = ec._PaymentSession_returnUrl(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cancelUrl":
 			out.Values[i] = ec._PaymentSession_cancelUrl(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parentOrigin":
 			out.Values[i] = ec._PaymentSession_parentOrigin(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "expiresAt":
 			out.Values[i] = ec._PaymentSession_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._PaymentSession_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "redeemedAt":
 			out.Values[i] = ec._PaymentSession_redeemedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "closedAt":
 			out.Values[i] = ec._PaymentSession_closedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "purchase":
 			out.Values[i] = ec._PaymentSession_purchase(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "document":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PaymentSession_document(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8879,6 +8962,22 @@ func (ec *executionContext) marshalNPaymentSession2ᚖgithubᚗcomᚋvitolahqᚋ
 		return graphql.Null
 	}
 	return ec._PaymentSession(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPaymentSessionDocument2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚐDocument(ctx context.Context, v any) (payments.Document, error) {
+	var res payments.Document
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPaymentSessionDocument2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚐDocument(ctx context.Context, sel ast.SelectionSet, v payments.Document) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalNPaymentSessionInput2githubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐPaymentSessionInput(ctx context.Context, v any) (model.PaymentSessionInput, error) {

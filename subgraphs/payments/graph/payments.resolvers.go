@@ -253,6 +253,11 @@ func (r *mutationResolver) ConfirmPurchase(ctx context.Context, purchaseID strin
 	return out, nil
 }
 
+// Document is the resolver for the document field.
+func (r *paymentSessionResolver) Document(ctx context.Context, obj *model.PaymentSession) (payments.Document, error) {
+	return sessionDocument(obj), nil
+}
+
 // Credits is the resolver for the credits field.
 func (r *queryResolver) Credits(ctx context.Context) (*model.CreditAccount, error) {
 	key, err := keyCaller(ctx)
@@ -385,10 +390,14 @@ func (r *queryResolver) CheckoutFrameOrigins(ctx context.Context, sessionID stri
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
+// PaymentSession returns PaymentSessionResolver implementation.
+func (r *Resolver) PaymentSession() PaymentSessionResolver { return &paymentSessionResolver{r} }
+
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
 type (
-	mutationResolver struct{ *Resolver }
-	queryResolver    struct{ *Resolver }
+	mutationResolver       struct{ *Resolver }
+	paymentSessionResolver struct{ *Resolver }
+	queryResolver          struct{ *Resolver }
 )
