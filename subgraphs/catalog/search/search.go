@@ -1008,9 +1008,10 @@ func (ix *Index) points(di int32, required int, sc *scratch) (points int32, dist
 		// of.
 		covered := ix.derivedCover(d, sc)
 		bi := ix.docBrand[di]
+		full := sc.brandFull[bi] // when not, a word matched is mentioned
 		for j, nw := range ix.nameFlat[ix.nameOff[di]:ix.nameOff[di+1]] {
 			switch {
-			case covered>>j&1 == 1 || ix.mentions(nw, bi, sc):
+			case covered>>j&1 == 1 || sc.termCount[nw] > 0 && (!full || ix.mentions(nw, bi, sc)):
 			case ix.generic[nw]:
 				points += unmatchedGeneric
 			default:
