@@ -1,6 +1,7 @@
 package search_test
 
 import (
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -30,13 +31,25 @@ func scaledIndex(b *testing.B) *search.Index {
 // the per-word match cache warm. The index is built once per process, so
 // -count repeats measure search alone. Beside ns/op it reports the process's
 // CPU time per search (cpu-µs/op), which a busy machine inflates less than
-// wall time. BenchmarkSearchScaled/mix is the mix, the others one query each
+// wall time. BenchmarkSearchScaled/mix is the mix, /parallel the mix run concurrently, the others one query each
 // (-short leaves them out).
 //
 //	go test ./subgraphs/catalog/search -run '^$' -bench 'SearchScaled/mix' -count 5
 func BenchmarkSearchScaled(b *testing.B) {
 	ix := scaledIndex(b)
 	b.Run("mix", func(b *testing.B) { searchLoop(b, ix, scaledSearchQueries) })
+	// The mix from GOMAXPROCS goroutines at once, as a server runs it: the
+	// scratch pool and the garbage collector at work.
+	b.Run("parallel", func(b *testing.B) {
+		var next atomic.Int64
+		start := cpuTime(b)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				ix.SearchPage(scaledSearchQueries[next.Add(1)%int64(len(scaledSearchQueries))], "", nil, 20)
+			}
+		})
+		b.ReportMetric(float64((cpuTime(b)-start).Microseconds())/float64(b.N), "cpu-µs/op")
+	})
 	if !testing.Short() {
 		for _, q := range scaledSearchQueries {
 			b.Run(q, func(b *testing.B) { searchLoop(b, ix, []string{q}) })
