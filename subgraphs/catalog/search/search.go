@@ -112,8 +112,10 @@ type Index struct {
 	// aliasFlat holds, the same way (aliasOff), the distinctive words of each
 	// document's own aliases ("PSD4", "Epi No. 2", which name brand, line and
 	// vitola at once), each alias's followed by aliasEnd. aliasWord[id]: word
-	// id is one of them in some document (after Apply, possibly in a former
-	// one only), so that a query matching none of them skips every alias.
+	// id is the key of an alias in some document (after Apply, possibly in a
+	// former one only): of its words, the one fewest documents held when it
+	// was added. An alias is named only with its key matched, so a query
+	// matching no key skips every alias.
 	aliasFlat []int32
 	aliasOff  []int32
 	aliasWord []bool
@@ -255,15 +257,18 @@ func (ix *Index) addDoc(c *catalog.Cigar, b *catalog.Brand) {
 	for _, ws := range cigarAliases {
 		// Generic words need not be written to name an alias, and an alias
 		// of generic words only is never named (cigarAliasNamed).
-		n := len(ix.aliasFlat)
+		key := int32(aliasEnd)
 		for _, w := range ws {
 			if !ix.generic[w] {
 				ix.aliasFlat = append(ix.aliasFlat, w)
-				ix.aliasWord[w] = true
+				if key == aliasEnd || len(ix.postings[w]) < len(ix.postings[key]) {
+					key = w
+				}
 			}
 		}
-		if len(ix.aliasFlat) > n {
+		if key != aliasEnd {
 			ix.aliasFlat = append(ix.aliasFlat, aliasEnd)
+			ix.aliasWord[key] = true
 		}
 	}
 	ix.aliasOff = append(ix.aliasOff, int32(len(ix.aliasFlat)))
@@ -699,7 +704,7 @@ type scratch struct {
 	// derivedSeen: a query word matched a derived word ("rj"); when none
 	// did, no document's derived spans need reading.
 	derivedSeen bool
-	// aliasSeen: a query word matched a word of a cigar's own alias
+	// aliasSeen: a query word matched the key of a cigar's own alias
 	// (Index.aliasWord); when none did, no document's aliases need reading.
 	aliasSeen bool
 	brandHit  []bool  // per vocabulary word: matched as a brand word
