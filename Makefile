@@ -32,7 +32,7 @@ SDK_DEPS  := sdk/node_modules/.vitola-installed
 RELAY_DEPS := examples/relay/node_modules/.vitola-installed
 SDK_PACK  := .cache/sdk-pack
 
-.PHONY: run test bench-router cosmo-router bench-compare build generate compose tools check-tools clean sdk sdk-package relay-example widget browser evidence ocr stripe-mock staticcheck lint fuzz
+.PHONY: docs run test bench-router cosmo-router bench-compare build generate compose tools check-tools clean sdk sdk-package relay-example widget browser evidence ocr stripe-mock staticcheck lint fuzz
 
 run: build
 	@$(MAKE) --no-print-directory ocr || echo "tesseract could not be installed: fingerprints will carry no OCR text (the platform runs without it)"
@@ -153,6 +153,11 @@ generate: compose
 	cd subgraphs/venues && $(GO) tool gqlgen generate --config gqlgen.yml
 	cd subgraphs/payments && $(GO) tool gqlgen generate --config gqlgen.yml
 	cd subgraphs/matching && $(GO) tool gqlgen generate --config gqlgen.yml
+
+# docs writes the reference pages generated from the code (docs/reference:
+# every command, flag and environment variable); a test fails while one is stale.
+docs:
+	VITOLA_UPDATE=1 $(GO) test -count=1 -run '^TestReferenceDocs$$' ./cmd/vitola
 
 # evidence rebuilds the demo band evidence (rendered demo bands, fingerprinted)
 # after the renderer or the fingerprint changes. A test fails while it is stale.

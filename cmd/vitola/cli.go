@@ -71,8 +71,12 @@ var commands = []command{
 }
 
 // helpRequest is -h or --help: run prints usage on standard output and
-// succeeds.
-type helpRequest struct{ usage string }
+// succeeds. flags is the command's flag set (nil for a group's or the whole
+// CLI's usage), from which the reference pages under docs/ are generated.
+type helpRequest struct {
+	usage string
+	flags *flag.FlagSet
+}
 
 func (h *helpRequest) Error() string { return "help requested" }
 func (h *helpRequest) Unwrap() error { return flag.ErrHelp }
@@ -99,7 +103,7 @@ func findCommand(args []string) (command, []string, error) {
 			return commands[j], args[i+1:], nil
 		}
 		if isHelpFlag(w) {
-			return command{}, nil, &helpRequest{groupUsage(group)}
+			return command{}, nil, &helpRequest{usage: groupUsage(group)}
 		}
 		if len(subcommands(p)) == 0 {
 			if strings.HasPrefix(w, "-") && group != "" {
@@ -225,7 +229,7 @@ func (c command) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 	}
 	if err := fs.Parse(flags); errors.Is(err, flag.ErrHelp) {
-		return nil, &helpRequest{c.help(fs)}
+		return nil, &helpRequest{c.help(fs), fs}
 	} else if err != nil {
 		return nil, c.misuse(fs, "%v", err)
 	}

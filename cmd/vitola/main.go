@@ -84,7 +84,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 // dispatch runs the command args name (args[0] is the program's name).
 func dispatch(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 1 && (args[1] == "help" || isHelpFlag(args[1])) {
-		return &helpRequest{usage}
+		return &helpRequest{usage: usage}
 	}
 	c, rest, err := findCommand(args[min(1, len(args)):])
 	if err != nil {
