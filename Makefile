@@ -32,7 +32,7 @@ SDK_DEPS  := sdk/node_modules/.vitola-installed
 RELAY_DEPS := examples/relay/node_modules/.vitola-installed
 SDK_PACK  := .cache/sdk-pack
 
-.PHONY: docs run test bench-router cosmo-router bench-compare build generate compose tools check-tools clean sdk sdk-package relay-example widget browser evidence ocr stripe-mock staticcheck lint fuzz
+.PHONY: docs install run test bench-router cosmo-router bench-compare build generate compose tools check-tools clean sdk sdk-package relay-example widget browser evidence ocr stripe-mock staticcheck lint fuzz
 
 run: build
 	@$(MAKE) --no-print-directory ocr || echo "tesseract could not be installed: fingerprints will carry no OCR text (the platform runs without it)"
@@ -40,6 +40,14 @@ run: build
 
 build:
 	$(GO) build -o bin/vitola ./cmd/vitola
+
+# install puts vitola on the PATH as Go installs commands: into GOBIN, else
+# GOPATH's bin (the docs say ./bin/vitola, which make run builds, throughout).
+install:
+	$(GO) install ./cmd/vitola
+	@dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH)/bin; \
+	echo "installed $$dir/vitola"; \
+	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "add $$dir to your PATH to run it as vitola";; esac
 
 # go test runs through tools/gotest: the same output, then one line of what
 # was skipped and why (plain go test hides skips); its exit status is go test's.
