@@ -239,3 +239,24 @@ func TestLinkCheckerCatches(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryPageInTheTableOfContents: every page under docs/ is reachable from
+// docs/README.md, the table of contents.
+func TestEveryPageInTheTableOfContents(t *testing.T) {
+	toc, err := os.ReadFile(filepath.Join(root, "docs", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	links, _ := scan(string(toc))
+	linked := map[string]bool{}
+	for _, l := range links {
+		if u, err := url.Parse(l.target); err == nil && u.Scheme == "" {
+			linked[filepath.ToSlash(filepath.Join("docs", u.Path))] = true
+		}
+	}
+	for _, p := range pages(t) {
+		if strings.HasPrefix(p, "docs/") && p != "docs/README.md" && !linked[p] {
+			t.Errorf("%s is not linked from docs/README.md, the table of contents", p)
+		}
+	}
+}

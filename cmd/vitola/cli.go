@@ -37,7 +37,7 @@ var commands = []command{
 
 	{path: "graphql documents add", usage: "MANIFEST.json", args: []string{"MANIFEST.json"}, about: `register trusted documents from a Relay, GraphQL Code Generator or Apollo manifest (- for stdin); last line: "added N trusted documents (M already there)"`},
 	{path: "migrate", about: "create or upgrade every store's schema, then exit"},
-	{path: "import", usage: "KIND FILE", args: []string{"KIND", "FILE"}, about: "load JSON Lines (KIND: catalog, venues, events or sessions; FILE - for stdin; formats in README); all or nothing"},
+	{path: "import", usage: "KIND FILE", args: []string{"KIND", "FILE"}, about: "load JSON Lines (KIND: catalog, venues, events or sessions; FILE - for stdin; formats in docs/operations/importing.md); all or nothing"},
 	{path: "evidence add", usage: "--cigar CIGAR_ID FILE...", args: []string{"FILE..."}, about: "reference photos of a cigar's band for recognition (--flat for scans); all or nothing"},
 	{path: "credits add", usage: "--key KEY --amount N [--note WHY]", about: "grant a developer key credits for the paid AI routes; last line: its credits now"},
 	{path: "credits balance", usage: "--key KEY", about: `a developer key's credits; last line: "key_… has N credits"`},

@@ -48,7 +48,7 @@ Commands:
             (Relay, GraphQL Code Generator or Apollo manifest; - for stdin)
   migrate   create or upgrade every store's schema, then exit
   import    import catalog|venues|events|sessions FILE: load JSON Lines
-            (- for stdin; formats in README); all or nothing
+            (- for stdin; formats in docs/operations/importing.md); all or nothing
   evidence  evidence add --cigar CIGAR_ID FILE...: reference photos of a
             cigar's band for recognition (--flat for scans); all or nothing
   credits   credits add --key KEY --amount N: grant a key credits (paid AI
