@@ -116,6 +116,14 @@ func TestArgumentsAndFlagsInAnyOrder(t *testing.T) {
 	if last, err := admin(t, "keys", "revoke", "--data", data, id); err != nil || last != "revoked "+id {
 		t.Errorf("keys revoke with the key last: %q, %v", last, err)
 	}
+	// Revoked by the key itself, it prints the key's ID: a key is shown once.
+	plain, err := admin(t, "keys", "create", "--name", "by key", "--data", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last, err := admin(t, "keys", "revoke", "--data", data, plain); err != nil || !strings.HasPrefix(last, "revoked key_") || strings.Contains(last, plain) {
+		t.Errorf("keys revoke by the key: %q, %v; want its ID, not the key", last, err)
+	}
 
 	manifest := filepath.Join(t.TempDir(), "manifest.json")
 	if err := os.WriteFile(manifest, []byte(`{"a1": "query A { __typename }"}`), 0o600); err != nil {
