@@ -56,7 +56,10 @@ type Options struct {
 	Limits     limits.Config
 	// RouterTuning: the router's deduplication and operation cache settings.
 	RouterTuning router.Tuning
-	Logger       zerolog.Logger
+	// Subscriptions bound the router's live subscriptions (zero: defaults;
+	// PublicFields is set here).
+	Subscriptions router.SubscriptionSettings
+	Logger        zerolog.Logger
 	// FetchAllow are address ranges the image fetcher may reach although not
 	// public (private deployments, tests).
 	FetchAllow []netip.Prefix
@@ -234,7 +237,10 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	if o.RedisURL != "" {
 		apq = kvs
 	}
+	subs := o.Subscriptions
+	subs.PublicFields = PublicSubscriptions
 	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Quotas: quotas, Tuning: o.RouterTuning, Logger: log, DemoKey: demoKey,
+		Subscriptions: subs, Origins: keys,
 		PersistedQueries: apq, Documents: accessStore})
 	p.Router = rt
 	if err != nil {
@@ -267,6 +273,10 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	}))
 	return p, nil
 }
+
+// PublicSubscriptions are the Subscription fields of Vitola's graph that a
+// publishable key may open from a website: the public sessions feed, live.
+var PublicSubscriptions = []string{"sessionStarted"}
 
 // CookieKey derives the key that signs the OAuth pages' cookies from the
 // internal key, so every shim replica accepts every other's cookies.

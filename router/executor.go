@@ -182,6 +182,9 @@ func (x *executor) ExecuteIncremental(ctx context.Context, query, operationName 
 	if err != nil {
 		return err
 	}
+	if op.sub != nil {
+		return errNeedsStream
+	}
 	if op.deferred != nil {
 		return x.resolveDeferred(ctx, op, header, parts)
 	}
@@ -249,9 +252,10 @@ type prepared struct {
 	incremental bool // prepared for incremental delivery: @defer kept
 
 	plan     *plan.SynchronousResponsePlan
-	deferred *plan.DeferResponsePlan // instead of plan, when a @defer is enabled
-	opHash   uint64                  // the normalized operation's
-	vars     []byte                  // normalized, inline arguments extracted
+	deferred *plan.DeferResponsePlan        // instead of plan, when a @defer is enabled
+	sub      *plan.SubscriptionResponsePlan // instead of plan, for a subscription
+	opHash   uint64                         // the normalized operation's
+	vars     []byte                         // normalized, inline arguments extracted
 	remap    map[string]string
 }
 
@@ -305,6 +309,8 @@ func (x *executor) operation(ctx context.Context, query, operationName string, v
 	switch pl := p.(type) {
 	case *plan.SynchronousResponsePlan:
 		op.plan = pl
+	case *plan.SubscriptionResponsePlan:
+		op.sub = pl
 	case *plan.DeferResponsePlan:
 		op.deferred = pl
 	default:
