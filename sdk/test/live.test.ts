@@ -1,0 +1,233 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createClient, LiveError, subscribeSessions, type LiveStatus, type Session } from "../src/index";
+import { backoffDelay, RecentIds, SSEParser } from "../src/live";
+import { complete, graphSession, next, openStream, restSession, startServer, until } from "./sseserver";
+
+describe("SSEParser", () => {
+  const stream = ": heartbeat\r\nevent: next\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\n:\n\nevent:complete\rdata\r\r" + "data: x\n\n";
+  const want = [
+    { event: "next", data: '{"a":\n1}' },
+    { event: "complete", data: "" },
+    { event: "message", data: "x" },
+  ];
+  it.each([
+    ["whole", [stream]],
+    ["char by char", Array.from(stream)],
+    ["split inside every CRLF", stream.split("\n").map((s, i, a) => (i < a.length - 1 ? s + "\n" : s)).flatMap((s) => (s.endsWith("\r\n") ? [s.slice(0, -1), "\n"] : [s]))],
+  ])("reads events fed %s", (_, chunks) => {
+    const p = new SSEParser();
+    expect(chunks.flatMap((c) => p.push(c))).toEqual(want);
+  });
+});
+
+describe("backoffDelay", () => {
+  it.each([
+    // attempt, random, delay: step = min(max, 100·2ⁿ), half fixed, half jitter
+    [0, 0, 50],
+    [0, 1, 100],
+    [1, 0.5, 150],
+    [3, 0, 400],
+    [4, 1, 1000], // 1600 capped at 1000
+    [60, 0.5, 750],
+  ])("attempt %i with random %f waits %i ms", (attempt, random, want) => {
+    expect(backoffDelay(attempt, { initialDelayMs: 100, maxDelayMs: 1000 }, () => random)).toBe(want);
+  });
+});
+
+describe("RecentIds", () => {
+  it("drops a repeat within its window and forgets beyond it", () => {
+    const r = new RecentIds(2);
+    expect([r.add("a"), r.add("a"), r.add("b"), r.add("c"), r.add("b"), r.add("a")]).toEqual([true, false, true, true, false, true]);
+  });
+});
+
+// What a subscription saw, and its unsubscribe function.
+function watch(url: string, extra: Record<string, unknown> = {}) {
+  const seen = { sessions: [] as Session[], errors: [] as LiveError[], statuses: [] as LiveStatus[] };
+  const unsubscribe = subscribeSessions(
+    { baseUrl: url, apiKey: "vpk_test", businessType: "venue", businessId: "ven_1", retry: { initialDelayMs: 20, maxDelayMs: 80 }, ...extra },
+    {
+      onSession: (s) => seen.sessions.push(s),
+      onError: (e) => seen.errors.push(e as LiveError),
+      onStatus: (s) => seen.statuses.push(s),
+    },
+  );
+  return { seen, unsubscribe };
+}
+
+let cleanup: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const f of cleanup.reverse()) await f();
+  cleanup = [];
+});
+
+async function server(...args: Parameters<typeof startServer>) {
+  const s = await startServer(...args);
+  cleanup.push(s.close);
+  return s;
+}
+
+function watched(url: string, extra?: Record<string, unknown>) {
+  const w = watch(url, extra);
+  cleanup.push(w.unsubscribe);
+  return w;
+}
+
+describe("subscribeSessions over graphql-sse", () => {
+  it("subscribes with the key and streams sessions in the feed's shape", async () => {
+    const srv = await server((r) => {
+      openStream(r);
+      // One event split mid-line, a heartbeat, then two in one write.
+      const text = next(graphSession(1)) + ":\n\n" + next(graphSession(2, { note: "Smooth", durationSeconds: 3600 })) + next(graphSession(3, { cigar: null, user: { id: "usr_3", displayName: "", avatarUrl: "https://img.example/a.png" } }));
+      r.res.write(text.slice(0, 37));
+      setTimeout(() => r.res.write(text.slice(37)), 20);
+    });
+    const { seen } = watched(srv.url, { businessType: "brand", businessId: "brd_9" });
+    await until(() => seen.sessions.length === 3, "three sessions");
+    const req = srv.subscribes[0]!;
+    expect(req.headers["x-service-key"]).toBe("vpk_test");
+    expect(req.headers.accept).toBe("text/event-stream");
+    expect(req.body.variables).toEqual({ brand: "brd_9" });
+    expect(req.body.query).toMatch(/sessionStarted\(venue: \$venue, brand: \$brand\)/);
+    expect(seen.sessions[0]).toEqual(restSession(1));
+    expect(seen.sessions[1]).toMatchObject({ id: "ses_0000000000000002", note: "Smooth", durationSeconds: 3600 });
+    expect(seen.sessions[2]!.cigar).toBeUndefined();
+    expect(seen.sessions[2]!.user).toEqual({ id: "usr_3", displayName: "Vitola member", avatarUrl: "https://img.example/a.png" });
+    expect(seen.statuses).toEqual(["connecting", "live"]);
+    expect(seen.errors).toEqual([]);
+  });
+
+  it("reports a refusal with the server's code and stops", async () => {
+    const srv = await server((r) => {
+      r.res.writeHead(403, { "content-type": "application/json" }).end(JSON.stringify({ errors: [{ message: "not from this origin", extensions: { code: "FORBIDDEN" } }] }));
+    });
+    const { seen } = watched(srv.url);
+    await until(() => seen.statuses.includes("closed"), "closed");
+    expect(seen.errors).toHaveLength(1);
+    expect(seen.errors[0]).toBeInstanceOf(LiveError);
+    expect(seen.errors[0]).toMatchObject({ status: 403, code: "FORBIDDEN", message: "not from this origin", willRetry: false });
+    expect(srv.subscribes).toHaveLength(1);
+    expect(seen.statuses).toEqual(["connecting", "closed"]);
+  });
+
+  it("reconnects after failures with a growing, capped back-off", async () => {
+    const srv = await server((r, n) => {
+      if (n < 4) r.res.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify({ errors: [{ message: "busy", extensions: { code: "UNAVAILABLE" } }] }));
+      else openStream(r);
+    });
+    const { seen } = watched(srv.url);
+    await until(() => seen.statuses.at(-1) === "live", "live");
+    expect(seen.errors.map((e) => [e.code, e.willRetry])).toEqual(Array(4).fill(["UNAVAILABLE", true]));
+    expect(seen.statuses).toEqual(["connecting", "reconnecting", "live"]);
+    // Timers never fire early: each gap is at least half its step (20, 40, 80, 80 ms).
+    const gaps = srv.subscribes.slice(1).map((r, i) => r.at - srv.subscribes[i]!.at);
+    gaps.forEach((g, i) => expect(g).toBeGreaterThanOrEqual(Math.min(80, 20 * 2 ** i) / 2 - 2));
+  });
+
+  it("gives up after maxAttempts", async () => {
+    const srv = await server((r) => r.res.writeHead(502).end("<html>bad gateway</html>"));
+    const { seen } = watched(srv.url, { retry: { initialDelayMs: 5, maxAttempts: 3 } });
+    await until(() => seen.statuses.includes("closed"), "closed");
+    expect(srv.subscribes).toHaveLength(3);
+    expect(seen.errors.map((e) => [e.status, e.code, e.willRetry])).toEqual([[502, "http_error", true], [502, "http_error", true], [502, "http_error", false]]);
+  });
+
+  it("delivers each session once across a reconnect, backfilling what it missed", async () => {
+    const srv = await server(
+      (r, n) => {
+        openStream(r);
+        if (n === 0) {
+          r.res.write(next(graphSession(1)) + next(graphSession(2)));
+          setTimeout(() => r.res.destroy(), 30); // the connection breaks
+        } else {
+          r.res.write(next(graphSession(2)) + next(graphSession(4)));
+        }
+      },
+      // Session 3 started while the client was away; the feed's from includes session 2 again.
+      () => ({ data: [restSession(3), restSession(2)], meta: { count: 2, limit: 100, offset: 0 } }),
+    );
+    const { seen } = watched(srv.url);
+    await until(() => seen.sessions.length >= 4 && srv.feeds.length === 1, "four sessions and a backfill");
+    await new Promise((r) => setTimeout(r, 50)); // room for a duplicate to show up
+    expect(seen.sessions.map((s) => s.id).sort()).toEqual([1, 2, 3, 4].map((n) => restSession(n).id));
+    const feed = srv.feeds[0]!;
+    expect(feed.url.pathname).toBe("/venues/ven_1/sessions");
+    expect(feed.url.searchParams.get("from")).toBe(restSession(2).createdAt);
+    expect(feed.headers["x-service-key"]).toBe("vpk_test");
+    expect(seen.errors.map((e) => e.code)).toEqual(["network_error"]);
+    expect(seen.statuses).toEqual(["connecting", "live", "reconnecting", "live"]);
+  });
+
+  it("does not backfill when told not to", async () => {
+    const srv = await server((r, n) => {
+      openStream(r);
+      r.res.write(next(graphSession(n + 1)));
+      if (n === 0) r.res.end(complete);
+    });
+    const { seen } = watched(srv.url, { backfill: false });
+    await until(() => seen.sessions.length === 2, "two sessions");
+    expect(srv.feeds).toHaveLength(0);
+  });
+
+  it("stops on a fatal error inside the stream, with its code", async () => {
+    const srv = await server((r) => {
+      openStream(r);
+      r.res.end(`event: next\ndata: ${JSON.stringify({ errors: [{ message: "the token was revoked", extensions: { code: "token_revoked" } }] })}\n\n${complete}`);
+    });
+    const { seen } = watched(srv.url);
+    await until(() => seen.statuses.includes("closed"), "closed");
+    expect(seen.errors.map((e) => [e.code, e.message, e.willRetry])).toEqual([["token_revoked", "the token was revoked", false]]);
+    expect(srv.subscribes).toHaveLength(1);
+  });
+
+  it("resubscribes after a server's complete (a replica shutting down) or error event", async () => {
+    const srv = await server((r, n) => {
+      openStream(r);
+      if (n === 0) r.res.end(complete);
+      if (n === 1) r.res.end(`event: error\ndata: ${JSON.stringify([{ message: "too slow", extensions: { code: "SLOW_CONSUMER" } }])}\n\n`);
+    });
+    const { seen } = watched(srv.url);
+    await until(() => srv.subscribes.length === 3 && seen.statuses.at(-1) === "live", "a third subscription");
+    expect(seen.errors.map((e) => [e.code, e.willRetry])).toEqual([["SLOW_CONSUMER", true]]);
+  });
+
+  it("replaces a silent connection", async () => {
+    const srv = await server((r) => openStream(r));
+    const { seen } = watched(srv.url, { idleTimeoutMs: 100 });
+    await until(() => srv.subscribes.length === 2, "a second subscription");
+    expect(seen.errors[0]).toMatchObject({ code: "timeout", willRetry: true });
+  });
+
+  it("unsubscribes: the request is aborted, nothing more is delivered, no reconnect", async () => {
+    const srv = await server((r) => {
+      openStream(r);
+      r.res.write(next(graphSession(1)));
+    });
+    const { seen, unsubscribe } = watched(srv.url);
+    await until(() => seen.sessions.length === 1, "a session");
+    unsubscribe();
+    await srv.subscribes[0]!.closed;
+    srv.subscribes[0]!.res.write(next(graphSession(2)));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(seen.sessions).toHaveLength(1);
+    expect(srv.subscribes).toHaveLength(1);
+    expect(seen.statuses).toEqual(["connecting", "live", "closed"]);
+    expect(seen.errors).toEqual([]);
+  });
+
+  it("ends when its signal aborts, even while waiting to reconnect", async () => {
+    const srv = await server((r) => r.res.writeHead(503).end());
+    const controller = new AbortController();
+    const { seen } = watched(srv.url, { signal: controller.signal, retry: { initialDelayMs: 60_000 } });
+    await until(() => seen.statuses.includes("reconnecting"), "reconnecting");
+    controller.abort();
+    expect(seen.statuses.at(-1)).toBe("closed");
+    expect(srv.subscribes).toHaveLength(1);
+  });
+
+  it("refuses bad input before any request", () => {
+    const client = createClient({ baseUrl: "http://127.0.0.1:1", apiKey: "k" });
+    expect(() => client.subscribeSessions({ businessType: "shop" as never, businessId: "x" }, { onSession: () => {} })).toThrow(TypeError);
+    expect(() => client.subscribeSessions({ businessType: "venue", businessId: "" }, { onSession: () => {} })).toThrow(TypeError);
+  });
+});
