@@ -58,7 +58,8 @@ export interface SubscribeSessionsHandlers {
 const FATAL_CODES = new Set([
   "UNAUTHENTICATED", "FORBIDDEN", "BAD_REQUEST", "BAD_USER_INPUT", "GRAPHQL_PARSE_FAILED", "GRAPHQL_VALIDATION_FAILED",
   "NOT_ACCEPTABLE", "METHOD_NOT_ALLOWED", "UNSUPPORTED_MEDIA_TYPE", "TRUSTED_DOCUMENTS_ONLY", "PERSISTED_QUERY_NOT_FOUND",
-  "business_not_found", "unauthorized", "publishable_key", "origin_not_allowed", "token_revoked",
+  "INVALID_VENUE", "INVALID_BRAND", "INSUFFICIENT_SCOPE", "TOKEN_REVOKED",
+  "business_not_found", "unauthorized", "publishable_key", "origin_not_allowed",
 ]);
 
 /** The subscription the SDK sends: the feed's fields, as the REST feed names them. */

@@ -172,23 +172,24 @@ describe("subscribeSessions over graphql-sse", () => {
   it("stops on a fatal error inside the stream, with its code", async () => {
     const srv = await server((r) => {
       openStream(r);
-      r.res.end(`event: next\ndata: ${JSON.stringify({ errors: [{ message: "the token was revoked", extensions: { code: "token_revoked" } }] })}\n\n${complete}`);
+      r.res.end(`event: next\ndata: ${JSON.stringify({ errors: [{ message: "the token was revoked", extensions: { code: "TOKEN_REVOKED" } }] })}\n\n${complete}`);
     });
     const { seen } = watched(srv.url);
     await until(() => seen.statuses.includes("closed"), "closed");
-    expect(seen.errors.map((e) => [e.code, e.message, e.willRetry])).toEqual([["token_revoked", "the token was revoked", false]]);
+    expect(seen.errors.map((e) => [e.code, e.message, e.willRetry])).toEqual([["TOKEN_REVOKED", "the token was revoked", false]]);
     expect(srv.subscribes).toHaveLength(1);
   });
 
-  it("resubscribes after a server's complete (a replica shutting down) or error event", async () => {
+  it("resubscribes after a server's complete, a retryable error (a replica shutting down, a slow consumer dropped) or an error event", async () => {
     const srv = await server((r, n) => {
       openStream(r);
       if (n === 0) r.res.end(complete);
-      if (n === 1) r.res.end(`event: error\ndata: ${JSON.stringify([{ message: "too slow", extensions: { code: "SLOW_CONSUMER" } }])}\n\n`);
+      if (n === 1) r.res.end(`event: next\ndata: ${JSON.stringify({ errors: [{ message: "shutting down", extensions: { code: "SHUTTING_DOWN" } }], data: null })}\n\n${complete}`);
+      if (n === 2) r.res.end(`event: error\ndata: ${JSON.stringify([{ message: "too slow", extensions: { code: "SLOW_CONSUMER" } }])}\n\n`);
     });
     const { seen } = watched(srv.url);
-    await until(() => srv.subscribes.length === 3 && seen.statuses.at(-1) === "live", "a third subscription");
-    expect(seen.errors.map((e) => [e.code, e.willRetry])).toEqual([["SLOW_CONSUMER", true]]);
+    await until(() => srv.subscribes.length === 4 && seen.statuses.at(-1) === "live", "a fourth subscription");
+    expect(seen.errors.map((e) => [e.code, e.willRetry])).toEqual([["SHUTTING_DOWN", true], ["SLOW_CONSUMER", true]]);
   });
 
   it("replaces a silent connection", async () => {
