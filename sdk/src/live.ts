@@ -198,6 +198,8 @@ export function subscribe(ctx: LiveContext, o: SubscribeSessionsOptions, h: Subs
   const stop = new AbortController();
   const recent = new RecentIds(o.dedupeWindow ?? 1000);
   const idleMs = o.idleTimeoutMs ?? 60_000;
+  // The backfill's `from`: the newest session seen, else the server's clock
+  // when the first connection was accepted (its Date header, when readable).
   let lastCreatedAt: string | undefined;
   let status: LiveStatus | undefined;
   const setStatus = (s: LiveStatus) => {
@@ -260,6 +262,10 @@ export function subscribe(ctx: LiveContext, o: SubscribeSessionsOptions, h: Subs
         throw graphQLFailure(res.status, body, res.ok ? "bad_response" : "http_error");
       }
       if (!res.body) throw new Failure(res.status, "bad_response", "the answer has no body to stream", false);
+      if (!lastCreatedAt) {
+        const date = Date.parse(res.headers.get("date") ?? "");
+        if (!Number.isNaN(date)) lastCreatedAt = new Date(date).toISOString();
+      }
       live();
       const reader = res.body.getReader();
       const decoder = new TextDecoder();
@@ -327,6 +333,13 @@ export function subscribe(ctx: LiveContext, o: SubscribeSessionsOptions, h: Subs
       stop.signal.addEventListener("abort", done);
     });
 
+  const unsubscribe = () => {
+    stop.abort();
+    setStatus("closed");
+  };
+  if (o.signal?.aborted) unsubscribe();
+  o.signal?.addEventListener("abort", unsubscribe);
+
   (async () => {
     let attempt = 0;
     let connectedOnce = false;
@@ -361,13 +374,8 @@ export function subscribe(ctx: LiveContext, o: SubscribeSessionsOptions, h: Subs
     }
     setStatus("closed");
     stop.abort();
+    o.signal?.removeEventListener("abort", unsubscribe);
   })();
 
-  const unsubscribe = () => {
-    stop.abort();
-    setStatus("closed");
-  };
-  o.signal?.addEventListener("abort", unsubscribe);
-  if (o.signal?.aborted) unsubscribe();
   return unsubscribe;
 }

@@ -158,6 +158,23 @@ describe("subscribeSessions over graphql-sse", () => {
     expect(seen.statuses).toEqual(["connecting", "live", "reconnecting", "live"]);
   });
 
+  it("backfills from the server's clock when it saw no session yet", async () => {
+    const srv = await server(
+      (r, n) => {
+        openStream(r);
+        if (n === 0) setTimeout(() => r.res.destroy(), 30);
+      },
+      () => ({ data: [restSession(7)], meta: { count: 1, limit: 100, offset: 0 } }),
+    );
+    const before = Math.floor(Date.now() / 1000) * 1000; // Date has whole seconds
+    const { seen } = watched(srv.url);
+    await until(() => seen.sessions.length === 1, "the missed session");
+    const from = Date.parse(srv.feeds[0]!.url.searchParams.get("from")!);
+    expect(from).toBeGreaterThanOrEqual(before);
+    expect(from).toBeLessThanOrEqual(Date.now());
+    expect(seen.sessions[0]!.id).toBe(restSession(7).id);
+  });
+
   it("does not backfill when told not to", async () => {
     const srv = await server((r, n) => {
       openStream(r);

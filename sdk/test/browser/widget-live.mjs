@@ -1,0 +1,61 @@
+// Drives Debian's chromium (playwright-core) through the website widget in live
+// mode: the page loads its first sessions, then a session is started through
+// the API (POST /v1/me/sessions, from here, as a user's app would) and the
+// widget must show it without reloading. Run by platform/live_widget_test.go:
+//   WIDGET_URL    the widget page (with live=true)
+//   START_URL     the write route, on another replica than the page's API
+//   START_HEADERS its headers as JSON (the developer key, the user's token)
+//   START_BODY    the session to start, JSON
+// Prints one JSON line: what the page showed, the new session's ID and how
+// long it took from the POST to the session on the page.
+import { launch, report } from "./chromium.mjs";
+
+const browser = await launch();
+try {
+  const page = await browser.newPage();
+  const pageErrors = [];
+  page.on("pageerror", (e) => pageErrors.push(String(e)));
+  await page.goto(process.env.WIDGET_URL);
+  await page.waitForSelector("li.vitola-session", { timeout: 20000 });
+  await page.waitForSelector('.vitola-sessions[data-live-status="live"]', { timeout: 20000 });
+  // Loads of the page from here on: there must be none.
+  let navigations = 0;
+  page.on("framenavigated", (f) => f === page.mainFrame() && navigations++);
+  const before = await page.locator("li.vitola-session").count();
+  // The moment each session's row appears, by the page's clock (this machine's).
+  await page.evaluate(() => {
+    window.__seen = {};
+    new MutationObserver(() => {
+      for (const li of document.querySelectorAll("li.vitola-session")) window.__seen[li.dataset.id] ??= Date.now();
+    }).observe(document.querySelector(".list"), { childList: true });
+  });
+
+  const startedAt = Date.now();
+  const res = await fetch(process.env.START_URL, { method: "POST", headers: JSON.parse(process.env.START_HEADERS), body: process.env.START_BODY });
+  const created = await res.json();
+  const id = created?.data?.id ?? created?.id;
+  let shownAt = null;
+  let error = res.ok && id ? null : `POST ${res.status}: ${JSON.stringify(created)}`;
+  if (!error) {
+    try {
+      await page.waitForSelector(`li.vitola-session[data-id="${id}"]`, { timeout: 10000 });
+      shownAt = await page.evaluate((id) => window.__seen[id], id);
+    } catch (err) {
+      error = `not shown within 10 s: ${err.message.split("\n")[0]}`;
+    }
+  }
+  report({
+    id,
+    before,
+    after: await page.locator("li.vitola-session").count(),
+    first: (await page.locator("li.vitola-session").first().getAttribute("data-id")) ?? "",
+    elapsedMs: shownAt ? shownAt - startedAt : -1,
+    status: await page.locator(".status").textContent(),
+    liveStatus: await page.locator(".vitola-sessions").getAttribute("data-live-status"),
+    navigations,
+    error,
+    pageErrors,
+  });
+} finally {
+  await browser.close();
+}
