@@ -18,12 +18,16 @@ export interface FeedRequest {
   headers: IncomingMessage["headers"];
 }
 
+// Session n starts n seconds after a minute from now: after every connection
+// of a test, as new sessions are (a backfill reads from a connection's time).
+const epoch = Math.ceil(Date.now() / 1000) * 1000 + 60_000;
+
 /** A graph PublicSession, as the subscription yields it. */
 export function graphSession(n: number, extra: Record<string, unknown> = {}) {
   return {
     id: `pse_${String(n).padStart(16, "0")}`,
-    createdAt: new Date(Date.UTC(2026, 0, 2, 3, 4, n)).toISOString(),
-    startedAt: new Date(Date.UTC(2026, 0, 2, 3, 4, n)).toISOString(),
+    createdAt: new Date(epoch + n * 1000).toISOString(),
+    startedAt: new Date(epoch + n * 1000).toISOString(),
     endedAt: null,
     durationSeconds: null,
     rating: 4.5,
