@@ -1,9 +1,10 @@
 // Live sessions: a business's new public sessions as they start, over the
-// graph's `sessionStarted` subscription in the graphql-sse protocol ("distinct
-// connections" mode: one POST per subscription, answered as text/event-stream).
-// SSE over fetch rather than EventSource, which cannot send the key header, and
-// rather than WebSocket: it needs no library, and passes every proxy that
-// passes plain HTTP. Hand-written to keep the SDK free of runtime dependencies.
+// graph's `sessionStarted` subscription. By default in the graphql-sse
+// protocol ("distinct connections" mode: one POST per subscription, answered
+// as text/event-stream) read with fetch: EventSource cannot send the key
+// header, and SSE needs no library and passes every proxy that passes plain
+// HTTP. graphql-ws's protocol over WebSocket is the option. Hand-written to
+// keep the SDK free of runtime dependencies.
 
 import { LiveError } from "./errors";
 import type { BusinessType, Session } from "./index";
@@ -40,6 +41,14 @@ export interface SubscribeSessionsOptions {
   idleTimeoutMs?: number;
   /** Ends the subscription, as the returned function does. */
   signal?: AbortSignal;
+  /**
+   * "sse" (default): GraphQL over SSE on fetch. "websocket": graphql-ws's
+   * graphql-transport-ws protocol, over the global WebSocket or the
+   * WebSocket option (e.g. the ws package's on Node 20).
+   */
+  transport?: "sse" | "websocket";
+  /** A WebSocket class, for transport "websocket" where there is no global one. */
+  WebSocket?: new (url: string, protocol: string) => WebSocket;
 }
 
 export interface SubscribeSessionsHandlers {
@@ -217,34 +226,48 @@ export function subscribe(ctx: LiveContext, o: SubscribeSessionsOptions, h: Subs
     if (!stop.signal.aborted) h.onError?.(new LiveError(f.status, f.code, f.message, willRetry));
   };
 
-  // One connection: resolves when the stream ends (cleanly or not), throws a
-  // Failure the caller reports. `live` is called once the server accepted it.
-  async function connect(live: () => void): Promise<void> {
+  // result delivers an operation result's session, and returns its errors'
+  // failure.
+  const result = (r: any): Failure | undefined => {
+    const s = r?.data?.sessionStarted;
+    if (s) deliver(sessionFromGraph(s, ctx.displayName));
+    if (Array.isArray(r?.errors) && r.errors.length) return graphQLFailure(200, r, "subscription_error");
+    return undefined;
+  };
+  const operation = () => ({ query: SESSION_STARTED, operationName: "SessionStarted", variables: { [o.businessType]: o.businessId } });
+
+  // idleTimer calls onIdle when touch has not been called for idleMs.
+  const idleTimer = (onIdle: () => void) => {
+    let t: ReturnType<typeof setTimeout> | undefined;
+    return {
+      touch: () => {
+        clearTimeout(t);
+        if (idleMs) t = setTimeout(onIdle, idleMs);
+      },
+      clear: () => clearTimeout(t),
+    };
+  };
+
+  // One connection over SSE: resolves when the stream ends (cleanly or not),
+  // throws a Failure the caller reports. `live` is called once the server
+  // accepted it.
+  async function connectSSE(live: () => void): Promise<void> {
     const conn = new AbortController();
     const abort = () => conn.abort();
     stop.signal.addEventListener("abort", abort);
-    let idle: ReturnType<typeof setTimeout> | undefined;
     let timedOut = false;
-    const touch = () => {
-      if (!idleMs) return;
-      clearTimeout(idle);
-      idle = setTimeout(() => {
-        timedOut = true;
-        conn.abort();
-      }, idleMs);
-    };
+    const idle = idleTimer(() => {
+      timedOut = true;
+      conn.abort();
+    });
     try {
-      touch();
+      idle.touch();
       let res: Response;
       try {
         res = await doFetch(`${ctx.base}/graphql`, {
           method: "POST",
           headers: { "x-service-key": ctx.apiKey, "content-type": "application/json", accept: "text/event-stream" },
-          body: JSON.stringify({
-            query: SESSION_STARTED,
-            operationName: "SessionStarted",
-            variables: { [o.businessType]: o.businessId },
-          }),
+          body: JSON.stringify(operation()),
           signal: conn.signal,
         });
       } catch (err) {
@@ -280,7 +303,7 @@ export function subscribe(ctx: LiveContext, o: SubscribeSessionsOptions, h: Subs
           throw new Failure(0, timedOut ? "timeout" : "network_error", timedOut ? `the connection was silent for ${idleMs} ms` : `the connection broke: ${(err as Error).message}`, false);
         }
         if (chunk.done) break;
-        touch();
+        idle.touch();
         for (const ev of parser.push(decoder.decode(chunk.value, { stream: true }))) {
           if (ev.event === "complete") {
             await reader.cancel().catch(() => {});
@@ -296,24 +319,71 @@ export function subscribe(ctx: LiveContext, o: SubscribeSessionsOptions, h: Subs
           }
           // graphql-sse puts errors in a `next` result; a server may also end a
           // stream with an `error` event (e.g. a slow consumer dropped).
-          const result = ev.event === "error" ? (Array.isArray(payload) ? { errors: payload } : payload) : payload;
-          const s = result?.data?.sessionStarted;
-          if (s) deliver(sessionFromGraph(s, ctx.displayName));
-          if (Array.isArray(result?.errors) && result.errors.length) {
-            failure = graphQLFailure(200, result, "subscription_error");
-            if (failure.fatal) {
-              await reader.cancel().catch(() => {});
-              throw failure;
-            }
+          failure = result(ev.event === "error" ? (Array.isArray(payload) ? { errors: payload } : payload) : payload) ?? failure;
+          if (failure?.fatal) {
+            await reader.cancel().catch(() => {});
+            throw failure;
           }
         }
       }
       if (failure) throw failure;
       if (!stop.signal.aborted) throw new Failure(0, "stream_ended", "the server closed the stream", false);
     } finally {
-      clearTimeout(idle);
+      idle.clear();
       stop.signal.removeEventListener("abort", abort);
     }
+  }
+
+  // One connection over WebSocket (graphql-transport-ws): the key goes in
+  // connection_init's payload, as the x-service-key header goes with SSE.
+  function connectWS(live: () => void): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const WS = o.WebSocket ?? (globalThis as any).WebSocket;
+      if (!WS) return reject(new Failure(0, "no_websocket", "no WebSocket here: pass one as the WebSocket option, or use SSE", true));
+      const ws: WebSocket = new WS(ctx.base.replace(/^http/, "ws") + "/graphql", "graphql-transport-ws");
+      let failure: Failure | undefined;
+      let done = false;
+      const finish = (f?: Failure) => {
+        if (done) return;
+        done = true;
+        idle.clear();
+        stop.signal.removeEventListener("abort", abort);
+        if (ws.readyState <= 1) ws.close(1000);
+        if (f && !stop.signal.aborted) reject(f);
+        else resolve();
+      };
+      const abort = () => finish();
+      const idle = idleTimer(() => finish(new Failure(0, "timeout", `the connection was silent for ${idleMs} ms`, false)));
+      const send = (m: object) => ws.send(JSON.stringify(m));
+      stop.signal.addEventListener("abort", abort);
+      idle.touch();
+      ws.onopen = () => send({ type: "connection_init", payload: { "x-service-key": ctx.apiKey } });
+      ws.onmessage = (ev: MessageEvent) => {
+        idle.touch();
+        let m: any;
+        try {
+          m = JSON.parse(String(ev.data));
+        } catch {
+          return;
+        }
+        if (m.type === "connection_ack") {
+          send({ id: "1", type: "subscribe", payload: operation() });
+          live();
+        } else if (m.type === "ping") send({ type: "pong" });
+        else if (m.type === "next") {
+          failure = result(m.payload) ?? failure;
+          if (failure?.fatal) finish(failure);
+        } else if (m.type === "error") finish(graphQLFailure(200, { errors: m.payload }, "subscription_error"));
+        else if (m.type === "complete") finish(failure ?? new Failure(0, "stream_ended", "the server completed the subscription", false));
+      };
+      // The close codes of graphql-transport-ws, as HTTP statuses: 4400, 4401,
+      // 4403 and 4429 are the server's refusals.
+      ws.onclose = (ev: CloseEvent) => {
+        const status = ev.code >= 4400 && ev.code < 4500 ? ev.code - 4000 : 0;
+        const code = { 400: "BAD_REQUEST", 401: "UNAUTHENTICATED", 403: "FORBIDDEN", 429: "rate_limited" }[status] ?? "connection_closed";
+        finish(failure ?? new Failure(status, code, ev.reason || `the connection closed (${ev.code})`, status >= 400 && status < 500 && status !== 408 && status !== 429));
+      };
+    });
   }
 
   async function backfill() {
@@ -347,7 +417,7 @@ export function subscribe(ctx: LiveContext, o: SubscribeSessionsOptions, h: Subs
     while (!stop.signal.aborted) {
       let since = 0;
       try {
-        await connect(() => {
+        await (o.transport === "websocket" ? connectWS : connectSSE)(() => {
           since = Date.now();
           setStatus("live");
           if (connectedOnce) {

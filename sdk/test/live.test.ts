@@ -1,4 +1,6 @@
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { WebSocket as WS, WebSocketServer } from "ws";
 import { createClient, LiveError, subscribeSessions, type LiveStatus, type Session } from "../src/index";
 import { backoffDelay, RecentIds, SSEParser } from "../src/live";
 import { complete, graphSession, next, openStream, restSession, startServer, until } from "./sseserver";
@@ -247,5 +249,98 @@ describe("subscribeSessions over graphql-sse", () => {
     const client = createClient({ baseUrl: "http://127.0.0.1:1", apiKey: "k" });
     expect(() => client.subscribeSessions({ businessType: "shop" as never, businessId: "x" }, { onSession: () => {} })).toThrow(TypeError);
     expect(() => client.subscribeSessions({ businessType: "venue", businessId: "" }, { onSession: () => {} })).toThrow(TypeError);
+  });
+});
+
+// A graphql-transport-ws server (the ws package's): each test scripts what a
+// connection gets after its connection_init.
+async function wsServer(onInit: (ws: WebSocket, init: any, n: number, messages: any[]) => void) {
+  const wss = new WebSocketServer({ host: "127.0.0.1", port: 0, handleProtocols: (p) => (p.has("graphql-transport-ws") ? "graphql-transport-ws" : false) });
+  const conns: { messages: any[]; closed: Promise<void> }[] = [];
+  wss.on("connection", (ws) => {
+    const c = { messages: [] as any[], closed: new Promise<void>((r) => ws.on("close", () => r())) };
+    conns.push(c);
+    const n = conns.length - 1;
+    ws.on("message", (data) => {
+      const m = JSON.parse(String(data));
+      c.messages.push(m);
+      if (m.type === "connection_init") onInit(ws as unknown as WebSocket, m, n, c.messages);
+    });
+  });
+  await new Promise<void>((r) => wss.on("listening", () => r()));
+  cleanup.push(() => new Promise<void>((r) => {
+    for (const c of wss.clients) c.terminate();
+    wss.close(() => r());
+  }));
+  return { url: `http://127.0.0.1:${(wss.address() as AddressInfo).port}`, conns };
+}
+
+const wsNext = (session: unknown) => JSON.stringify({ id: "1", type: "next", payload: { data: { sessionStarted: session } } });
+
+describe("subscribeSessions over WebSocket (graphql-transport-ws)", () => {
+  const ws = { transport: "websocket", WebSocket: WS };
+
+  it("sends the key in connection_init, subscribes after the ack, answers pings, streams sessions", async () => {
+    const srv = await wsServer((sock, _init, _n, messages) => {
+      sock.send(JSON.stringify({ type: "connection_ack" }));
+      const wait = setInterval(() => {
+        if (!messages.some((m) => m.type === "subscribe")) return;
+        clearInterval(wait);
+        sock.send(JSON.stringify({ type: "ping" }));
+        sock.send(wsNext(graphSession(1)));
+        sock.send(wsNext(graphSession(1)));
+        sock.send(wsNext(graphSession(2)));
+      }, 5);
+    });
+    const { seen } = watched(srv.url, ws);
+    await until(() => seen.sessions.length === 2 && srv.conns[0]!.messages.some((m) => m.type === "pong"), "two sessions and a pong");
+    const [init, sub] = srv.conns[0]!.messages;
+    expect(init).toEqual({ type: "connection_init", payload: { "x-service-key": "vpk_test" } });
+    expect(sub).toMatchObject({ id: "1", type: "subscribe", payload: { operationName: "SessionStarted", variables: { venue: "ven_1" } } });
+    expect(seen.sessions.map((s) => s.id)).toEqual([restSession(1).id, restSession(2).id]);
+    expect(seen.sessions[0]).toEqual(restSession(1));
+    expect(seen.statuses).toEqual(["connecting", "live"]);
+  });
+
+  it("stops on a close code that refuses (4401), with the reason", async () => {
+    const srv = await wsServer((sock) => sock.close(4401, "unknown developer key"));
+    const { seen } = watched(srv.url, ws);
+    await until(() => seen.statuses.includes("closed"), "closed");
+    expect(seen.errors.map((e) => [e.status, e.code, e.message, e.willRetry])).toEqual([[401, "UNAUTHENTICATED", "unknown developer key", false]]);
+    expect(srv.conns).toHaveLength(1);
+  });
+
+  it("reconnects after a going-away close or an error message, without duplicates", async () => {
+    const srv = await wsServer((sock, _init, n) => {
+      sock.send(JSON.stringify({ type: "connection_ack" }));
+      sock.send(wsNext(graphSession(1)));
+      if (n === 0) setTimeout(() => sock.close(1001, "server shutting down"), 20);
+      if (n === 1) sock.send(JSON.stringify({ id: "1", type: "error", payload: [{ message: "too slow", extensions: { code: "SLOW_CONSUMER" } }] }));
+    });
+    // This server has no feed to backfill from (the backfill is SSE's tests').
+    const { seen } = watched(srv.url, { ...ws, backfill: false });
+    await until(() => srv.conns.length === 3 && seen.statuses.at(-1) === "live", "a third connection");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(seen.sessions.map((s) => s.id)).toEqual([restSession(1).id]);
+    expect(seen.errors.map((e) => [e.code, e.message, e.willRetry])).toEqual([
+      ["connection_closed", "server shutting down", true],
+      ["SLOW_CONSUMER", "too slow", true],
+    ]);
+  });
+
+  it("unsubscribes by closing the socket", async () => {
+    const srv = await wsServer((sock) => sock.send(JSON.stringify({ type: "connection_ack" })));
+    const { seen, unsubscribe } = watched(srv.url, ws);
+    await until(() => seen.statuses.includes("live"), "live");
+    unsubscribe();
+    await srv.conns[0]!.closed;
+    expect(seen.statuses).toEqual(["connecting", "live", "closed"]);
+    expect(seen.errors).toEqual([]);
+  });
+
+  it("says so where there is no WebSocket", async () => {
+    const { seen } = watched("http://127.0.0.1:1", { transport: "websocket", WebSocket: undefined });
+    await until(() => seen.statuses.includes("closed"), "closed");
+    expect(seen.errors.map((e) => [e.code, e.willRetry])).toEqual([["no_websocket", false]]);
   });
 });
