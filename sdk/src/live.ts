@@ -343,12 +343,18 @@ export function subscribe(ctx: LiveContext, o: SubscribeSessionsOptions, h: Subs
       const ws: WebSocket = new WS(ctx.base.replace(/^http/, "ws") + "/graphql", "graphql-transport-ws");
       let failure: Failure | undefined;
       let done = false;
+      let keepAlive: ReturnType<typeof setInterval> | undefined;
       const finish = (f?: Failure) => {
         if (done) return;
         done = true;
         idle.clear();
+        clearInterval(keepAlive);
         stop.signal.removeEventListener("abort", abort);
-        if (ws.readyState <= 1) ws.close(1000);
+        try {
+          ws.close(1000);
+        } catch {
+          // Node's ws throws when closed before it opened; browsers do not.
+        }
         if (f && !stop.signal.aborted) reject(f);
         else resolve();
       };
@@ -357,6 +363,7 @@ export function subscribe(ctx: LiveContext, o: SubscribeSessionsOptions, h: Subs
       const send = (m: object) => ws.send(JSON.stringify(m));
       stop.signal.addEventListener("abort", abort);
       idle.touch();
+      ws.onerror = () => {}; // onclose follows with the code
       ws.onopen = () => send({ type: "connection_init", payload: { "x-service-key": ctx.apiKey } });
       ws.onmessage = (ev: MessageEvent) => {
         idle.touch();
@@ -368,6 +375,9 @@ export function subscribe(ctx: LiveContext, o: SubscribeSessionsOptions, h: Subs
         }
         if (m.type === "connection_ack") {
           send({ id: "1", type: "subscribe", payload: operation() });
+          // A server's heartbeat may be WebSocket ping frames, which a
+          // browser's WebSocket never shows: our pings' pongs prove it alive.
+          if (idleMs) keepAlive = setInterval(() => send({ type: "ping" }), idleMs / 4);
           live();
         } else if (m.type === "ping") send({ type: "pong" });
         else if (m.type === "next") {

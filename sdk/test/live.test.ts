@@ -328,6 +328,25 @@ describe("subscribeSessions over WebSocket (graphql-transport-ws)", () => {
     ]);
   });
 
+  it("pings a quiet server and keeps the connection while it answers", async () => {
+    const srv = await wsServer((sock) => {
+      sock.send(JSON.stringify({ type: "connection_ack" }));
+      (sock as any).on("message", (data: unknown) => JSON.parse(String(data)).type === "ping" && sock.send(JSON.stringify({ type: "pong" })));
+    });
+    const { seen } = watched(srv.url, { ...ws, idleTimeoutMs: 200 });
+    await until(() => (srv.conns[0]?.messages ?? []).filter((m) => m.type === "ping").length >= 8, "eight pings");
+    expect(srv.conns).toHaveLength(1);
+    expect(seen.errors).toEqual([]);
+  });
+
+  it("replaces a connection whose pings go unanswered", async () => {
+    const srv = await wsServer((sock) => sock.send(JSON.stringify({ type: "connection_ack" })));
+    const { seen } = watched(srv.url, { ...ws, idleTimeoutMs: 100 });
+    await until(() => srv.conns.length === 2, "a second connection");
+    expect(srv.conns[0]!.messages.some((m) => m.type === "ping")).toBe(true);
+    expect(seen.errors[0]).toMatchObject({ code: "timeout", willRetry: true });
+  });
+
   it("unsubscribes by closing the socket", async () => {
     const srv = await wsServer((sock) => sock.send(JSON.stringify({ type: "connection_ack" })));
     const { seen, unsubscribe } = watched(srv.url, ws);
