@@ -73,6 +73,27 @@ describe("useLiveSessions", () => {
     expect(result.current.data).toHaveLength(1);
   });
 
+  it("reconnects after a drop: reconnecting with the error, then live again without it", async () => {
+    let accept: (() => void) | undefined;
+    const { srv, client } = await setup((r, n) => {
+      if (n === 1) {
+        // Held until the hook has shown the drop.
+        accept = () => openStream(r);
+        return;
+      }
+      openStream(r);
+      if (n === 0) setTimeout(() => r.res.destroy(), 20);
+    }, () => page(1));
+    const { result } = renderHook(() => useLiveSessions({ client, businessType: "venue", businessId: "ven_1", retry: { initialDelayMs: 10 } }));
+    await waitFor(() => expect(result.current.status).toBe("reconnecting"));
+    expect(result.current.error).toMatchObject({ code: "network_error", willRetry: true });
+    await waitFor(() => expect(accept).toBeDefined());
+    accept!();
+    await waitFor(() => expect(result.current.status).toBe("live"));
+    expect(result.current.error).toBeUndefined();
+    expect(srv.subscribes).toHaveLength(2);
+  });
+
   it("resubscribes when the business changes, never mixing the two", async () => {
     const { srv, client } = await setup((r) => openStream(r), (r) => (r.url.pathname.includes("ven_2") ? page(9) : page(1)));
     const { result, rerender } = renderHook((p: { id: string }) => useLiveSessions({ client, businessType: "venue", businessId: p.id }), { initialProps: { id: "ven_1" } });
