@@ -368,6 +368,18 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 		c.do(t, api, "/v1/me", key(request("GET", "/v1/me", "")), 401)
 		c.do(t, api, "/v1/me", key(request("GET", "/v1/me", "", "Authorization", "Bearer "+f.mint(t, u.ID, "email:read"))), 403)
 
+		write := "Bearer " + f.mint(t, u.ID, "sessions:write")
+		session := func(body string, more ...string) *http.Request {
+			return key(request("POST", "/v1/me/sessions", body, append([]string{"Content-Type", "application/json", "Authorization", write}, more...)...))
+		}
+		c.do(t, api, "/v1/me/sessions", session(`{"cigarId": "`+cigar+`", "rating": 4.5, "visibility": "public"}`), 201)
+		c.do(t, api, "/v1/me/sessions", session(`{"rating": 9}`), 400)
+		c.do(t, api, "/v1/me/sessions", session(`{"cigarId": "cig_0000000000000000"}`), 422)
+		c.do(t, api, "/v1/me/sessions", session(`{}`, "Authorization", "Bearer "+f.mint(t, u.ID, "sessions:read")), 403)
+		c.do(t, api, "/v1/me/sessions", key(request("POST", "/v1/me/sessions", `{}`, "Content-Type", "application/json")), 401)
+		c.do(t, api, "/v1/me/sessions", session(`{}`, "Content-Type", "text/plain"), 415)
+		c.bodyLimit(t, api, "POST", "/v1/me/sessions", func(b string) *http.Request { return session(b) })
+
 		c.do(t, api, "/oauth/token", post("/oauth/token", tokenForm), 400) // the code again: its tokens are revoked
 		c.do(t, api, "/oauth/revoke", post("/oauth/revoke", url.Values{"token": {tokens.RefreshToken}, "client_id": {client.ID}, "client_secret": {secret}}), 200)
 		c.do(t, api, "/oauth/revoke", post("/oauth/revoke", url.Values{"token": {tokens.RefreshToken}, "client_id": {client.ID}, "client_secret": {"wrong"}}), 401)

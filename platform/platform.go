@@ -56,7 +56,10 @@ type Options struct {
 	Limits     limits.Config
 	// RouterTuning: the router's deduplication and operation cache settings.
 	RouterTuning router.Tuning
-	Logger       zerolog.Logger
+	// Subscriptions bound the router's live subscriptions (zero: defaults;
+	// PublicFields is set here).
+	Subscriptions router.SubscriptionSettings
+	Logger        zerolog.Logger
 	// FetchAllow are address ranges the image fetcher may reach although not
 	// public (private deployments, tests).
 	FetchAllow []netip.Prefix
@@ -177,7 +180,8 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	matchingCatalog := &subgraph.Client{URL: urls[schema.Catalog], HTTP: &http.Client{Transport: internal(schema.Matching, &inproc.Transport{Handlers: hosts}, matchingIssuer)}}
 	for _, name := range schema.All {
 		sg, err := OpenSubgraph(ctx, name, o.Store, SubgraphOptions{Demo: o.Demo, Prober: prober, Secret: o.InternalKey, PublicURL: o.PublicURL,
-			FetchAllow: o.FetchAllow, ImageDecodeBudget: o.ImageDecodeBudget, CapacityWait: o.CapacityWait, Catalog: matchingCatalog, VisionModelURL: o.VisionModelURL, VisionModelKey: o.VisionModelKey, Payments: o.Payments, Logger: log})
+			FetchAllow: o.FetchAllow, ImageDecodeBudget: o.ImageDecodeBudget, CapacityWait: o.CapacityWait, Catalog: matchingCatalog, VisionModelURL: o.VisionModelURL, VisionModelKey: o.VisionModelKey, Payments: o.Payments, Logger: log,
+			RedisURL: o.RedisURL, RedisPrefix: o.RedisPrefix})
 		if err != nil {
 			return nil, err
 		}
@@ -233,7 +237,10 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	if o.RedisURL != "" {
 		apq = kvs
 	}
+	subs := o.Subscriptions
+	subs.PublicFields = PublicSubscriptions
 	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: o.Limits, Quotas: quotas, Tuning: o.RouterTuning, Logger: log, DemoKey: demoKey,
+		Subscriptions: subs, Origins: keys,
 		PersistedQueries: apq, Documents: accessStore})
 	p.Router = rt
 	if err != nil {
@@ -266,6 +273,10 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	}))
 	return p, nil
 }
+
+// PublicSubscriptions are the Subscription fields of Vitola's graph that a
+// publishable key may open from a website: the public sessions feed, live.
+var PublicSubscriptions = []string{"sessionStarted"}
 
 // CookieKey derives the key that signs the OAuth pages' cookies from the
 // internal key, so every shim replica accepts every other's cookies.

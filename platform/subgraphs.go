@@ -3,6 +3,7 @@ package platform
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vitolahq/vitola/internal/bus"
+	busredis "github.com/vitolahq/vitola/internal/bus/redis"
 	"github.com/vitolahq/vitola/internal/envelope"
 	"github.com/vitolahq/vitola/internal/follow"
 	"github.com/vitolahq/vitola/internal/sqldb"
@@ -100,7 +103,11 @@ type SubgraphOptions struct {
 	VisionModelURL, VisionModelKey string
 	// Payments configures the payments subgraph.
 	Payments PaymentsOptions
-	Logger   zerolog.Logger
+	// RedisURL and RedisPrefix: the users subgraph's live events go through
+	// Redis pub/sub when RedisURL is set (every replica's subscriptions see
+	// every replica's writes), in process otherwise.
+	RedisURL, RedisPrefix string
+	Logger                zerolog.Logger
 }
 
 // PaymentsOptions configure the payments subgraph.
@@ -210,7 +217,31 @@ func openUsers(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subgr
 		st.Close()
 		return nil, false, fmt.Errorf("token signing key: %w", err)
 	}
-	return &Subgraph{GraphQL: usersgraph.NewHandler(st, o.PublicURL), Store: st}, seeded, nil
+	events, err := openBus(ctx, o)
+	if err != nil {
+		st.Close()
+		return nil, false, err
+	}
+	gql := usersgraph.NewHandler(st, o.PublicURL, usersgraph.Options{Bus: events, Log: o.Logger})
+	return &Subgraph{GraphQL: gql, Store: stopping{StoreHandle: st, stop: func() { events.Close() }}}, seeded, nil
+}
+
+// openBus opens the users subgraph's event bus: Redis pub/sub when a Redis URL
+// is set, else in process. A Redis that does not answer at start is no
+// failure (writes never depend on it): the bus listens as soon as it does.
+func openBus(ctx context.Context, o SubgraphOptions) (bus.Bus, error) {
+	if o.RedisURL == "" {
+		return bus.NewLocal(0), nil
+	}
+	b, err := busredis.Open(ctx, o.RedisURL, o.RedisPrefix+"bus:", 0)
+	if errors.Is(err, busredis.ErrUnreachable) {
+		o.Logger.Warn().Err(err).Msg("Redis is unreachable: live events (subscriptions) reach other replicas once it answers")
+		return b, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--redis-url (REDIS_URL): %w", err)
+	}
+	return b, nil
 }
 
 func openVenues(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subgraph, bool, error) {

@@ -32,6 +32,7 @@ func BodyLimits() []BodyLimit {
 		api(http.MethodPost, "/v1/ai/cigars/fingerprint/recognize", maxFingerprintBytes),
 		api(http.MethodPost, "/v1/ai/cigars/identify", maxPaidBody),
 		api(http.MethodPost, "/v1/matches", maxPaidBody),
+		api(http.MethodPost, "/v1/me/sessions", maxSessionBody),
 		pay(http.MethodPost, p+"/billing-accounts/resolve", maxPaymentsBody),
 		pay(http.MethodPost, p+"/billing-accounts/auto-reload", maxPaymentsBody),
 		pay(http.MethodPost, p+"/offers", maxPaymentsBody),

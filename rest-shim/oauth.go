@@ -49,13 +49,14 @@ const (
 	sessionTTL    = 10 * time.Minute
 )
 
-// scopeText tells the user what each scope lets the application read.
+// scopeText tells the user what each scope lets the application read (or do).
 var scopeText = map[string]string{
 	"profile:read":     "your public profile: name, picture, website and bio",
 	"email:read":       "your email address",
 	"collections:read": "your collections",
 	"humidor:read":     "the contents of your humidors",
 	"sessions:read":    "your smoke sessions",
+	"sessions:write":   "record smoke sessions in your name",
 	"checkins:read":    "your check-ins",
 }
 

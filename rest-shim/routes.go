@@ -25,6 +25,7 @@ func addRoutes(mux routes, d Deps) {
 	mux.Handle("GET /v1/cigars/{id}", key(getOne(d.Catalog, d.Logger, opCigar, "cigar", "id", "id", "cigar_not_found", "cigar")))
 	mux.Handle("GET /v1/products/barcode/{barcode}", key(getOne(d.Catalog, d.Logger, opProductByBarcode, "productByBarcode", "barcode", "code", "product_not_found", "published product")))
 	mux.Handle("GET /v1/me", key(handleMe(d.Tokens, d.Users, d.Logger)))
+	mux.Handle("POST /v1/me/sessions", key(handleStartSession(d.Tokens, d.Users, d.Router, d.Logger)))
 	// Image matching: fingerprints are paid (api.ai, Idempotency-Key, credits);
 	// recognizing one against stored evidence is free.
 	ai := func(h http.Handler) http.Handler {

@@ -20,38 +20,23 @@ var (
 )
 
 // userOperations lists the internal operations on the users subgraph.
-var userOperations = []*subgraph.Operation{opMe, opJWKS}
+var userOperations = []*subgraph.Operation{opMe, opJWKS, opStartSession}
 
 // GET /v1/me: the connected user, with x-service-key and an access token with
 // profile:read (email:read adds the email). Fields the scopes do not allow, or
 // the user has not filled in, are left out.
 func handleMe(tokens *access.Tokens, users *subgraph.Client, log zerolog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		claims, err := tokens.Authenticate(r.Context(), r.Header.Get("Authorization"))
-		if err != nil {
-			msg := access.InvalidTokenMessage
-			if errors.Is(err, access.ErrNoBearer) {
-				msg = "send the user's access token: Authorization: Bearer <token>"
-			}
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			apierr.Write(w, http.StatusUnauthorized, "invalid_token", msg)
+		ctx, ok := connectedUser(w, r, tokens)
+		if !ok {
 			return
 		}
-		id, _ := trust.FromContext(r.Context())
-		id = access.ForUser(id, claims)
 		var data struct {
 			Me map[string]any `json:"me"`
 		}
-		err = users.Do(trust.WithIdentity(r.Context(), id), opMe, nil, &data)
-		var gerrs subgraph.Errors
+		err := users.Do(ctx, opMe, nil, &data)
 		switch {
-		case errors.As(err, &gerrs) && gerrs.Code() == "UNAUTHENTICATED":
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			apierr.Write(w, http.StatusUnauthorized, "invalid_token", gerrs[0].Message)
-			return
-		case errors.As(err, &gerrs) && gerrs.Code() == "INSUFFICIENT_SCOPE":
-			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="profile:read"`)
-			apierr.Write(w, http.StatusForbidden, "insufficient_scope", "the access token lacks the profile:read scope")
+		case userRefusal(w, err, "profile:read"):
 			return
 		case err != nil:
 			subgraphFailure(w, log, "the users service", err)
@@ -69,6 +54,42 @@ func handleMe(tokens *access.Tokens, users *subgraph.Client, log zerolog.Logger)
 		w.Header().Set("Cache-Control", "no-store")
 		json.NewEncoder(w).Encode(map[string]any{"data": data.Me})
 	})
+}
+
+// connectedUser verifies the request's OAuth access token and returns a
+// context that carries the key's identity with the token's user, scopes, jti
+// and family, for the users subgraph; on failure it answers 401 invalid_token.
+func connectedUser(w http.ResponseWriter, r *http.Request, tokens *access.Tokens) (context.Context, bool) {
+	claims, err := tokens.Authenticate(r.Context(), r.Header.Get("Authorization"))
+	if err != nil {
+		msg := access.InvalidTokenMessage
+		if errors.Is(err, access.ErrNoBearer) {
+			msg = "send the user's access token: Authorization: Bearer <token>"
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		apierr.Write(w, http.StatusUnauthorized, "invalid_token", msg)
+		return nil, false
+	}
+	id, _ := trust.FromContext(r.Context())
+	return trust.WithIdentity(r.Context(), access.ForUser(id, claims)), true
+}
+
+// userRefusal answers the users subgraph's refusal of a connected user's call
+// (a revoked token: 401; a token without scope: 403) and reports whether err
+// was one.
+func userRefusal(w http.ResponseWriter, err error, scope string) bool {
+	var gerrs subgraph.Errors
+	switch {
+	case errors.As(err, &gerrs) && gerrs.Code() == "UNAUTHENTICATED":
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		apierr.Write(w, http.StatusUnauthorized, "invalid_token", gerrs[0].Message)
+		return true
+	case errors.As(err, &gerrs) && gerrs.Code() == "INSUFFICIENT_SCOPE":
+		w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+scope+`"`)
+		apierr.Write(w, http.StatusForbidden, "insufficient_scope", "the access token lacks the "+scope+" scope")
+		return true
+	}
+	return false
 }
 
 // GET /.well-known/jwks.json (anonymous): the keys that verify access tokens.

@@ -58,6 +58,11 @@ func LoadComposed(raw []byte, overrides map[string]string) (*Composed, error) {
 				Kind:                  nodev1.ConfigurationVariableKind_STATIC_CONFIGURATION_VARIABLE,
 				StaticVariableContent: url,
 			}
+			// A subgraph's subscriptions go to the same endpoint (wgc writes
+			// the routing URL there unless graph.yaml names another).
+			if sub := ds.CustomGraphql.Subscription; sub != nil {
+				sub.Url = ds.CustomGraphql.Fetch.Url
+			}
 		}
 		if key := ds.GetCustomGraphql().GetUpstreamSchema().GetKey(); key != "" {
 			c.SubgraphSDLs = append(c.SubgraphSDLs, ec.StringStorage[key])

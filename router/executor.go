@@ -165,6 +165,9 @@ func (x *executor) Execute(ctx context.Context, query, operationName string, var
 	if err != nil {
 		return err
 	}
+	if op.sub != nil {
+		return errNeedsStream
+	}
 	pl, vars, remap, opHash := op.plan, op.vars, op.remap, op.opHash
 	if x.dedup == nil || !pl.Response.SingleFlightAllowed() {
 		return x.resolve(ctx, pl, opHash, vars, remap, header, w)
@@ -211,8 +214,9 @@ type prepared struct {
 	variables            []byte // as the request sent them
 
 	plan   *plan.SynchronousResponsePlan
-	opHash uint64 // the normalized operation's
-	vars   []byte // normalized, inline arguments extracted
+	sub    *plan.SubscriptionResponsePlan // a subscription's, instead of plan
+	opHash uint64                         // the normalized operation's
+	vars   []byte                         // normalized, inline arguments extracted
 	remap  map[string]string
 }
 
@@ -257,13 +261,17 @@ func (x *executor) operation(ctx context.Context, query, operationName string, v
 	if err != nil {
 		return nil, err
 	}
-	pl, ok := p.(*plan.SynchronousResponsePlan)
-	if !ok {
-		return nil, fmt.Errorf("operations of this kind are not supported (%T)", p)
-	}
 	// vars lives in the pooled document, which the next request reuses.
 	op := &prepared{query: query, operationName: operationName, variables: bytes.Clone(sent),
-		plan: pl, opHash: opHash, vars: bytes.Clone(vars), remap: remap}
+		opHash: opHash, vars: bytes.Clone(vars), remap: remap}
+	switch pl := p.(type) {
+	case *plan.SynchronousResponsePlan:
+		op.plan = pl
+	case *plan.SubscriptionResponsePlan:
+		op.sub = pl
+	default:
+		return nil, fmt.Errorf("operations of this kind are not supported (%T)", p)
+	}
 	if len(query)+len(variables) <= maxCachedRequest {
 		x.ops.Add(key, op)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/wundergraph/graphql-go-tools/v2/pkg/graphqlerrors"
 
 	"github.com/vitolahq/vitola/access"
+	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/internal/jsonbody"
 	"github.com/vitolahq/vitola/internal/kv"
 	"github.com/vitolahq/vitola/internal/telemetry"
@@ -64,6 +65,11 @@ type Config struct {
 	DemoKey string
 	// Tuning: deduplication, single-flight and the operation cache (zero: defaults).
 	Tuning Tuning
+	// Subscriptions bound live subscriptions (zero fields: defaults).
+	Subscriptions SubscriptionSettings
+	// Origins answers CORS preflights: websites whose origin a publishable
+	// key lists may open its public subscriptions (nil: none may).
+	Origins OriginChecker
 }
 
 // Router serves /graphql: operations by POST, queries by GET too, and
@@ -81,12 +87,18 @@ type Router struct {
 	timeout  time.Duration
 	graphiql http.Handler
 	persist  *persistence
+	live     *live // open subscriptions (subscribe.go)
+	origins  OriginChecker
 }
 
 // New builds the engine; ctx bounds the engine's background work.
 func New(ctx context.Context, cfg Config) (*Router, error) {
 	if cfg.Client == nil || cfg.Keys == nil || cfg.Composed == nil {
 		return nil, errors.New("router: Composed, Client and Keys are required")
+	}
+	timeout := cfg.Timeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
 	}
 	exec, err := newExecutor(ctx, cfg.Client, cfg.Composed, resolve.ResolverOptions{
 		MaxConcurrency:               1024,
@@ -96,6 +108,8 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 		OmitSubgraphErrorLocations:   true,
 		AllowedErrorExtensionFields:  []string{"code"},
 		AllowedSubgraphErrorFields:   []string{"message", "path", "extensions"},
+		// Each event's fetches get an operation's time.
+		MaxSubscriptionFetchTimeout: timeout,
 	}, cfg.Tuning)
 	if err != nil {
 		return nil, fmt.Errorf("create engine: %w", err)
@@ -103,10 +117,6 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	an, err := limits.New(cfg.Composed.ClientSchema, cfg.Composed.SubgraphSDLs, cfg.Limits)
 	if err != nil {
 		return nil, err
-	}
-	timeout := cfg.Timeout
-	if timeout == 0 {
-		timeout = 30 * time.Second
 	}
 	size := cfg.Tuning.OperationCacheSize
 	if size <= 0 {
@@ -116,8 +126,11 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Router{exec: exec, bodies: bodies, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, quotas: cfg.Quotas, log: cfg.Logger, maxBody: int64(an.Limits().MaxBodyBytes), timeout: timeout, graphiql: webui.GraphiQLHandler(cfg.DemoKey),
-		persist: newPersistence(cfg.PersistedQueries, cfg.Documents)}, nil
+	rt := &Router{exec: exec, bodies: bodies, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, quotas: cfg.Quotas, log: cfg.Logger, maxBody: int64(an.Limits().MaxBodyBytes), timeout: timeout, graphiql: webui.GraphiQLHandler(cfg.DemoKey),
+		persist: newPersistence(cfg.PersistedQueries, cfg.Documents)}
+	rt.initLive(cfg.Subscriptions)
+	rt.origins = cfg.Origins
+	return rt, nil
 }
 
 // Error codes of the router's own errors (extensions.code).
@@ -140,7 +153,19 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.graphiql.ServeHTTP(w, r)
 		return
 	}
+	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+		rt.preflight(w, r) // a website's live sessions (subscribe_sse.go)
+		return
+	}
+	if isWebSocket(r) {
+		rt.serveWebSocket(w, r) // graphql-transport-ws (subscribe.go)
+		return
+	}
+	stream := wantsEventStream(r)
 	media, ok := negotiate(r.Header.Values("Accept"))
+	if stream { // refusals before the stream starts: 4xx, as the specification's media type has them
+		media, ok = MediaGraphQLResponse, true
+	}
 	if !ok {
 		rs := responder{w: w, media: MediaJSON}
 		rs.errors(http.StatusNotAcceptable, gqlErr(CodeNotAcceptable, "Accept must allow application/graphql-response+json or application/json"))
@@ -152,49 +177,16 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rs.errors(http.StatusMethodNotAllowed, gqlErr(CodeMethodNotAllowed, "send GraphQL operations with POST and a JSON body, or queries with GET and URL parameters"))
 		return
 	}
-	id, key, ok := rt.caller(rs, r)
-	trustedOnly := key.TrustedDocumentsOnly
-	if !ok {
-		return
-	}
-	buf, ok := rt.readRequest(rs, r)
+	a, buf, ok := rt.admit(rs, r, stream)
 	if !ok {
 		return
 	}
 	defer putBuf(buf)
-	req, vars, ok := rt.decode(r.Context(), rs, buf.Bytes())
-	if !ok {
+	if stream {
+		rt.serveEventStream(w, r, a) // GraphQL over SSE (subscribe.go)
 		return
 	}
-	doc, ok := rt.persisted(r.Context(), rs, &req, trustedOnly)
-	if !ok {
-		return
-	}
-	if strings.TrimSpace(req.Query) == "" {
-		rs.errors(http.StatusBadRequest, gqlErr(CodeBadRequest, "query is required"))
-		return
-	}
-	if r.Method == http.MethodGet && !rt.queryOverGET(rs, req) {
-		return
-	}
-
-	start := time.Now()
-	var (
-		m   limits.Measure
-		err error
-	)
-	if doc != nil {
-		m, err = doc.verdict.Check(vars) // the document's limits, checked once
-	} else {
-		m, err = rt.analyzer.Check(req.Query, req.OperationName, vars)
-	}
-	if err != nil {
-		rt.refuse(r.Context(), rs, err)
-		return
-	}
-	if !rt.spend(rs, rt.quotas.Cost(r.Context(), key, m.Cost)) {
-		return
-	}
+	id, req, m, start := a.id, a.req, a.measure, a.start
 	failed := true
 	defer func() {
 		telemetry.FromContext(r.Context()).Operation(r.Context(), req.OperationName, m.Type, failed, time.Since(start))
@@ -215,6 +207,8 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.As(err, &reqErr):
 			rs.failed(engineErrors(reqErr.Err)...)
+		case errors.Is(err, errNeedsStream):
+			rs.errors(http.StatusNotAcceptable, gqlErr(CodeNotAcceptable, errNeedsStream.Error()))
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			rs.errors(http.StatusGatewayTimeout, gqlErr(CodeTimeout, fmt.Sprintf("the operation took longer than %s: ask for less", rt.timeout)))
 		default:
@@ -227,6 +221,73 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Dur("took", time.Since(start)).Msg("graphql")
 	failed = false
 	rs.data(out.Bytes())
+}
+
+// admitted is a request that passed every check made before execution.
+type admitted struct {
+	id      trust.Identity
+	key     access.Key
+	req     gqlRequest
+	measure limits.Measure
+	start   time.Time
+}
+
+// admit runs every check an operation passes before it runs, whatever the
+// protocol: the caller's key or token (and request quota), the body, trusted
+// and persisted documents, the limits and the cost quota. It answers a refusal
+// itself. stream: the request asks for a stream of events (SSE, or a
+// WebSocket's subscribe message), which a publishable key may open from one
+// of its origins. The body comes in a pooled buffer for the caller to put back.
+func (rt *Router) admit(rs responder, r *http.Request, stream bool) (admitted, *bytes.Buffer, bool) {
+	id, key, ok := rt.caller(rs, r, stream)
+	trustedOnly := key.TrustedDocumentsOnly
+	if !ok {
+		return admitted{}, nil, false
+	}
+	buf, ok := rt.readRequest(rs, r)
+	if !ok {
+		return admitted{}, nil, false
+	}
+	req, vars, ok := rt.decode(r.Context(), rs, buf.Bytes())
+	if !ok {
+		putBuf(buf)
+		return admitted{}, nil, false
+	}
+	doc, ok := rt.persisted(r.Context(), rs, &req, trustedOnly)
+	if !ok {
+		putBuf(buf)
+		return admitted{}, nil, false
+	}
+	if strings.TrimSpace(req.Query) == "" {
+		putBuf(buf)
+		rs.errors(http.StatusBadRequest, gqlErr(CodeBadRequest, "query is required"))
+		return admitted{}, nil, false
+	}
+	if r.Method == http.MethodGet && !stream && !rt.queryOverGET(rs, req) {
+		putBuf(buf)
+		return admitted{}, nil, false
+	}
+
+	start := time.Now()
+	var (
+		m   limits.Measure
+		err error
+	)
+	if doc != nil {
+		m, err = doc.verdict.Check(vars) // the document's limits, checked once
+	} else {
+		m, err = rt.analyzer.Check(req.Query, req.OperationName, vars)
+	}
+	if err != nil {
+		putBuf(buf)
+		rt.refuse(r.Context(), rs, err)
+		return admitted{}, nil, false
+	}
+	if !rt.spend(rs, rt.quotas.Cost(r.Context(), key, m.Cost)) {
+		putBuf(buf)
+		return admitted{}, nil, false
+	}
+	return admitted{id: id, key: key, req: req, measure: m, start: start}, buf, true
 }
 
 // decode reads a request body's parameters and variables, or answers the
@@ -362,7 +423,7 @@ func (rt *Router) spend(rs responder, v access.Verdict) bool {
 // caller authenticates the request: a developer key (and maybe a user's access
 // token), or the shim's internal token (no key: the shim spent the quota). It
 // spends the key's request quota, and answers a refusal itself.
-func (rt *Router) caller(rs responder, r *http.Request) (id trust.Identity, key access.Key, ok bool) {
+func (rt *Router) caller(rs responder, r *http.Request, stream bool) (id trust.Identity, key access.Key, ok bool) {
 	if tok := r.Header.Get(trust.Header); tok != "" && rt.internal != nil {
 		id, err := rt.internal.Verify(tok)
 		if err != nil || id.Caller != "shim" {
@@ -382,9 +443,18 @@ func (rt *Router) caller(rs responder, r *http.Request) (id trust.Identity, key 
 		rs.errors(status, gqlErr(code, msg))
 		return trust.Identity{}, access.Key{}, false
 	}
-	if key.Publishable {
-		rs.errors(http.StatusForbidden, gqlErr(CodeForbidden, "a publishable key reads only the public REST feeds; use a secret key from your server"))
+	if key.Publishable && !stream {
+		rs.errors(http.StatusForbidden, gqlErr(CodeForbidden, "a publishable key reads only the public REST feeds and live sessions (subscriptions); use a secret key from your server"))
 		return trust.Identity{}, access.Key{}, false
+	}
+	if key.Publishable {
+		origin := r.Header.Get("Origin")
+		if !key.AllowsOrigin(origin) {
+			rs.errors(http.StatusForbidden, gqlErr(CodeForbidden, "this publishable key is not valid from origin "+apierr.Quote(origin)+": add it with `vitola keys create --publishable --origin`"))
+			return trust.Identity{}, access.Key{}, false
+		}
+		rs.w.Header().Set("Access-Control-Allow-Origin", origin)
+		rs.w.Header().Add("Vary", "Origin")
 	}
 	if !rt.spend(rs, rt.quotas.Requests(r.Context(), key)) {
 		return trust.Identity{}, access.Key{}, false

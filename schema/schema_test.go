@@ -27,7 +27,7 @@ func TestOpenAPIIsValid(t *testing.T) {
 		t.Fatalf("openapi version %s, want 3.1.0", doc.OpenAPI)
 	}
 	for _, path := range []string{"/health", "/docs", "/docs/openapi.yaml", "/graphql", "/v1/cigars/search", "/v1/cigars/resolve",
-		"/v1/cigars/{id}", "/v1/products/barcode/{barcode}", "/v1/products/{id}", "/v1/me", "/.well-known/jwks.json",
+		"/v1/cigars/{id}", "/v1/products/barcode/{barcode}", "/v1/products/{id}", "/v1/me", "/v1/me/sessions", "/.well-known/jwks.json",
 		"/.well-known/oauth-authorization-server", "/oauth/authorize", "/oauth/login", "/oauth/consent", "/oauth/token", "/oauth/revoke",
 		"/venues/{id}/sessions", "/brands/{id}/sessions", "/v1/ai/cigars/fingerprint", "/v1/ai/cigars/fingerprint/recognize", "/v1/ai/cigars/identify", "/v1/matches"} {
 		if doc.Paths.Find(path) == nil {

@@ -68,7 +68,9 @@ type serveSettings struct {
 	Quotas    access.QuotaConfig
 	QuotaMode string
 	// Router performance settings (deduplication, operation cache).
-	Tuning                     router.Tuning
+	Tuning router.Tuning
+	// Subscriptions bound the router's live subscriptions.
+	Subscriptions              router.SubscriptionSettings
 	inboundDedup, singleFlight bool
 	// PprofAddr serves net/http/pprof on its own listener; empty: off.
 	PprofAddr string
@@ -192,6 +194,13 @@ func (s *serveSettings) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.BoolVar(&s.inboundDedup, "inbound-dedup", envBoolOr(getenv, "VITOLA_INBOUND_DEDUP", true), "router: identical queries in flight at once (same operation, variables and caller) share one execution (env VITOLA_INBOUND_DEDUP)")
 	fs.BoolVar(&s.singleFlight, "single-flight", envBoolOr(getenv, "VITOLA_SINGLE_FLIGHT", true), "router: identical subgraph fetches in flight at once are made once (env VITOLA_SINGLE_FLIGHT)")
 	fs.IntVar(&s.Tuning.OperationCacheSize, "operation-cache-size", envInt(getenv, "VITOLA_OPERATION_CACHE_SIZE", router.DefaultOperationCacheSize), "router: how many prepared (normalized, validated, analysed, planned) operations are kept (env VITOLA_OPERATION_CACHE_SIZE)")
+	subs := router.DefaultSubscriptionSettings()
+	fs.IntVar(&s.Subscriptions.PerKey, "subscriptions-per-key", envInt(getenv, "VITOLA_SUBSCRIPTIONS_PER_KEY", subs.PerKey), "router: live subscriptions one developer key may hold open on one replica, over every connection and protocol (env VITOLA_SUBSCRIPTIONS_PER_KEY)")
+	fs.IntVar(&s.Subscriptions.PerConnection, "subscriptions-per-connection", envInt(getenv, "VITOLA_SUBSCRIPTIONS_PER_CONNECTION", subs.PerConnection), "router: subscriptions one WebSocket connection may hold open (env VITOLA_SUBSCRIPTIONS_PER_CONNECTION)")
+	fs.DurationVar(&s.Subscriptions.Heartbeat, "subscription-heartbeat", envDuration(getenv, "VITOLA_SUBSCRIPTION_HEARTBEAT", subs.Heartbeat), "router: how often an open subscription stream is kept alive: a WebSocket ping, an SSE comment (env VITOLA_SUBSCRIPTION_HEARTBEAT)")
+	fs.DurationVar(&s.Subscriptions.InitTimeout, "subscription-init-timeout", envDuration(getenv, "VITOLA_SUBSCRIPTION_INIT_TIMEOUT", subs.InitTimeout), "router: how long a WebSocket may wait before connection_init; then it is closed with 4408 (env VITOLA_SUBSCRIPTION_INIT_TIMEOUT)")
+	fs.IntVar(&s.Subscriptions.SendBuffer, "subscription-send-buffer", envInt(getenv, "VITOLA_SUBSCRIPTION_SEND_BUFFER", subs.SendBuffer), "router: events that may wait for a slow client; one more drops its subscription (WebSocket close 4410, SSE a SLOW_CONSUMER error) (env VITOLA_SUBSCRIPTION_SEND_BUFFER)")
+	fs.DurationVar(&s.Subscriptions.SendTimeout, "subscription-send-timeout", envDuration(getenv, "VITOLA_SUBSCRIPTION_SEND_TIMEOUT", subs.SendTimeout), "router: how long one write to a subscribed client may take before its stream is closed (env VITOLA_SUBSCRIPTION_SEND_TIMEOUT)")
 	fs.BoolVar(&s.SubgraphH2C, "subgraph-h2c", envBool(getenv, "VITOLA_SUBGRAPH_H2C"), "router: call subgraphs over HTTP/2 without TLS (h2c, prior knowledge); every subgraph must accept it, as Vitola's do (env VITOLA_SUBGRAPH_H2C)")
 	fs.DurationVar(&s.Server.ReadTimeout, "read-timeout", envDuration(getenv, "VITOLA_READ_TIMEOUT", platform.DefaultReadTimeout), "every listener: time to read a whole request, header and body; a body still arriving then is answered 408 and its connection closed (env VITOLA_READ_TIMEOUT)")
 	fs.DurationVar(&s.Server.WriteTimeout, "write-timeout", envDuration(getenv, "VITOLA_WRITE_TIMEOUT", platform.DefaultWriteTimeout), "every listener: time to answer a request, from the end of its header; the paid image routes take their own 90 s deadline beyond it (env VITOLA_WRITE_TIMEOUT)")
@@ -290,13 +299,14 @@ func serveAll(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, l
 		Store: s.store.config(), RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix, InternalKey: key,
 		Demo: s.Demo, DemoKeyOut: stdout, Limits: s.Limits, Quotas: &s.Quotas, RouterTuning: s.Tuning, Logger: log, PublicURL: publicURL, FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20, CapacityWait: s.CapacityWait,
 		VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: payments,
-		Telemetry: tel, ReadyTimeout: s.ReadyTimeout,
+		Telemetry: tel, ReadyTimeout: s.ReadyTimeout, Subscriptions: s.Subscriptions,
 	})
 	if err != nil {
 		return err
 	}
 	defer p.Close()
 	api.handler, pay.handler = p.API, p.Payments
+	api.onShutdown = p.Router.Shutdown
 	return serve(ctx, log, s.Server, all...)
 }
 
@@ -344,8 +354,12 @@ func serveRouter(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry
 	if s.RedisURL != "" {
 		apq = kvs
 	}
+	subs := s.Subscriptions
+	if s.RouterConfig == "" { // a foreign composition's fields are not Vitola's to open to websites
+		subs.PublicFields = platform.PublicSubscriptions
+	}
 	rt, err := router.New(ctx, router.Config{Composed: composed, Client: client, Keys: keys, Tokens: tokens, Internal: verifier, Limits: s.Limits, Quotas: quotas, Tuning: s.Tuning, Logger: log,
-		PersistedQueries: apq, Documents: accessStore})
+		PersistedQueries: apq, Documents: accessStore, Subscriptions: subs, Origins: keys})
 	if err != nil {
 		return err
 	}
@@ -359,7 +373,7 @@ func serveRouter(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry
 	checks := append([]restshim.Check{{Name: "access", Check: keys.Ping}, {Name: "kv", Check: kvs.Ping}}, remoteReady(composed.Subgraphs, schema.Subgraphs)...)
 	mux.Handle("GET /health/ready", restshim.ReadyHandler(checks, s.ReadyTimeout, nil))
 	log.Info().Interface("subgraphs", redactURLs(composed.Subgraphs)).Msg("router")
-	return listenAndServe(ctx, log, s.Server, append([]*listener{{name: "router", addr: s.Addr, internal: true, handler: tel.Handler("router", mux)}}, s.metricsListener(tel)...)...)
+	return listenAndServe(ctx, log, s.Server, append([]*listener{{name: "router", addr: s.Addr, internal: true, handler: tel.Handler("router", mux), onShutdown: rt.Shutdown}}, s.metricsListener(tel)...)...)
 }
 
 // serveShim runs the public edge alone; /graphql goes to the router over HTTP.
@@ -426,7 +440,7 @@ func serveShim(ctx context.Context, s *serveSettings, tel *telemetry.Telemetry, 
 	quotas := access.NewQuotas(kvs, s.Quotas, log)
 	quotas.Observe(tel.QuotaRefused)
 	api.handler = tel.EdgeHandler("api", restshim.NewServer(restshim.Deps{
-		GraphQL: proxy, Keys: keys, Origins: keys, Catalog: &subgraph.Client{HTTP: internal, URL: catalogURL},
+		GraphQL: router.KeepStreams(proxy), Keys: keys, Origins: keys, Catalog: &subgraph.Client{HTTP: internal, URL: catalogURL},
 		Payments: &subgraph.Client{HTTP: internal, URL: paymentsGraphQL},
 		Matching: &subgraph.Client{HTTP: slowInternal, URL: matchingURL}, Idempotency: idem,
 		Router: &subgraph.Client{HTTP: internal, URL: s.RouterURL},
@@ -462,7 +476,8 @@ func serveSubgraph(ctx context.Context, s *serveSettings, tel *telemetry.Telemet
 		catalogClient = &subgraph.Client{URL: u, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: platform.InternalTransport(tel, s.Component, hostNames(s.SubgraphURLs), newHTTPTransport(), issuer, nil)}}
 	}
 	sg, err := platform.OpenSubgraph(ctx, s.Component, s.store.config(), platform.SubgraphOptions{Demo: s.Demo, Prober: prober, Secret: key, PublicURL: s.componentPublicURL(log),
-		FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20, CapacityWait: s.CapacityWait, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(s.PaymentsAddr), Logger: log})
+		FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20, CapacityWait: s.CapacityWait, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(s.PaymentsAddr), Logger: log,
+		RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix})
 	if err != nil {
 		return err
 	}
@@ -532,6 +547,9 @@ type listener struct {
 	// design, so no cap on connections per client address applies, and its
 	// write timeout is at least internalWriteTimeout.
 	internal bool
+	// onShutdown runs when the server starts shutting down: the router's
+	// Shutdown ends its streams, which the server does not track.
+	onShutdown func()
 }
 
 // bound is the address actually listened on (port 0 becomes the port given).
@@ -583,6 +601,9 @@ func serve(ctx context.Context, log zerolog.Logger, lim platform.ServerLimits, l
 			own.MaxConnsPerClient, own.WriteTimeout = 0, max(own.WriteTimeout, internalWriteTimeout)
 		}
 		srv := platform.HTTPServer(l.handler, own)
+		if l.onShutdown != nil {
+			srv.RegisterOnShutdown(l.onShutdown)
+		}
 		if l.h2c {
 			router.AcceptH2C(srv)
 		}

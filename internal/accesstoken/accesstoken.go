@@ -19,9 +19,10 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// Scopes a token can carry. Write-oriented scopes may be granted but enable
+// Scopes a token can carry. sessions:write records smoke sessions (POST
+// /v1/me/sessions); other write-oriented scopes may be granted but enable
 // nothing yet (the graph has no mutations).
-var Scopes = []string{"profile:read", "email:read", "collections:read", "humidor:read", "sessions:read", "checkins:read"}
+var Scopes = []string{"profile:read", "email:read", "collections:read", "humidor:read", "sessions:read", "sessions:write", "checkins:read"}
 
 // Claims are an RFC 9068 access token's claims.
 type Claims struct {

@@ -14,6 +14,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/vitolahq/vitola/internal/bufpool"
 )
@@ -34,6 +36,9 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	if r.Body == nil {
 		r.Body = http.NoBody
+	}
+	if wantsStream(r) {
+		return stream(h, r), nil
 	}
 	w := &recorder{header: http.Header{}}
 	h.ServeHTTP(w, r)
@@ -127,3 +132,74 @@ func (w *recorder) WriteHeader(status int) {
 		w.status = status
 	}
 }
+
+// wantsStream reports a request for a stream of events (GraphQL over SSE: a
+// subscription), which a buffered answer would hold back until its end.
+func wantsStream(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+// stream runs h for a streamed response: the response returns once h
+// flushes (or writes, or returns), and its body reads what h writes next,
+// as h writes it. Closing the body fails h's next write; the request's
+// context ends h as a client's going away would.
+func stream(h http.Handler, r *http.Request) *http.Response {
+	pr, pw := io.Pipe()
+	w := &streamWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
+	go func() {
+		defer func() {
+			w.start()
+			pw.Close()
+		}()
+		h.ServeHTTP(w, r)
+	}()
+	<-w.ready
+	return &http.Response{
+		StatusCode:    w.status,
+		Status:        strconv.Itoa(w.status) + " " + http.StatusText(w.status),
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        w.sent,
+		Body:          pr,
+		ContentLength: -1,
+		Request:       r,
+	}
+}
+
+// streamWriter hands what a handler writes to a pipe.
+type streamWriter struct {
+	header http.Header
+	sent   http.Header // the header as it was when the response started
+	status int
+	pw     *io.PipeWriter
+	once   sync.Once
+	ready  chan struct{}
+}
+
+func (w *streamWriter) Header() http.Header { return w.header }
+
+func (w *streamWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+// start lets the response go (once): status and header as they are now.
+func (w *streamWriter) start() {
+	w.once.Do(func() {
+		if w.status == 0 {
+			w.status = http.StatusOK
+		}
+		w.sent = w.header.Clone()
+		close(w.ready)
+	})
+}
+
+func (w *streamWriter) Write(b []byte) (int, error) {
+	w.start()
+	return w.pw.Write(b)
+}
+
+// Flush sends the response's start; written bytes are never held back.
+func (w *streamWriter) Flush() { w.start() }

@@ -114,3 +114,45 @@ func TestUnknownHost(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestStreamedResponse: a request for text/event-stream gets its response as
+// soon as the handler flushes, and reads each write as it is made; closing
+// the body fails the handler's next write.
+func TestStreamedResponse(t *testing.T) {
+	next := make(chan string)
+	failed := make(chan error, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusAccepted)
+		w.(http.Flusher).Flush()
+		for s := range next {
+			if _, err := io.WriteString(w, s); err != nil {
+				failed <- err
+				return
+			}
+		}
+	})
+	tr := &inproc.Transport{Handlers: map[string]http.Handler{"sg.test": h}}
+	req, _ := http.NewRequest(http.MethodPost, "http://sg.test/graphql", strings.NewReader("{}"))
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := tr.RoundTrip(req) // returns while the handler still runs
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusAccepted || res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%d %v", res.StatusCode, res.Header)
+	}
+	for _, want := range []string{"event: next\n\n", "event: next again\n\n"} {
+		next <- want
+		got := make([]byte, len(want))
+		if _, err := io.ReadFull(res.Body, got); err != nil || string(got) != want {
+			t.Fatalf("read %q, %v; want %q", got, err, want)
+		}
+	}
+	res.Body.Close()
+	next <- "lost"
+	if err := <-failed; !errors.Is(err, io.ErrClosedPipe) {
+		t.Fatalf("write after close: %v", err)
+	}
+	close(next)
+}

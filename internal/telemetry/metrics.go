@@ -48,6 +48,7 @@ type Metrics struct {
 	redisErrors     prometheus.Counter
 	redisFallback   prometheus.Gauge
 	quotaRefusals   *prometheus.CounterVec
+	subs            *subscriptionMetrics
 
 	// Label children, cached so that a request allocates no label strings.
 	mu       sync.RWMutex
@@ -115,6 +116,7 @@ func NewMetrics() *Metrics {
 	m.Registry.MustRegister(m.httpRequests, m.httpDuration, m.operations, m.opDuration, m.fetchDuration, m.fetchErrors,
 		m.limitRejections, m.planCache, m.credits, m.imageFetches, m.idempotency, m.storeErrors, m.redisErrors, m.redisFallback, m.quotaRefusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.subs = newSubscriptionMetrics(m.Registry)
 	// The fixed label values exist from the start, so a dashboard sees zeros.
 	m.planHits, m.planMisses = m.planCache.WithLabelValues("hit"), m.planCache.WithLabelValues("miss")
 	for _, a := range []string{"held", "charged", "released"} {

@@ -17,6 +17,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -25,12 +26,16 @@ import (
 	"github.com/vitolahq/vitola/internal/trust"
 )
 
-// NewGraphQLServer serves an executable schema over POST with parsed-query
-// caching. Introspection is on because federation's _service needs it; only the
-// router and the shim can reach a subgraph at all.
+// NewGraphQLServer serves an executable schema over POST (and subscriptions
+// over SSE: stream.go) with parsed-query caching. Introspection is on because
+// federation's _service needs it; only the router and the shim can reach a
+// subgraph at all.
 func NewGraphQLServer(es graphql.ExecutableSchema) http.Handler {
 	srv := handler.New(es)
+	// SSE first: its requests are JSON POSTs too, told apart by their Accept.
+	srv.AddTransport(sse{transport.SSE{KeepAlivePingInterval: SSEKeepAlive}})
 	srv.AddTransport(internalPOST{})
+	srv.Use(streamErrors{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	return srv

@@ -42,6 +42,17 @@ const (
 // connecting: the first command connects. A malformed URL is an error that
 // says what is wrong, without the URL itself (it may hold a password).
 func New(url, prefix string) (*Store, error) {
+	opts, err := Options(url)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{client: goredis.NewClient(opts), prefix: prefix}, nil
+}
+
+// Options are the client options of every Redis client of the platform (the
+// store's, the event bus's): the URL's, with the short bounds above where the
+// URL sets none.
+func Options(url string) (*goredis.Options, error) {
 	opts, err := goredis.ParseURL(url)
 	if err != nil {
 		var ue *neturl.Error
@@ -69,7 +80,7 @@ func New(url, prefix string) (*Store, error) {
 		opts.MaxRetries = -1 // none: the breaker's fallback answers instead
 	}
 	opts.ContextTimeoutEnabled = true // a caller's deadline bounds the call too
-	return &Store{client: goredis.NewClient(opts), prefix: prefix}, nil
+	return opts, nil
 }
 
 // Open is New, then a check that the server answers.

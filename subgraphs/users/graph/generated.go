@@ -38,6 +38,7 @@ type ResolverRoot interface {
 	HumidorItem() HumidorItemResolver
 	Query() QueryResolver
 	SmokeSession() SmokeSessionResolver
+	Subscription() SubscriptionResolver
 	User() UserResolver
 	Venue() VenueResolver
 }
@@ -169,6 +170,7 @@ type ComplexityRoot struct {
 		OauthJwks           func(childComplexity int) int
 		OauthRevoke         func(childComplexity int, clientID string, clientSecret *string, token string) int
 		OauthToken          func(childComplexity int, grantType string, clientID string, clientSecret *string, code *string, redirectURI *string, codeVerifier *string, refreshToken *string) int
+		StartSmokeSession   func(childComplexity int, cigarID *string, brandID *string, venueID *string, startedAt *string, endedAt *string, durationSeconds *int, rating *float64, note *string, visibility string) int
 		User                func(childComplexity int, id string) int
 		__resolve__service  func(childComplexity int) int
 		__resolve_entities  func(childComplexity int, representations []map[string]any) int
@@ -201,6 +203,11 @@ type ComplexityRoot struct {
 	SmokeSessionEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	Subscription struct {
+		MySmokeSessionStarted func(childComplexity int) int
+		SessionStarted        func(childComplexity int, venue *string, brand *string) int
 	}
 
 	User struct {
@@ -265,10 +272,15 @@ type QueryResolver interface {
 	OauthIssueCode(ctx context.Context, clientID string, userID string, redirectURI string, scope string, codeChallenge string) (string, error)
 	OauthToken(ctx context.Context, grantType string, clientID string, clientSecret *string, code *string, redirectURI *string, codeVerifier *string, refreshToken *string) (users.RawJSON, error)
 	OauthRevoke(ctx context.Context, clientID string, clientSecret *string, token string) (bool, error)
+	StartSmokeSession(ctx context.Context, cigarID *string, brandID *string, venueID *string, startedAt *string, endedAt *string, durationSeconds *int, rating *float64, note *string, visibility string) (*users.SmokeSession, error)
 }
 type SmokeSessionResolver interface {
 	Cigar(ctx context.Context, obj *users.SmokeSession) (*model.Cigar, error)
 	Venue(ctx context.Context, obj *users.SmokeSession) (*model.Venue, error)
+}
+type SubscriptionResolver interface {
+	SessionStarted(ctx context.Context, venue *string, brand *string) (<-chan *model.PublicSession, error)
+	MySmokeSessionStarted(ctx context.Context) (<-chan *users.SmokeSession, error)
 }
 type UserResolver interface {
 	Email(ctx context.Context, obj *users.User) (*string, error)
@@ -829,6 +841,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.OauthToken(childComplexity, args["grantType"].(string), args["clientId"].(string), args["clientSecret"].(*string), args["code"].(*string), args["redirectUri"].(*string), args["codeVerifier"].(*string), args["refreshToken"].(*string)), true
+	case "Query.startSmokeSession":
+		if e.ComplexityRoot.Query.StartSmokeSession == nil {
+			break
+		}
+
+		args, err := ec.field_Query_startSmokeSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.StartSmokeSession(childComplexity, args["cigarId"].(*string), args["brandId"].(*string), args["venueId"].(*string), args["startedAt"].(*string), args["endedAt"].(*string), args["durationSeconds"].(*int), args["rating"].(*float64), args["note"].(*string), args["visibility"].(string)), true
 	case "Query.user":
 		if e.ComplexityRoot.Query.User == nil {
 			break
@@ -964,6 +987,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SmokeSessionEdge.Node(childComplexity), true
 
+	case "Subscription.mySmokeSessionStarted":
+		if e.ComplexityRoot.Subscription.MySmokeSessionStarted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.MySmokeSessionStarted(childComplexity), true
+	case "Subscription.sessionStarted":
+		if e.ComplexityRoot.Subscription.SessionStarted == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_sessionStarted_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.SessionStarted(childComplexity, args["venue"].(*string), args["brand"].(*string)), true
+
 	case "User.bio":
 		if e.ComplexityRoot.User.Bio == nil {
 			break
@@ -1090,6 +1131,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 
 			return &response
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
 		}
 
 	default:
@@ -1243,6 +1301,42 @@ type Query {
   oauthToken(grantType: String!, clientId: String!, clientSecret: String, code: String, redirectUri: String, codeVerifier: String, refreshToken: String): JWKS! @inaccessible
   "Internal: revocation (RFC 7009)."
   oauthRevoke(clientId: String!, clientSecret: String, token: String!): Boolean! @inaccessible
+  """
+  Internal: records a smoke session for the connected user (the shim's POST
+  /v1/me/sessions; the token needs ` + "`" + `sessions:write` + "`" + `). The shim has checked the
+  cigar and the venue with their subgraphs and passes the cigar's brand.
+  """
+  startSmokeSession(cigarId: ID, brandId: ID, venueId: ID, startedAt: String, endedAt: String, durationSeconds: Int, rating: Float, note: String, visibility: String!): SmokeSession! @inaccessible
+}
+
+"""
+Live smoke sessions, as they start. Each event is sent once, when the session is
+recorded (a session started earlier and recorded later arrives when recorded).
+"""
+type Subscription {
+  """
+  The public smoke sessions that start at a venue or of a brand's cigars, as
+  the business feeds (` + "`" + `Venue.sessions` + "`" + `, ` + "`" + `Brand.sessions` + "`" + `) show them: only
+  sessions marked public by users whose profile is public, with the same
+  fields and the same ` + "`" + `pse_` + "`" + ` IDs. Give ` + "`" + `venue` + "`" + `, ` + "`" + `brand` + "`" + ` or both (both: a
+  session at that venue of that brand's cigar); neither is refused with
+  ` + "`" + `BAD_USER_INPUT` + "`" + `. No scope needed. Cost 1 plus the selection.
+  """
+  sessionStarted(
+    "Only sessions at this venue (` + "`" + `ven_...` + "`" + `)."
+    venue: ID
+    "Only sessions of this brand's cigars (` + "`" + `brd_...` + "`" + `)."
+    brand: ID
+  ): PublicSession!
+  """
+  The connected user's own smoke sessions (public and private) as they are
+  recorded. Needs the scope ` + "`" + `sessions:read` + "`" + `, checked when subscribing as
+  ` + "`" + `mySmokeSessions` + "`" + ` checks it (` + "`" + `UNAUTHENTICATED` + "`" + ` without an access token,
+  ` + "`" + `INSUFFICIENT_SCOPE` + "`" + ` without the scope). When the access token (or its
+  grant) is revoked, the subscription ends with an error whose
+  ` + "`" + `extensions.code` + "`" + ` is ` + "`" + `TOKEN_REVOKED` + "`" + `. Cost 1 plus the selection.
+  """
+  mySmokeSessionStarted: SmokeSession!
 }
 
 "Internal: the verdict on an authorization request."
@@ -2595,6 +2689,84 @@ func (ec *executionContext) field_Query_oauthToken_args(ctx context.Context, raw
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_startSmokeSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cigarId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cigarId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "brandId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["brandId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "venueId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["venueId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "startedAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startedAt"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "endedAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endedAt"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "durationSeconds",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["durationSeconds"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "rating",
+		func(ctx context.Context, v any) (*float64, error) {
+			return ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rating"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "note",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["note"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "visibility",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["visibility"] = arg8
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_user_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2606,6 +2778,28 @@ func (ec *executionContext) field_Query_user_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_sessionStarted_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "venue",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["venue"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "brand",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["brand"] = arg1
 	return args, nil
 }
 
@@ -4932,6 +5126,50 @@ func (ec *executionContext) fieldContext_Query_oauthRevoke(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_startSmokeSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_startSmokeSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().StartSmokeSession(ctx, fc.Args["cigarId"].(*string), fc.Args["brandId"].(*string), fc.Args["venueId"].(*string), fc.Args["startedAt"].(*string), fc.Args["endedAt"].(*string), fc.Args["durationSeconds"].(*int), fc.Args["rating"].(*float64), fc.Args["note"].(*string), fc.Args["visibility"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *users.SmokeSession) graphql.Marshaler {
+			return ec.marshalNSmokeSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚐSmokeSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_startSmokeSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SmokeSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_startSmokeSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query__entities(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5522,6 +5760,82 @@ func (ec *executionContext) fieldContext_SmokeSessionEdge_node(_ context.Context
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SmokeSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_sessionStarted(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_sessionStarted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().SessionStarted(ctx, fc.Args["venue"].(*string), fc.Args["brand"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublicSession) graphql.Marshaler {
+			return ec.marshalNPublicSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚋgraphᚋmodelᚐPublicSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_sessionStarted(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_sessionStarted_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_mySmokeSessionStarted(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_mySmokeSessionStarted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().MySmokeSessionStarted(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *users.SmokeSession) graphql.Marshaler {
+			return ec.marshalNSmokeSession2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋusersᚐSmokeSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_mySmokeSessionStarted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_SmokeSession(ctx, field)
 		},
@@ -8413,6 +8727,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "startSmokeSession":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_startSmokeSession(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "_entities":
 			field := field
 
@@ -8773,6 +9109,28 @@ func (ec *executionContext) _SmokeSessionEdge(ctx context.Context, sel ast.Selec
 	})
 
 	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "sessionStarted":
+		return ec._Subscription_sessionStarted(ctx, fields[0])
+	case "mySmokeSessionStarted":
+		return ec._Subscription_mySmokeSessionStarted(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
 }
 
 var userImplementors = []string{"User", "_Entity"}

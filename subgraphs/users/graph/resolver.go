@@ -8,8 +8,10 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/rs/zerolog"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/vitolahq/vitola/internal/bus"
 	"github.com/vitolahq/vitola/internal/pagination"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
@@ -23,6 +25,18 @@ type Resolver struct {
 	Data  users.DataStore
 	OAuth oauth.Store
 	Auth  *oauth.Server
+	// Bus carries live events between replicas (live.go); nil: none are sent
+	// and subscriptions are refused.
+	Bus bus.Bus
+	Log zerolog.Logger
+}
+
+// Options complete NewHandler.
+type Options struct {
+	// Bus carries live events (bus.NewLocal in one process, Redis pub/sub
+	// across replicas); nil: an in-process bus of the handler's own.
+	Bus bus.Bus
+	Log zerolog.Logger
 }
 
 // Stores is everything the users subgraph keeps (its SQL store implements it).
@@ -40,10 +54,17 @@ type OAuthStore interface {
 
 // NewHandler returns the subgraph's GraphQL handler (without the internal-token
 // check, which the caller wraps around it); issuer is the API's public URL.
-func NewHandler(st Stores, issuer string) http.Handler {
+func NewHandler(st Stores, issuer string, opts ...Options) http.Handler {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.Bus == nil {
+		o.Bus = bus.NewLocal(0)
+	}
 	auth := &oauth.Server{Issuer: issuer, Users: st, Clients: st, Grants: st}
 	go oauth.WarmUp()
-	return subgraph.NewGraphQLServer(NewExecutableSchema(Config{Resolvers: &Resolver{Store: st, Data: st, OAuth: st, Auth: auth}}))
+	return subgraph.NewGraphQLServer(NewExecutableSchema(Config{Resolvers: &Resolver{Store: st, Data: st, OAuth: st, Auth: auth, Bus: o.Bus, Log: o.Log}}))
 }
 
 // myPage answers a my* connection: the connected user's own items, behind
@@ -81,6 +102,12 @@ func shimOnly(ctx context.Context) error {
 		return &gqlerror.Error{Message: "internal field", Path: graphql.GetPath(ctx), Extensions: map[string]any{"code": "FORBIDDEN"}}
 	}
 	return nil
+}
+
+// coded is a GraphQL error whose extensions.code is code (the shim answers
+// INVALID_<FIELD> as a 400 invalid_<field>).
+func coded(ctx context.Context, code, msg string) error {
+	return &gqlerror.Error{Message: msg, Path: graphql.GetPath(ctx), Extensions: map[string]any{"code": code}}
 }
 
 // oauthError carries an RFC 6749 error code to the shim.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/vitolahq/vitola/internal/pagination"
@@ -195,11 +196,39 @@ func (r *queryResolver) OauthRevoke(ctx context.Context, clientID string, client
 	if err := shimOnly(ctx); err != nil {
 		return false, err
 	}
-	err := r.Auth.Revoke(ctx, clientID, deref(clientSecret), token)
+	rev, err := r.Auth.Revoke(ctx, clientID, deref(clientSecret), token)
 	if errors.Is(err, oauth.ErrInvalidClient) {
 		return false, oauthError(ctx, "invalid_client", "client authentication failed")
 	}
+	if err == nil && rev != nil {
+		r.PublishRevocation(ctx, rev.TokenID, rev.FamilyID) // open subscriptions end on every replica
+	}
 	return err == nil, err
+}
+
+// StartSmokeSession is the resolver for the startSmokeSession field.
+func (r *queryResolver) StartSmokeSession(ctx context.Context, cigarID *string, brandID *string, venueID *string, startedAt *string, endedAt *string, durationSeconds *int, rating *float64, note *string, visibility string) (*users.SmokeSession, error) {
+	if err := shimOnly(ctx); err != nil {
+		return nil, err
+	}
+	caller, err := r.connectedUser(ctx, "sessions:write")
+	if err != nil {
+		return nil, err
+	}
+	s, err := users.NewSession{CigarID: cigarID, BrandID: brandID, VenueID: venueID, StartedAt: startedAt, EndedAt: endedAt,
+		DurationSeconds: durationSeconds, Rating: rating, Note: note, Visibility: visibility}.Prepare(caller.UserID, time.Now())
+	var se *users.SessionError
+	if errors.As(err, &se) {
+		return nil, coded(ctx, se.Code, se.Message)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Data.SaveSmokeSession(ctx, s); err != nil {
+		return nil, fmt.Errorf("save smoke session: %w", err)
+	}
+	r.publishSession(ctx, s) // after the commit; a lost event never fails the write
+	return s, nil
 }
 
 // Cigar is the resolver for the cigar field.
@@ -216,6 +245,34 @@ func (r *smokeSessionResolver) Venue(ctx context.Context, obj *users.SmokeSessio
 		return nil, nil
 	}
 	return &model.Venue{ID: *obj.VenueID}, nil
+}
+
+// SessionStarted is the resolver for the sessionStarted field.
+func (r *subscriptionResolver) SessionStarted(ctx context.Context, venue *string, brand *string) (<-chan *model.PublicSession, error) {
+	v, b, err := sessionStartedArgs(ctx, venue, brand)
+	if err != nil {
+		return nil, err
+	}
+	return stream(ctx, r.Resolver, TopicSessions, func(p []byte) *model.PublicSession {
+		if ev := decodeSession(p); ev != nil {
+			return feedEvent(ev, v, b)
+		}
+		return nil
+	}, nil), nil
+}
+
+// MySmokeSessionStarted is the resolver for the mySmokeSessionStarted field.
+func (r *subscriptionResolver) MySmokeSessionStarted(ctx context.Context) (<-chan *users.SmokeSession, error) {
+	caller, err := r.connectedUser(ctx, "sessions:read")
+	if err != nil {
+		return nil, err
+	}
+	return stream(ctx, r.Resolver, TopicSessions, func(p []byte) *users.SmokeSession {
+		if ev := decodeSession(p); ev != nil && ev.Session.UserID == caller.UserID {
+			return &ev.Session
+		}
+		return nil
+	}, r.tokenRevoked(caller)), nil
 }
 
 // Email is the resolver for the email field.
@@ -255,6 +312,9 @@ func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 // SmokeSession returns SmokeSessionResolver implementation.
 func (r *Resolver) SmokeSession() SmokeSessionResolver { return &smokeSessionResolver{r} }
 
+// Subscription returns SubscriptionResolver implementation.
+func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
+
 // User returns UserResolver implementation.
 func (r *Resolver) User() UserResolver { return &userResolver{r} }
 
@@ -268,6 +328,7 @@ type (
 	humidorItemResolver    struct{ *Resolver }
 	queryResolver          struct{ *Resolver }
 	smokeSessionResolver   struct{ *Resolver }
+	subscriptionResolver   struct{ *Resolver }
 	userResolver           struct{ *Resolver }
 	venueResolver          struct{ *Resolver }
 )

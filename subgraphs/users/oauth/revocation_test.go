@@ -133,7 +133,7 @@ func TestFamilyRevocation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.srv.Revoke(ctx, e.clientID, e.secret, rotated.RefreshToken); err != nil {
+		if _, err := e.srv.Revoke(ctx, e.clientID, e.secret, rotated.RefreshToken); err != nil {
 			t.Fatal(err)
 		}
 		later()

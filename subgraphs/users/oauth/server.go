@@ -209,28 +209,40 @@ func (s *Server) issue(ctx context.Context, clientID, userID, scope, family stri
 	return &TokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(AccessTokenTTL.Seconds()), RefreshToken: refresh, Scope: scope}, nil
 }
 
+// Revoked says what a revocation reached, for the live streams opened with
+// it: an access token (TokenID, and FamilyID when it belongs to one) or a
+// refresh-token family (both empty: the family's ID is not known here, only
+// its token's hash).
+type Revoked struct{ TokenID, FamilyID string }
+
 // Revoke revokes a refresh token (its whole family, access tokens included:
 // RFC 7009 §2.1) or an access token (by its jti). Either stops working on every
 // replica within RevocationCacheTTL. Unknown tokens are no error (RFC 7009
-// §2.2); a token of another client is left alone.
-func (s *Server) Revoke(ctx context.Context, clientID, secret, token string) error {
+// §2.2) and revoke nothing (nil); a token of another client is left alone.
+func (s *Server) Revoke(ctx context.Context, clientID, secret, token string) (*Revoked, error) {
 	c, err := s.authenticateClient(ctx, clientID, secret)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	now := s.now()
 	if strings.Count(token, ".") == 2 { // a JWT: an access token
 		keys, err := LiveKeys(ctx, s.Clients, now)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		claims, err := accesstoken.Verifier{Issuer: s.Issuer, Keys: keys.PublicKeys(), Now: s.Now}.Verify(token)
 		if err != nil || claims.ClientID != c.ID {
-			return nil
+			return nil, nil
 		}
-		return s.Grants.RevokeAccessToken(ctx, claims.ID, claims.ExpiresAt.Time)
+		if err := s.Grants.RevokeAccessToken(ctx, claims.ID, claims.ExpiresAt.Time); err != nil {
+			return nil, err
+		}
+		return &Revoked{TokenID: claims.ID}, nil
 	}
-	return s.Grants.RevokeRefreshFamily(ctx, c.ID, HashToken(token), now)
+	if err := s.Grants.RevokeRefreshFamily(ctx, c.ID, HashToken(token), now); err != nil {
+		return nil, err
+	}
+	return &Revoked{}, nil
 }
 
 // AccessTokenRevoked reports whether an access token (by its jti and the

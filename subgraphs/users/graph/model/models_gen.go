@@ -144,6 +144,11 @@ type SmokeSessionEdge struct {
 	Node *users.SmokeSession `json:"node"`
 }
 
+// Live smoke sessions, as they start. Each event is sent once, when the session is
+// recorded (a session started earlier and recorded later arrives when recorded).
+type Subscription struct {
+}
+
 type Venue struct {
 	ID string `json:"id"`
 	// The public smoke sessions at the venue, newest first (by `createdAt`), one

@@ -1,0 +1,401 @@
+package router
+
+// Subscriptions on /graphql. An operation is admitted exactly as a query is
+// (admit: key or token, request quota, body, trusted documents, limits, cost
+// quota), then run by the engine's subscription resolver, whose fetches to
+// the owning subgraph stream over GraphQL-over-SSE and whose per-event entity
+// fetches go to the other subgraphs as a query's would. Each subscription's
+// events wait in a bounded queue for the protocol's sender
+// (subscribe_ws.go: graphql-transport-ws; subscribe_sse.go: GraphQL over
+// SSE): a client that reads slower than events come is dropped with a
+// reason rather than buffered without bound.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/wundergraph/astjson"
+	"github.com/wundergraph/graphql-go-tools/v2/pkg/engine/resolve"
+
+	"github.com/vitolahq/vitola/internal/telemetry"
+	"github.com/vitolahq/vitola/internal/trust"
+)
+
+// SubscriptionSettings bound live subscriptions. A zero field takes its
+// default (DefaultSubscriptionSettings).
+type SubscriptionSettings struct {
+	// PerKey bounds the subscriptions one developer key holds open on this
+	// replica, over every connection and protocol.
+	PerKey int
+	// PerConnection bounds the subscriptions of one WebSocket connection.
+	PerConnection int
+	// Heartbeat is how often an idle stream is kept alive: a WebSocket ping,
+	// an SSE comment.
+	Heartbeat time.Duration
+	// InitTimeout is how long a WebSocket may wait before connection_init.
+	InitTimeout time.Duration
+	// SendBuffer is how many events may wait for a slow client before its
+	// subscription (its WebSocket connection) is dropped.
+	SendBuffer int
+	// SendTimeout bounds one write to a client.
+	SendTimeout time.Duration
+	// PublicFields are the Subscription root fields a publishable key may
+	// open, from one of its origins (none: publishable keys open nothing).
+	PublicFields []string
+}
+
+// DefaultSubscriptionSettings are the bounds unless configured.
+func DefaultSubscriptionSettings() SubscriptionSettings {
+	return SubscriptionSettings{PerKey: 100, PerConnection: 20, Heartbeat: 15 * time.Second, InitTimeout: 10 * time.Second,
+		SendBuffer: 32, SendTimeout: 10 * time.Second}
+}
+
+func (s SubscriptionSettings) withDefaults() SubscriptionSettings {
+	d := DefaultSubscriptionSettings()
+	pick := func(v *int, def int) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	pickDur := func(v *time.Duration, def time.Duration) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	pick(&s.PerKey, d.PerKey)
+	pick(&s.PerConnection, d.PerConnection)
+	pick(&s.SendBuffer, d.SendBuffer)
+	pickDur(&s.Heartbeat, d.Heartbeat)
+	pickDur(&s.InitTimeout, d.InitTimeout)
+	pickDur(&s.SendTimeout, d.SendTimeout)
+	return s
+}
+
+// Codes of subscription refusals (extensions.code).
+const (
+	CodeTooManySubscriptions = "TOO_MANY_SUBSCRIPTIONS"
+	CodeSlowConsumer         = "SLOW_CONSUMER"
+	CodeShuttingDown         = "SHUTTING_DOWN"
+)
+
+// errNeedsStream answers a subscription sent as a plain request.
+var errNeedsStream = errors.New("a subscription streams its events: send it with Accept: text/event-stream (GraphQL over SSE), or over a WebSocket with the graphql-transport-ws subprotocol")
+
+// live is the router's registry of open subscriptions: per-key counts for
+// the cap, and the shutdown signal every stream watches.
+type live struct {
+	cfg SubscriptionSettings
+
+	mu       sync.Mutex
+	perKey   map[string]int
+	closing  chan struct{}
+	shutOnce sync.Once
+}
+
+func newLive(cfg SubscriptionSettings) *live {
+	return &live{cfg: cfg.withDefaults(), perKey: map[string]int{}, closing: make(chan struct{})}
+}
+
+// acquire counts one more subscription for a key (keyless callers, the
+// shim's internal calls, are not capped), or refuses it.
+func (l *live) acquire(keyID string) *gqlerror.Error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case <-l.closing:
+		return gqlErr(CodeShuttingDown, "the server is shutting down: subscribe again (to another replica)")
+	default:
+	}
+	if keyID == "" {
+		return nil
+	}
+	if l.perKey[keyID] >= l.cfg.PerKey {
+		e := gqlErr(CodeTooManySubscriptions, fmt.Sprintf("this key already holds %d subscriptions on this server, the maximum: complete one first", l.cfg.PerKey))
+		e.Extensions["limit"], e.Extensions["maximum"] = "subscriptions per key", l.cfg.PerKey
+		return e
+	}
+	l.perKey[keyID]++
+	return nil
+}
+
+func (l *live) release(keyID string) {
+	if keyID == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.perKey[keyID]--; l.perKey[keyID] <= 0 {
+		delete(l.perKey, keyID)
+	}
+}
+
+// Shutdown ends every open subscription with a reason (WebSocket close 1001
+// "server shutting down"; an SSE comment, then the end of the stream) and
+// refuses new ones. Serve calls it when the server shuts down
+// (http.Server.RegisterOnShutdown): hijacked WebSocket connections are not
+// the server's to close, and SSE streams would hold its shutdown until
+// their clients left.
+func (rt *Router) Shutdown() {
+	rt.live.shutOnce.Do(func() { close(rt.live.closing) })
+}
+
+// endKind is how a subscription ended.
+type endKind int
+
+const (
+	endComplete endKind = iota // the source completed
+	endError                   // the source failed: payload is a final response
+	endSlow                    // its queue was full: the client reads too slowly
+)
+
+type ending struct {
+	kind    endKind
+	payload []byte
+}
+
+// sub is one running subscription: the engine writes its events in
+// (resolve.SubscriptionResponseWriter), a protocol's sender takes them out.
+type sub struct {
+	events chan []byte
+	end    chan ending // holds the first ending only
+	once   sync.Once
+	buf    bytes.Buffer // the event being written, under the engine's lock
+	stop   func()       // unsubscribes, releases the key's count; idempotent
+	tel    *telemetry.Telemetry
+}
+
+var _ resolve.SubscriptionResponseWriter = (*sub)(nil)
+
+func newSub(buffer int, tel *telemetry.Telemetry) *sub {
+	return &sub{events: make(chan []byte, buffer), end: make(chan ending, 1), stop: func() {}, tel: tel}
+}
+
+func (s *sub) finish(e ending) { s.once.Do(func() { s.end <- e }) }
+
+func (s *sub) Write(p []byte) (int, error) { return s.buf.Write(p) }
+
+// Flush queues the event written, or drops the subscription when its queue
+// is full: the engine then unsubscribes it at once, and the sender closes the
+// stream with the reason once the client has taken what it was sending (or
+// the send times out).
+func (s *sub) Flush() error {
+	msg := bytes.Clone(s.buf.Bytes())
+	s.buf.Reset()
+	select {
+	case s.events <- msg:
+		return nil
+	default:
+		s.tel.SubscriptionDropped(telemetry.DropSlowConsumer)
+		s.finish(ending{kind: endSlow})
+		return errSlowConsumer
+	}
+}
+
+var errSlowConsumer = errors.New("slow consumer")
+
+func (s *sub) Complete()         { s.finish(ending{kind: endComplete}) }
+func (s *sub) Error(data []byte) { s.finish(ending{kind: endError, payload: bytes.Clone(data)}) }
+func (s *sub) Heartbeat() error  { return nil } // the protocols beat themselves
+
+func slowMessage(n int) string {
+	return fmt.Sprintf("slow consumer: %d events were waiting to be sent; read events as they come, and subscribe again", n)
+}
+
+// errorsPayload is a response of errors only, as a protocol's next event
+// carries it.
+func errorsPayload(errs ...*gqlerror.Error) []byte {
+	b, _ := json.Marshal(map[string]any{"errors": errs})
+	return b
+}
+
+// start runs an admitted operation as a stream of events in s: a
+// subscription through the engine, or a query (which graphql-sse and
+// graphql-transport-ws allow too) as one event. base carries the stream's
+// lifetime (the connection's). It returns the refusal, for the client, or
+// nil; a refusal releases everything it took.
+func (rt *Router) start(base context.Context, a admitted, protocol string) (*sub, []*gqlerror.Error) {
+	ctx, cancel := context.WithCancel(trust.WithIdentity(base, a.id))
+	op, err := rt.exec.operation(ctx, a.req.Query, a.req.OperationName, a.req.Variables)
+	if err != nil {
+		cancel()
+		var reqErr *RequestError
+		if errors.As(err, &reqErr) {
+			return nil, engineErrors(reqErr.Err)
+		}
+		rt.log.Error().Err(err).Str("operation", a.req.OperationName).Msg("prepare subscription")
+		return nil, []*gqlerror.Error{gqlErr(CodeInternal, "the operation failed: try again later")}
+	}
+	if a.key.Publishable && !rt.public(op) {
+		cancel()
+		return nil, []*gqlerror.Error{gqlErr(CodeForbidden, fmt.Sprintf("a publishable key subscribes only to %v; use a secret key from your server for anything else", rt.live.cfg.PublicFields))}
+	}
+	if e := rt.live.acquire(a.key.ID); e != nil {
+		cancel()
+		return nil, []*gqlerror.Error{e}
+	}
+	tel := telemetry.FromContext(base)
+	tel.SubscriptionActive(protocol, 1)
+	s := newSub(rt.live.cfg.SendBuffer, tel)
+	var stopOnce sync.Once
+	var id resolve.SubscriptionIdentifier
+	s.stop = func() {
+		stopOnce.Do(func() {
+			if op.sub != nil {
+				rt.exec.resolver.UnsubscribeSubscription(id)
+			}
+			cancel()
+			rt.live.release(a.key.ID)
+			tel.SubscriptionActive(protocol, -1)
+			tel.Operation(base, a.req.OperationName, a.measure.Type, false, time.Since(a.start))
+		})
+	}
+	var caller http.Header
+	if rt.exec.callerHeader {
+		caller = http.Header{CallerHeader: {a.id.Digest()}}
+	}
+	if op.sub == nil { // a query: one event, then complete
+		go func() {
+			qctx, qcancel := context.WithTimeout(ctx, rt.timeout)
+			defer qcancel()
+			var out bytes.Buffer
+			if err := rt.exec.resolve(qctx, op.plan, op.opHash, op.vars, op.remap, caller, &out); err != nil {
+				rt.log.Error().Err(err).Str("operation", a.req.OperationName).Msg("execute operation")
+				s.Error(errorsPayload(gqlErr(CodeInternal, "the operation failed: try again later")))
+				return
+			}
+			s.buf.Write(out.Bytes())
+			s.Flush()
+			s.Complete()
+		}()
+		return s, nil
+	}
+	rctx := resolve.NewContext(ctx)
+	if len(op.vars) != 0 {
+		rctx.Variables = astjson.MustParseBytes(op.vars)
+	}
+	rctx.Request = resolve.Request{ID: op.opHash, Header: caller}
+	rctx.RemapVariables = op.remap
+	rctx.ExecutionOptions.DisableSubgraphRequestDeduplication = rt.exec.noSingleFlight
+	// Callers never share a source subscription: the subgraph sees one
+	// caller's identity per stream (mySessions-like fields depend on it).
+	rctx.SubgraphHeadersBuilder = callerHeaders(a.id.Digest())
+	id = resolve.SubscriptionIdentifier{ConnectionID: resolve.NewConnectionID(), SubscriptionID: 1}
+	if err := rt.exec.resolver.AsyncResolveGraphQLSubscription(rctx, op.sub.Response, s, id); err != nil {
+		s.stop()
+		rt.log.Error().Err(err).Str("operation", a.req.OperationName).Msg("start subscription")
+		return nil, []*gqlerror.Error{gqlErr(CodeInternal, "the subscription could not start: try again later")}
+	}
+	return s, nil
+}
+
+// public reports whether every root field of a subscription is one that
+// publishable keys may open.
+func (rt *Router) public(op *prepared) bool {
+	if op.sub == nil || op.sub.Response == nil || op.sub.Response.Response == nil || op.sub.Response.Response.Data == nil {
+		return false
+	}
+	fields := op.sub.Response.Response.Data.Fields
+	if len(fields) == 0 {
+		return false
+	}
+	for _, f := range fields {
+		if f.Info == nil || !slices.Contains(rt.live.cfg.PublicFields, f.Info.Name) {
+			return false
+		}
+	}
+	return true
+}
+
+// callerHeaders gives a subscription's source the caller's digest, which
+// the engine hashes into the source's identity: two callers' identical
+// subscriptions get a source each.
+type callerHeaders string
+
+func (c callerHeaders) HeadersForSubgraph(string) (http.Header, uint64) {
+	return http.Header{CallerHeader: {string(c)}}, c.HashAll()
+}
+
+func (c callerHeaders) HashAll() uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(c))
+	return h.Sum64() | 1 // never 0: 0 means "no headers"
+}
+
+// deliver sends s's events with send until s ends, the server shuts down,
+// ctx ends or a send fails. Events queued before the source completed are
+// sent before the ending is reported. beat, every heartbeat, keeps an idle
+// stream alive (nil: none).
+func (rt *Router) deliver(ctx context.Context, s *sub, protocol string, send func([]byte) error, beat func() error) (ending, string) {
+	tel := telemetry.FromContext(ctx)
+	var tick <-chan time.Time
+	if beat != nil {
+		t := time.NewTicker(rt.live.cfg.Heartbeat)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case msg := <-s.events:
+			if err := send(msg); err != nil {
+				tel.SubscriptionDropped(telemetry.DropWriteFailed)
+				return ending{}, telemetry.DropWriteFailed
+			}
+			tel.SubscriptionEvent(protocol)
+		case e := <-s.end:
+			if e.kind == endSlow { // counted when it overflowed
+				return e, telemetry.DropSlowConsumer
+			}
+			for { // what came before the end goes first
+				select {
+				case msg := <-s.events:
+					if err := send(msg); err != nil {
+						tel.SubscriptionDropped(telemetry.DropWriteFailed)
+						return ending{}, telemetry.DropWriteFailed
+					}
+					tel.SubscriptionEvent(protocol)
+					continue
+				default:
+				}
+				return e, ""
+			}
+		case <-tick:
+			if err := beat(); err != nil {
+				tel.SubscriptionDropped(telemetry.DropWriteFailed)
+				return ending{}, telemetry.DropWriteFailed
+			}
+		case <-rt.live.closing:
+			tel.SubscriptionDropped(telemetry.DropShutdown)
+			return ending{}, telemetry.DropShutdown
+		case <-ctx.Done():
+			return ending{}, "gone"
+		}
+	}
+}
+
+// asyncErrors formats a Go error of one event's resolution (a fetch failed,
+// timed out) for the client, without naming anything internal.
+type asyncErrors struct{ rt *Router }
+
+func (a asyncErrors) WriteError(ctx *resolve.Context, err error, _ *resolve.GraphQLResponse, w io.Writer) {
+	a.rt.log.Warn().Err(err).Msg("subscription event")
+	w.Write(errorsPayload(gqlErr(CodeInternal, "this event could not be resolved")))
+	if f, ok := w.(interface{ Flush() error }); ok {
+		f.Flush()
+	}
+}
+
+// initLive sets the router up for subscriptions.
+func (rt *Router) initLive(cfg SubscriptionSettings) {
+	rt.live = newLive(cfg)
+	rt.exec.resolver.SetAsyncErrorWriter(asyncErrors{rt})
+}

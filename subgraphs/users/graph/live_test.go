@@ -1,0 +1,290 @@
+package graph_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vitolahq/vitola/internal/bus"
+	"github.com/vitolahq/vitola/internal/ids"
+	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/internal/trust"
+	"github.com/vitolahq/vitola/subgraphs/subgraph"
+	"github.com/vitolahq/vitola/subgraphs/users"
+	usersgraph "github.com/vitolahq/vitola/subgraphs/users/graph"
+	"github.com/vitolahq/vitola/subgraphs/users/sqlstore"
+)
+
+var internalKey = []byte("0123456789abcdef0123456789abcdef")
+
+// replica is one users-subgraph server over HTTP, behind the internal-token
+// check, on a store and a bus.
+type replica struct {
+	t   *testing.T
+	url string
+	st  *sqlstore.Store
+}
+
+func newReplica(t *testing.T, st *sqlstore.Store, b bus.Bus) *replica {
+	t.Helper()
+	v, err := trust.NewVerifier(internalKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gql := usersgraph.NewHandler(st, "http://vitola.test", usersgraph.Options{Bus: b})
+	srv := httptest.NewServer(subgraph.Handler("users", gql, v, st))
+	t.Cleanup(srv.Close)
+	return &replica{t: t, url: srv.URL + "/graphql", st: st}
+}
+
+func token(t *testing.T, caller string, id trust.Identity) string {
+	t.Helper()
+	iss, err := trust.NewIssuer(internalKey, caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := iss.Token(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+type gqlResponse struct {
+	Data   map[string]json.RawMessage `json:"data"`
+	Errors []struct {
+		Message    string         `json:"message"`
+		Extensions map[string]any `json:"extensions"`
+	} `json:"errors"`
+}
+
+func (g gqlResponse) code() string {
+	if len(g.Errors) == 0 {
+		return ""
+	}
+	c, _ := g.Errors[0].Extensions["code"].(string)
+	return c
+}
+
+// query runs one operation as caller ("shim" or "router") for id.
+func (r *replica) query(caller string, id trust.Identity, q string, vars map[string]any) gqlResponse {
+	r.t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, r.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(trust.Header, token(r.t, caller, id))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out gqlResponse
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		r.t.Fatalf("query answer: %v", err)
+	}
+	return out
+}
+
+// sseStream is a subscription opened as the router opens it: GraphQL over
+// SSE, a POST with Accept: text/event-stream.
+type sseStream struct {
+	events   chan gqlResponse // each `event: next`; closed at the end
+	complete chan struct{}    // closed on `event: complete` or EOF
+	cancel   context.CancelFunc
+	status   int
+}
+
+func (r *replica) subscribe(id trust.Identity, q string, vars map[string]any) *sseStream {
+	return r.subscribeWith(token(r.t, "router", id), q, vars)
+}
+
+func (r *replica) subscribeWith(internalToken, q string, vars map[string]any) *sseStream {
+	r.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r.t.Cleanup(cancel)
+	body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if internalToken != "" {
+		req.Header.Set(trust.Header, internalToken)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	s := &sseStream{events: make(chan gqlResponse, 16), complete: make(chan struct{}), cancel: cancel, status: resp.StatusCode}
+	go func() {
+		defer resp.Body.Close()
+		defer close(s.complete)
+		defer close(s.events) // after every event is read: next sees them first
+		sc := bufio.NewScanner(resp.Body)
+		event := ""
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				event = strings.TrimPrefix(line, "event: ")
+				if event == "complete" {
+					return
+				}
+			case strings.HasPrefix(line, "data: ") && event == "next":
+				var g gqlResponse
+				if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &g); err != nil {
+					r.t.Errorf("event data %q: %v", line, err)
+					return
+				}
+				s.events <- g
+			}
+		}
+	}()
+	return s
+}
+
+// next waits for the stream's next event.
+func (s *sseStream) next(t *testing.T) gqlResponse {
+	t.Helper()
+	select {
+	case g, ok := <-s.events:
+		if !ok {
+			t.Fatal("the stream completed before the event came")
+		}
+		return g
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event within 5 s")
+	}
+	return gqlResponse{}
+}
+
+// none checks no event comes within d.
+func (s *sseStream) none(t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case g, ok := <-s.events:
+		if ok {
+			t.Fatalf("unexpected event %s", g.Data)
+		}
+	case <-time.After(d):
+	}
+}
+
+// ended waits for the stream to complete.
+func (s *sseStream) ended(t *testing.T) {
+	t.Helper()
+	select {
+	case <-s.complete:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream did not end within 5 s")
+	}
+}
+
+func newUser(t *testing.T, st *sqlstore.Store, name string, private bool) *users.User {
+	t.Helper()
+	u, err := users.NewUser{Email: strings.ToLower(name) + "@example.com", Password: "a long passphrase", DisplayName: name, Private: private}.Prepare(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateUser(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+const startSession = `query($cigar: ID, $brand: ID, $venue: ID, $vis: String!, $note: String) {
+  startSmokeSession(cigarId: $cigar, brandId: $brand, venueId: $venue, visibility: $vis, note: $note, rating: 4.5) { id visibility note }
+}`
+
+// start records a session through the internal write field, as the shim does.
+func (r *replica) start(u *users.User, vis, venue, brand string) string {
+	r.t.Helper()
+	vars := map[string]any{"vis": vis, "venue": venue, "brand": brand, "cigar": ids.Derive(ids.Cigar, "a"), "note": "Cedar and cocoa."}
+	if venue == "" {
+		delete(vars, "venue")
+	}
+	if brand == "" {
+		delete(vars, "brand")
+	}
+	g := r.query("shim", trust.Identity{UserID: u.ID, Scopes: []string{"sessions:write"}}, startSession, vars)
+	if len(g.Errors) > 0 {
+		r.t.Fatalf("startSmokeSession: %+v", g.Errors)
+	}
+	var s struct{ ID string }
+	json.Unmarshal(g.Data["startSmokeSession"], &s)
+	return s.ID
+}
+
+func openStore(t *testing.T, db *sqldb.DB) *sqlstore.Store { return sqlstore.New(db) }
+
+const sessionStartedQ = `subscription($venue: ID, $brand: ID) { sessionStarted(venue: $venue, brand: $brand) { id note rating featured user { id displayName } venue { id } cigar { id } } }`
+
+func TestSessionStartedOverSSE(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		st := openStore(t, db)
+		r := newReplica(t, st, bus.NewLocal(0))
+		ana, priv := newUser(t, st, "Ana", false), newUser(t, st, "Bo", true)
+		venue, other, brand := ids.Derive(ids.Venue, "b"), ids.Derive(ids.Venue, "c"), ids.Derive(ids.Brand, "d")
+
+		byVenue := r.subscribe(trust.Identity{KeyID: "key_test"}, sessionStartedQ, map[string]any{"venue": venue})
+		byBrand := r.subscribe(trust.Identity{KeyID: "key_test"}, sessionStartedQ, map[string]any{"brand": brand})
+		if byVenue.status != http.StatusOK {
+			t.Fatalf("subscribe status %d", byVenue.status)
+		}
+		time.Sleep(100 * time.Millisecond) // the subscriptions reach the bus
+
+		// Privacy: a private session, and any session of a private profile,
+		// never appear; nor do other venues' sessions.
+		r.start(ana, "private", venue, brand)
+		r.start(priv, "public", venue, brand)
+		r.start(ana, "public", other, "")
+		id := r.start(ana, "public", venue, brand)
+
+		for _, s := range []*sseStream{byVenue, byBrand} {
+			g := s.next(t)
+			var ps struct {
+				ID, Note string
+				Rating   float64
+				User     struct{ ID, DisplayName string }
+				Venue    struct{ ID string }
+			}
+			if err := json.Unmarshal(g.Data["sessionStarted"], &ps); err != nil || len(g.Errors) > 0 {
+				t.Fatalf("event %s %+v: %v", g.Data, g.Errors, err)
+			}
+			wantID := "pse_" + strings.TrimPrefix(id, "ses_")
+			if ps.ID != wantID || ps.Note != "Cedar and cocoa." || ps.Rating != 4.5 || ps.User.ID != ana.ID || ps.User.DisplayName != "Ana" || ps.Venue.ID != venue {
+				t.Fatalf("event %+v, want the public session %s of %s at %s", ps, wantID, ana.ID, venue)
+			}
+			s.none(t, 200*time.Millisecond)
+		}
+	})
+}
+
+func TestSessionStartedNeedsAFilter(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		r := newReplica(t, openStore(t, db), bus.NewLocal(0))
+		for _, tt := range []struct {
+			vars map[string]any
+			code string
+		}{
+			{map[string]any{}, "BAD_USER_INPUT"},
+			{map[string]any{"venue": ids.Derive(ids.Brand, "d")}, "BAD_USER_INPUT"},
+			{map[string]any{"brand": "nope"}, "BAD_USER_INPUT"},
+		} {
+			s := r.subscribe(trust.Identity{KeyID: "key_test"}, sessionStartedQ, tt.vars)
+			if g := s.next(t); g.code() != tt.code {
+				t.Errorf("%v: errors %+v, want %s", tt.vars, g.Errors, tt.code)
+			}
+			s.ended(t)
+		}
+		// Without the internal token: 401, as every subgraph call.
+		if s := r.subscribeWith("", sessionStartedQ, map[string]any{"venue": ids.Derive(ids.Venue, "b")}); s.status != http.StatusUnauthorized {
+			t.Fatalf("no internal token: status %d, want 401", s.status)
+		}
+	})
+}
