@@ -16,8 +16,15 @@ try {
   const pageErrors = [];
   page.on("pageerror", (e) => pageErrors.push(String(e)));
   await page.goto(process.env.WIDGET_URL);
-  await page.waitForSelector("li.vitola-session", { timeout: 20000 });
-  await page.waitForSelector('.vitola-sessions[data-live-status="live"]', { timeout: 20000 });
+  try {
+    await page.waitForSelector("li.vitola-session", { timeout: 20000 });
+    await page.waitForSelector('.vitola-sessions[data-live-status="live"]', { timeout: 20000 });
+  } catch (err) {
+    const status = await page.locator(".status").textContent();
+    const live = await page.locator(".vitola-sessions").getAttribute("data-live-status");
+    report({ error: `the widget did not load live (status ${JSON.stringify(status)}, live ${live}): ${err.message.split("\n")[0]}`, pageErrors });
+    process.exit(0);
+  }
   // Loads of the page from here on: there must be none.
   let navigations = 0;
   page.on("framenavigated", (f) => f === page.mainFrame() && navigations++);
