@@ -26,12 +26,25 @@ import (
 )
 
 // subscribeSessions against the server in Node (sdk/test/e2e-live.test.ts run
-// by vitest), on SQLite with the in-process event bus: a session started
-// through POST /v1/me/sessions arrives once, as the feed shows it.
+// by vitest): a session started through POST /v1/me/sessions arrives once, as
+// the feed shows it, over SSE and WebSocket; on SQLite with the in-process
+// event bus, and on PostgreSQL with the Redis one.
 func TestSDKLiveAgainstTheServer(t *testing.T) {
 	sdktest.Require(t)
-	cfg := sqldb.Config{DataDir: t.TempDir()}
-	urls, p := liveReplicas(t, cfg, "", "", 1)
+	t.Run("sqlite", func(t *testing.T) {
+		runSDKLive(t, sqldb.Config{DataDir: t.TempDir()}, "", "")
+	})
+	t.Run("postgres+redis", func(t *testing.T) {
+		cfg, ok := sqldbtest.Postgres(t)
+		if !ok {
+			t.Skip("missing PostgreSQL: set VITOLA_TEST_DATABASE_URL")
+		}
+		runSDKLive(t, cfg, kvtest.RedisURL(t), kvtest.Prefix("sdk-live"))
+	})
+}
+
+func runSDKLive(t *testing.T, cfg sqldb.Config, redisURL, redisPrefix string) {
+	urls, p := liveReplicas(t, cfg, redisURL, redisPrefix, 1)
 	_, key, err := p.Keys.CreateKey(context.Background(), "app", nil)
 	if err != nil {
 		t.Fatal(err)
