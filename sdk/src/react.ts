@@ -101,17 +101,23 @@ export function useLiveSessions(options: UseLiveSessionsOptions): UseLiveSession
       if (!controller.signal.aborted) setState((s) => ({ ...(s.key === key ? s : { isLoading: true, status: "connecting" }), ...patch, key }));
     };
     setState({ key, isLoading: true, status: "connecting" });
-    const unsubscribe = client.subscribeSessions(
-      { businessType, businessId, backfill, retry, idleTimeoutMs, signal: controller.signal },
-      {
-        onSession: (s) => {
-          if (!data) pending.push(s);
-          else publish({ data: (data = newest([s], data, max)) });
+    // The signal ends the subscription on cleanup. Bad options throw: shown
+    // as the error, as the page's request reports them.
+    try {
+      client.subscribeSessions(
+        { businessType, businessId, backfill, retry, idleTimeoutMs, signal: controller.signal },
+        {
+          onSession: (s) => {
+            if (!data) pending.push(s);
+            else publish({ data: (data = newest([s], data, max)) });
+          },
+          onError: (liveError) => publish({ liveError }),
+          onStatus: (status) => publish(status === "live" ? { status, liveError: undefined } : { status }),
         },
-        onError: (liveError) => publish({ liveError }),
-        onStatus: (status) => publish(status === "live" ? { status, liveError: undefined } : { status }),
-      },
-    );
+      );
+    } catch (liveError) {
+      publish({ liveError: liveError as Error, status: "closed" });
+    }
     client
       .getSessions({ businessType, businessId, limit, signal: controller.signal })
       .then(
@@ -120,10 +126,7 @@ export function useLiveSessions(options: UseLiveSessionsOptions): UseLiveSession
         (pageError: Error) => publish({ data: (data = newest(pending, [], max)), pageError, isLoading: false }),
       )
       .finally(() => (pending = []));
-    return () => {
-      controller.abort();
-      unsubscribe();
-    };
+    return () => controller.abort();
     // key stands for the options it is made of (retry is an object).
   }, [client, key]);
 

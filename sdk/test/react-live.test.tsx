@@ -105,6 +105,15 @@ describe("useLiveSessions", () => {
     expect(srv.subscribes.map((r) => r.body.variables)).toEqual([{ venue: "ven_1" }, { venue: "ven_2" }]);
   });
 
+  it("reports bad options as an error, not a crash", async () => {
+    const { srv, client } = await setup((r) => openStream(r));
+    const { result } = renderHook(() => useLiveSessions({ client, businessType: "shop" as never, businessId: "x" }));
+    await waitFor(() => expect(result.current.isLoading).toBe(false));
+    expect(result.current.status).toBe("closed");
+    expect(result.current.error).toBeInstanceOf(TypeError);
+    expect(srv.subscribes).toHaveLength(0);
+  });
+
   it("ends the subscription on unmount and sets no state afterwards", async () => {
     const { srv, client } = await setup((r) => openStream(r), () => page(1));
     const errors = vi.spyOn(console, "error");
