@@ -27,7 +27,8 @@ import (
 
 // subscribeSessions against the server in Node (sdk/test/e2e-live.test.ts run
 // by vitest): a session started through POST /v1/me/sessions arrives once, as
-// the feed shows it, over SSE and WebSocket; on SQLite with the in-process
+// the feed shows it, over SSE and WebSocket, to a venue's and a brand's
+// subscribers; on SQLite with the in-process
 // event bus, and on PostgreSQL with the Redis one.
 func TestSDKLiveAgainstTheServer(t *testing.T) {
 	sdktest.Require(t)
@@ -58,7 +59,7 @@ func runSDKLive(t *testing.T, cfg sqldb.Config, redisURL, redisPrefix string) {
 		"VITOLA_SDK_E2E_TOKEN=" + sessionsWriteToken(t, cfg, urls[0]),
 	}, "npx", "vitest", "run", "test/e2e-live.test.ts")
 	// vitest exits zero when every test skips: make sure they ran.
-	if !strings.Contains(out, "3 passed") {
+	if !strings.Contains(out, "4 passed") {
 		t.Fatalf("the live end-to-end tests did not run:\n%s", out)
 	}
 }

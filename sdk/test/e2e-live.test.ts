@@ -58,6 +58,25 @@ describe.runIf(url && process.env.VITOLA_SDK_E2E_TOKEN)("live, against the Go se
     }
   });
 
+  it("follows a brand: a session of one of its cigars arrives", async () => {
+    // The cigar's brand, from the graph (the REST feed names only the brand).
+    const res = await fetch(`${url}/graphql`, {
+      method: "POST",
+      headers: { "x-service-key": env("KEY"), "content-type": "application/json" },
+      body: JSON.stringify({ query: "query($id: ID!) { cigar(id: $id) { brand { id } } }", variables: { id: env("CIGAR") } }),
+    });
+    const brand: string = (await res.json()).data.cigar.brand.id;
+    const { seen, unsubscribe } = watch(env("KEY"), { businessType: "brand", businessId: brand });
+    try {
+      await until(() => seen.statuses.includes("live"), "the subscription to be live");
+      const id = await startSession("For the brand's site");
+      await until(() => seen.sessions.some((s) => s.id === id), `session ${id}`);
+      expect(seen.errors).toEqual([]);
+    } finally {
+      unsubscribe();
+    }
+  });
+
   it("reports an unknown key with the server's code and stops", async () => {
     const { seen } = watch("vsk_unknown0000000000000000");
     await until(() => seen.statuses.includes("closed"), "the subscription to stop");
