@@ -34,6 +34,9 @@ function merge(add, current, limit) {
     .slice(0, limit);
 }
 
+// Why live updates stopped for good, once they have: it stays shown.
+let liveStopped = "";
+
 const liveLabels = { connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting…", closed: "Offline" };
 
 function render(sessions) {
@@ -49,7 +52,8 @@ function render(sessions) {
     li.append(when);
     list.append(li);
   }
-  show(sessions.length ? "" : "No sessions yet.");
+  if (liveStopped) show(liveStopped, true);
+  else show(sessions.length ? "" : "No sessions yet.");
 }
 
 async function main() {
@@ -80,7 +84,9 @@ async function main() {
           badge.textContent = liveLabels[state];
         },
         onError: (err) => {
-          if (!err.willRetry) show(`Live updates stopped: ${err.message}`, true);
+          if (err.willRetry) return;
+          liveStopped = `Live updates stopped: ${err.message}`;
+          show(liveStopped, true);
         },
       },
     );
