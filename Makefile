@@ -22,9 +22,15 @@ FUZZ_TARGETS := FuzzStrictJSON:./internal/jsonbody FuzzCursor:./subgraphs/catalo
 # platform's TestGraphQLOverHTTPAudit runs it against the live server.
 GRAPHQL_HTTP_DIR := $(TOOLS)/graphql-http
 GRAPHQL_HTTP     := $(GRAPHQL_HTTP_DIR)/node_modules/graphql-http/package.json
+# The subscription clients frontend apps use (graphql-ws, graphql-sse), pinned
+# with their lock file in tools/graphql-clients; platform's
+# TestLiveSessionsNodeClients runs them against the live server.
+GRAPHQL_CLIENTS_DIR := $(TOOLS)/graphql-clients
+GRAPHQL_CLIENTS     := $(GRAPHQL_CLIENTS_DIR)/node_modules/graphql-ws/package.json
 
 export VITOLA_WGC := $(WGC)
 export VITOLA_GRAPHQL_HTTP := $(GRAPHQL_HTTP_DIR)
+export VITOLA_GRAPHQL_CLIENTS := $(GRAPHQL_CLIENTS_DIR)
 export VITOLA_STRIPE_MOCK := $(STRIPE_MOCK)
 
 SDK_DEPS  := sdk/node_modules/.vitola-installed
@@ -163,7 +169,7 @@ compose: $(WGC)
 	cd schema && $(WGC) router compose -i graph.yaml -o router-config.json
 	node -e 'const f="schema/router-config.json",fs=require("fs");fs.writeFileSync(f,JSON.stringify(JSON.parse(fs.readFileSync(f)),null,2)+"\n")'
 
-tools: $(WGC) $(GRAPHQL_HTTP) stripe-mock
+tools: $(WGC) $(GRAPHQL_HTTP) $(GRAPHQL_CLIENTS) stripe-mock
 
 # go-install installs a pinned Go command from the module proxy into
 # $(TOOLS)/bin: $(call go-install,NAME,MODULE,VERSION). A stamp names the
@@ -190,6 +196,13 @@ $(WGC): tools/wgc/package.json tools/wgc/package-lock.json
 	cp tools/wgc/package.json tools/wgc/package-lock.json $(TOOLS)/
 	cd $(TOOLS) && npm ci --no-audit --no-fund --loglevel=error
 	touch $(WGC)
+
+$(GRAPHQL_CLIENTS): tools/graphql-clients/package.json tools/graphql-clients/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is required: apt-get install -y nodejs npm"; exit 1; }
+	mkdir -p $(GRAPHQL_CLIENTS_DIR)
+	cp tools/graphql-clients/package.json tools/graphql-clients/package-lock.json $(GRAPHQL_CLIENTS_DIR)/
+	cd $(GRAPHQL_CLIENTS_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(GRAPHQL_CLIENTS)
 
 $(GRAPHQL_HTTP): tools/graphql-http/package.json tools/graphql-http/package-lock.json
 	@command -v npm >/dev/null || { echo "npm is required: apt-get install -y nodejs npm"; exit 1; }

@@ -97,7 +97,14 @@ func noEnv(string) string { return "" }
 // /health on addr; it returns what serve printed.
 func serveForTest(t *testing.T, addr string, args ...string) (stdout, stderr *lockedBuffer) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	return serveUntil(t, context.Background(), addr, args...)
+}
+
+// serveUntil is serveForTest, whose serve also stops when parent ends (as on
+// SIGTERM).
+func serveUntil(t *testing.T, parent context.Context, addr string, args ...string) (stdout, stderr *lockedBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(parent)
 	stdout, stderr = &lockedBuffer{}, &lockedBuffer{}
 	done := make(chan struct{})
 	var runErr error

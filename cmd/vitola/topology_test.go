@@ -34,6 +34,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 	"go.yaml.in/yaml/v3"
@@ -242,6 +243,7 @@ func TestScaleOutTopology(t *testing.T) {
 	}
 
 	checkPaymentsReplicas(topo, client)
+	checkLiveSessions(topo, api, key)
 
 	// Stopping the catalog degrades the shim's /health/ready, naming the
 	// catalog.
@@ -263,6 +265,106 @@ func TestScaleOutTopology(t *testing.T) {
 		topo.fatalf("the restarted catalog seeded its demo data again")
 	}
 	t.Logf("scale-out topology passed in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// checkLiveSessions subscribes to a venue's sessions through the shim, over
+// SSE and over WebSocket (the shim proxies both to the router, which streams
+// from the users subgraph over the network), and starts sessions through the
+// shim until one arrives on both, with its cigar and venue from the other
+// subgraphs.
+func checkLiveSessions(tp *topology, api, key string) {
+	tp.t.Helper()
+	cli := tp.admin("oauth", "clients", "create", "--name", "Live", "--redirect-uri", "http://127.0.0.1:9000/cb", "--public")
+	tok := tp.admin("oauth", "token", "--public-url", api, "--user", "ana@vitola.example", "--client", cli, "--scope", "sessions:write")
+	venue := venuesdemo.VenueID("The Ember Room")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	stream := &http.Client{Transport: &http.Transport{Proxy: nil}} // no timeout: the context bounds it
+	query := `subscription($venue: ID) { sessionStarted(venue: $venue) { note cigar { name } venue { name } } }`
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": map[string]any{"venue": venue}})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, api+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("x-service-key", key)
+	res, err := stream.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		tp.fatalf("SSE subscription through the shim: %v %v", res, err)
+	}
+	defer res.Body.Close()
+	sse := make(chan string, 10)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(data, "sessionStarted") {
+				sse <- data
+			}
+		}
+	}()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(api, "http")+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		tp.fatalf("WebSocket through the shim: %v", err)
+	}
+	defer conn.CloseNow()
+	for _, m := range []string{`{"type":"connection_init","payload":{"x-service-key":"` + key + `"}}`,
+		`{"type":"subscribe","id":"1","payload":` + string(body) + `}`} {
+		if err := conn.Write(ctx, websocket.MessageText, []byte(m)); err != nil {
+			tp.fatalf("WebSocket: %v", err)
+		}
+	}
+	ws := make(chan string, 10)
+	go func() {
+		for {
+			_, b, err := conn.Read(ctx)
+			if err != nil {
+				return
+			}
+			if strings.Contains(string(b), "sessionStarted") {
+				ws <- string(b)
+			}
+		}
+	}()
+	var cigars struct{ Data []struct{ ID string } }
+	req, _ = http.NewRequest(http.MethodGet, api+"/v1/cigars/search?q=padron&limit=1", nil)
+	req.Header.Set("x-service-key", key)
+	if res, err := stream.Do(req); err == nil {
+		json.NewDecoder(res.Body).Decode(&cigars)
+		res.Body.Close()
+	}
+	if len(cigars.Data) == 0 {
+		tp.fatalf("no demo cigar to smoke")
+	}
+	start := `{"cigarId":"` + cigars.Data[0].ID + `","venueId":"` + venue + `","visibility":"public","note":"Live across processes"}`
+	var got []string
+	for len(got) < 2 && ctx.Err() == nil {
+		code, out := post(tp.t, stream, api+"/v1/me/sessions", map[string]string{"x-service-key": key, "Authorization": "Bearer " + tok, "Content-Type": "application/json"}, start)
+		if code != http.StatusCreated {
+			tp.fatalf("POST /v1/me/sessions: %d %s", code, out)
+		}
+		// The first sessions may come before both streams reach the subgraph.
+		wait := time.After(time.Second)
+		for len(got) < 2 {
+			select {
+			case d := <-sse:
+				got = append(got, d)
+				sse = nil
+				continue
+			case d := <-ws:
+				got = append(got, d)
+				ws = nil
+				continue
+			case <-wait:
+			}
+			break
+		}
+	}
+	for _, d := range got {
+		if !strings.Contains(d, `"note":"Live across processes"`) || !strings.Contains(d, `"venue":{"name":"The Ember Room"}`) || !strings.Contains(d, `"cigar":{"name":"`) {
+			tp.fatalf("a live session without its cigar or venue: %s", d)
+		}
+	}
+	if len(got) < 2 {
+		tp.fatalf("live sessions through the shim: got %d of 2 streams' events", len(got))
+	}
 }
 
 // TestDeployFiles checks compose.yaml and the Dockerfile against what the binary
