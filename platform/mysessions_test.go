@@ -2,13 +2,19 @@ package platform_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vitolahq/vitola/internal/ids"
+	"github.com/vitolahq/vitola/internal/kv/kvtest"
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/internal/telemetry"
+	"github.com/vitolahq/vitola/platform"
 	usersdemo "github.com/vitolahq/vitola/subgraphs/users/demo"
 	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
 )
@@ -37,6 +43,26 @@ func (f *fixture) startSession(t *testing.T, token string, noKey bool, body stri
 	return res.StatusCode, out
 }
 
+// gathered reads one unlabelled metric's value from tel's registry.
+func gathered(t *testing.T, tel *telemetry.Telemetry, name string) float64 {
+	t.Helper()
+	mfs, err := tel.Metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			m := mf.GetMetric()[0]
+			if c := m.GetCounter(); c != nil {
+				return c.GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
+
 func body(v map[string]any) string {
 	var b bytes.Buffer
 	json.NewEncoder(&b).Encode(v)
@@ -50,7 +76,11 @@ func body(v map[string]any) string {
 func TestStartSessionRoute(t *testing.T) {
 	for backend, cfg := range sqldbtest.Backends(t) {
 		t.Run(backend, func(t *testing.T) {
-			f := open(t, cfg)
+			tel, err := telemetry.New(context.Background(), telemetry.Options{Metrics: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := openWith(t, cfg, func(o *platform.Options) { o.Telemetry = tel })
 			ana := usersdemo.UserID("ana@vitola.example")
 			venue := venuesdemo.VenueID("The Ember Room")
 			_, search := f.rest(t, "/v1/cigars/search?q=padron&limit=1")
@@ -109,6 +139,11 @@ func TestStartSessionRoute(t *testing.T) {
 				t.Fatalf("a private session reached the feed: %v", at(feed, "data", 0))
 			}
 
+			// Both sessions were handed to the live bus, and /metrics says so.
+			if n := gathered(t, tel, "vitola_live_events_published_total"); n != 2 {
+				t.Fatalf("vitola_live_events_published_total = %v, want 2", n)
+			}
+
 			// The internal write field is not in the public graph.
 			r := f.gqlAs(t, write, `{ startSmokeSession(visibility: "public") { id } }`, nil)
 			if code(r) != "GRAPHQL_VALIDATION_FAILED" {
@@ -120,5 +155,31 @@ func TestStartSessionRoute(t *testing.T) {
 				t.Fatal("introspection shows startSmokeSession")
 			}
 		})
+	}
+}
+
+// TestStartSessionWithRedisDown: with REDIS_URL set and Redis down (at start
+// and after), the platform starts, and a session is still recorded, promptly;
+// its live event is lost and counted.
+func TestStartSessionWithRedisDown(t *testing.T) {
+	redis := kvtest.NewRedisServer(t, 0) // never started
+	tel, err := telemetry.New(context.Background(), telemetry.Options{Metrics: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := openWith(t, sqldb.Config{DataDir: t.TempDir()}, func(o *platform.Options) {
+		o.RedisURL, o.RedisPrefix, o.Telemetry = redis.URL(), kvtest.Prefix("live"), tel
+	})
+	start := time.Now()
+	status, out := f.startSession(t, f.mint(t, usersdemo.UserID("ana@vitola.example"), "sessions:write"), false,
+		body(map[string]any{"venueId": venuesdemo.VenueID("The Ember Room"), "visibility": "public"}))
+	if status != 201 || !ids.Valid(at(out, "data", "id").(string), ids.SmokeSession) {
+		t.Fatalf("with Redis down: %d %v", status, out)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("the write took %s with Redis down", d)
+	}
+	if n := gathered(t, tel, "vitola_live_events_lost_total"); n != 1 {
+		t.Fatalf("vitola_live_events_lost_total = %v, want 1", n)
 	}
 }

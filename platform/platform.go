@@ -181,7 +181,7 @@ func Open(ctx context.Context, o Options) (_ *Platform, err error) {
 	for _, name := range schema.All {
 		sg, err := OpenSubgraph(ctx, name, o.Store, SubgraphOptions{Demo: o.Demo, Prober: prober, Secret: o.InternalKey, PublicURL: o.PublicURL,
 			FetchAllow: o.FetchAllow, ImageDecodeBudget: o.ImageDecodeBudget, CapacityWait: o.CapacityWait, Catalog: matchingCatalog, VisionModelURL: o.VisionModelURL, VisionModelKey: o.VisionModelKey, Payments: o.Payments, Logger: log,
-			RedisURL: o.RedisURL, RedisPrefix: o.RedisPrefix})
+			RedisURL: o.RedisURL, RedisPrefix: o.RedisPrefix, Metrics: MetricsRegistry(tel)})
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/vitolahq/vitola/internal/bus"
@@ -18,6 +19,7 @@ import (
 	"github.com/vitolahq/vitola/internal/envelope"
 	"github.com/vitolahq/vitola/internal/follow"
 	"github.com/vitolahq/vitola/internal/sqldb"
+	"github.com/vitolahq/vitola/internal/telemetry"
 	"github.com/vitolahq/vitola/schema"
 	catalogdemo "github.com/vitolahq/vitola/subgraphs/catalog/demo"
 	cataloggraph "github.com/vitolahq/vitola/subgraphs/catalog/graph"
@@ -73,6 +75,10 @@ type Subgraph struct {
 	Images *imagefetch.Fetcher
 	// Routes are the subgraph's own routes beside /graphql.
 	Routes []subgraph.Route
+	// Live is the users subgraph's event bus (nil for the others): closing it
+	// ends every open subscription with SHUTTING_DOWN, which a graceful
+	// shutdown does first, so that no stream holds the server open.
+	Live io.Closer
 }
 
 // SubgraphOptions configure OpenSubgraph.
@@ -107,7 +113,10 @@ type SubgraphOptions struct {
 	// Redis pub/sub when RedisURL is set (every replica's subscriptions see
 	// every replica's writes), in process otherwise.
 	RedisURL, RedisPrefix string
-	Logger                zerolog.Logger
+	// Metrics, when set, registers the subgraph's own metrics (the users
+	// subgraph's live events).
+	Metrics prometheus.Registerer
+	Logger  zerolog.Logger
 }
 
 // PaymentsOptions configure the payments subgraph.
@@ -222,8 +231,26 @@ func openUsers(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Subgr
 		st.Close()
 		return nil, false, err
 	}
+	if o.Metrics != nil {
+		for _, c := range bus.Collectors(events) {
+			if err := o.Metrics.Register(c); err != nil {
+				events.Close()
+				st.Close()
+				return nil, false, fmt.Errorf("live event metrics: %w", err)
+			}
+		}
+	}
 	gql := usersgraph.NewHandler(st, o.PublicURL, usersgraph.Options{Bus: events, Log: o.Logger})
-	return &Subgraph{GraphQL: gql, Store: stopping{StoreHandle: st, stop: func() { events.Close() }}}, seeded, nil
+	return &Subgraph{GraphQL: gql, Store: stopping{StoreHandle: st, stop: func() { events.Close() }}, Live: events}, seeded, nil
+}
+
+// MetricsRegistry is where a component registers metrics of its own: tel's
+// registry, or nil when tel reports none.
+func MetricsRegistry(tel *telemetry.Telemetry) prometheus.Registerer {
+	if tel == nil || tel.Metrics == nil {
+		return nil
+	}
+	return tel.Metrics.Registry
 }
 
 // openBus opens the users subgraph's event bus: Redis pub/sub when a Redis URL

@@ -128,7 +128,6 @@ func handleStartSession(tokens *access.Tokens, users, router *subgraph.Client, l
 			}
 		}
 		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("Location", "/v1/me/sessions/"+data.Session["id"].(string))
 		writeJSON(w, http.StatusCreated, map[string]any{"data": data.Session})
 	})
 }

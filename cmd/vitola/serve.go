@@ -477,11 +477,14 @@ func serveSubgraph(ctx context.Context, s *serveSettings, tel *telemetry.Telemet
 	}
 	sg, err := platform.OpenSubgraph(ctx, s.Component, s.store.config(), platform.SubgraphOptions{Demo: s.Demo, Prober: prober, Secret: key, PublicURL: s.componentPublicURL(log),
 		FetchAllow: s.fetchAllow, ImageDecodeBudget: int64(s.ImageDecodeMB) << 20, CapacityWait: s.CapacityWait, Catalog: catalogClient, VisionModelURL: s.VisionModelURL, VisionModelKey: s.VisionModelKey, Payments: s.paymentsOptions(s.PaymentsAddr), Logger: log,
-		RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix})
+		RedisURL: s.RedisURL, RedisPrefix: s.RedisPrefix, Metrics: platform.MetricsRegistry(tel)})
 	if err != nil {
 		return err
 	}
 	defer sg.Store.Close()
+	if sg.Live != nil { // shutting down: end the subscriptions first, with a reason
+		context.AfterFunc(ctx, func() { sg.Live.Close() })
+	}
 	h := tel.Handler(s.Component, subgraph.Handler(s.Component, sg.GraphQL, verifier, sg.Store, sg.Routes...))
 	return listenAndServe(ctx, log, s.Server, append([]*listener{{name: s.Component, addr: s.Addr, h2c: true, internal: true, handler: h}}, s.metricsListener(tel)...)...)
 }

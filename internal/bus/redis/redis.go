@@ -33,7 +33,7 @@ var _ bus.Bus = (*Bus)(nil)
 
 // ErrUnreachable is Open's error when Redis did not confirm the subscription:
 // the bus it returns with it works, and listens once Redis answers.
-var ErrUnreachable = errors.New("Redis did not answer the subscription")
+var ErrUnreachable = errors.New("no answer from Redis to the subscription")
 
 // Open connects to the server at url and listens to every topic under prefix
 // (a deployment's own, as kv's keys are: "vitola:bus:"); buffer is each

@@ -9,6 +9,7 @@ import (
 	"github.com/vitolahq/vitola/internal/bus"
 	busredis "github.com/vitolahq/vitola/internal/bus/redis"
 	"github.com/vitolahq/vitola/internal/kv/kvtest"
+	kvredis "github.com/vitolahq/vitola/internal/kv/redis"
 )
 
 func open(t *testing.T, url, prefix string) *busredis.Bus {
@@ -87,6 +88,13 @@ func TestAcrossReplicas(t *testing.T) {
 	}
 	if st := one.Stats(); st.Published != 1 || st.Delivered != 2 {
 		t.Fatalf("stats %+v", st)
+	}
+	// An idle listener outlives the client's read timeout: the subscriber
+	// connection reads without a deadline.
+	time.Sleep(2 * kvredis.ReadTimeout)
+	one.Publish(context.Background(), "sessions", []byte(`{"n":3}`))
+	if recv(t, s2) != `{"n":3}` {
+		t.Fatal("the idle replica missed the event")
 	}
 }
 

@@ -32,7 +32,8 @@ const PublishTimeout = 500 * time.Millisecond
 
 // RevocationRecheck is how often an open mySmokeSessionStarted checks its
 // token even without a revocation event (one lost while Redis was down, or a
-// family revoked by refresh-token reuse, which publishes none).
+// family revoked because a refresh token or a code was replayed, which
+// publishes none).
 const RevocationRecheck = 30 * time.Second
 
 // sessionEvent is a smoke session just recorded, with its owner's public
@@ -44,8 +45,7 @@ type sessionEvent struct {
 }
 
 // revocationEvent names the access token (jti) or the refresh-token family
-// revoked; neither: "check your token" (a family revoked by its refresh token,
-// whose family ID the revocation does not see).
+// revoked.
 type revocationEvent struct {
 	TokenID  string `json:"tid,omitempty"`
 	FamilyID string `json:"fam,omitempty"`
@@ -84,7 +84,7 @@ func (r *Resolver) publishSession(ctx context.Context, s *users.SmokeSession) {
 }
 
 // PublishRevocation tells every replica's streams that an access token (jti)
-// or a family was revoked; empty IDs ask each stream to check its token.
+// or a family was revoked.
 func (r *Resolver) PublishRevocation(ctx context.Context, tokenID, familyID string) {
 	r.publish(ctx, TopicRevocations, revocationEvent{TokenID: tokenID, FamilyID: familyID})
 }
@@ -140,8 +140,8 @@ func (r *Resolver) tokenRevoked(caller trust.Identity) func(ctx context.Context,
 			if json.Unmarshal(payload, &ev) != nil {
 				return nil
 			}
-			if (ev.TokenID != "" || ev.FamilyID != "") && ev.TokenID != caller.TokenID && (ev.FamilyID == "" || ev.FamilyID != caller.FamilyID) {
-				return nil
+			if !(ev.TokenID != "" && ev.TokenID == caller.TokenID) && !(ev.FamilyID != "" && ev.FamilyID == caller.FamilyID) {
+				return nil // another token's: nothing to ask the store
 			}
 			revoked, err = r.Auth.Grants.AccessTokenRevoked(ctx, caller.TokenID, caller.FamilyID)
 		}
@@ -231,11 +231,28 @@ func busEnded(err error) *gqlerror.Error {
 	}
 }
 
+// decodedSession is the last session event a stream decoded, by its
+// payload's first byte: every stream of this replica receives the same
+// payload slice from the bus, so one of them decodes it and the others reuse
+// the result (read-only) instead of decoding it once per subscriber.
+type decodedSession struct {
+	first *byte
+	n     int
+	ev    *sessionEvent
+}
+
 // decodeSession reads a session event (nil when it is not one).
-func decodeSession(payload []byte) *sessionEvent {
-	var ev sessionEvent
-	if json.Unmarshal(payload, &ev) != nil || ev.Session.ID == "" {
+func (r *Resolver) decodeSession(payload []byte) *sessionEvent {
+	if len(payload) == 0 {
 		return nil
 	}
-	return &ev
+	if d := r.lastSession.Load(); d != nil && d.first == &payload[0] && d.n == len(payload) {
+		return d.ev
+	}
+	ev := &sessionEvent{}
+	if json.Unmarshal(payload, ev) != nil || ev.Session.ID == "" {
+		ev = nil
+	}
+	r.lastSession.Store(&decodedSession{first: &payload[0], n: len(payload), ev: ev})
+	return ev
 }

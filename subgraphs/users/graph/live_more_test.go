@@ -94,7 +94,7 @@ func TestMySmokeSessionStartedScope(t *testing.T) {
 		// With sessions:read: the user's own sessions, public and private
 		// (her profile is private: the feed would show neither), never another's.
 		s := r.subscribe(newGrant(t, st, ana, "sessions:read").id, mySessionsQ, nil)
-		time.Sleep(100 * time.Millisecond)
+		r.waitSubscribed(2) // sessions and revocations
 		r.start(bo, "public", ids.Derive(ids.Venue, "b"), "")
 		priv := r.start(ana, "private", "", "")
 		pub := r.start(ana, "public", ids.Derive(ids.Venue, "b"), "")
@@ -118,7 +118,7 @@ func TestMySmokeSessionStartedEndsOnRevocation(t *testing.T) {
 		ana := newUser(t, st, "Ana", false)
 		byAccess, byGrant, other := newGrant(t, st, ana, "sessions:read"), newGrant(t, st, ana, "sessions:read"), newGrant(t, st, ana, "sessions:read")
 		s1, s2, s3 := r.subscribe(byAccess.id, mySessionsQ, nil), r.subscribe(byGrant.id, mySessionsQ, nil), r.subscribe(other.id, mySessionsQ, nil)
-		time.Sleep(100 * time.Millisecond)
+		r.waitSubscribed(6)
 
 		r.revoke(byAccess, byAccess.access)
 		expectRevoked(t, s1)
@@ -165,7 +165,7 @@ func TestAcrossReplicasOnRedis(t *testing.T) {
 		feed := two.subscribe(trust.Identity{KeyID: "key_test"}, sessionStartedQ, map[string]any{"venue": venue})
 		g := newGrant(t, st1, ana, "sessions:read")
 		mine := two.subscribe(g.id, mySessionsQ, nil)
-		time.Sleep(150 * time.Millisecond)
+		two.waitSubscribed(3)
 
 		id := one.start(ana, "public", venue, "")
 		var ps struct{ ID string }

@@ -27,12 +27,24 @@ var internalKey = []byte("0123456789abcdef0123456789abcdef")
 // replica is one users-subgraph server over HTTP, behind the internal-token
 // check, on a store and a bus.
 type replica struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 	st  *sqlstore.Store
+	bus bus.Bus
 }
 
-func newReplica(t *testing.T, st *sqlstore.Store, b bus.Bus) *replica {
+// waitSubscribed waits until n bus subscriptions are open on the replica
+// (gqlgen answers the SSE request before the resolver subscribes).
+func (r *replica) waitSubscribed(n int64) {
+	r.t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); r.bus.Stats().Subscribers < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("%d bus subscriptions after 5 s, want %d", r.bus.Stats().Subscribers, n)
+		}
+	}
+}
+
+func newReplica(t testing.TB, st *sqlstore.Store, b bus.Bus) *replica {
 	t.Helper()
 	v, err := trust.NewVerifier(internalKey)
 	if err != nil {
@@ -41,10 +53,10 @@ func newReplica(t *testing.T, st *sqlstore.Store, b bus.Bus) *replica {
 	gql := usersgraph.NewHandler(st, "http://vitola.test", usersgraph.Options{Bus: b})
 	srv := httptest.NewServer(subgraph.Handler("users", gql, v, st))
 	t.Cleanup(srv.Close)
-	return &replica{t: t, url: srv.URL + "/graphql", st: st}
+	return &replica{t: t, url: srv.URL + "/graphql", st: st, bus: b}
 }
 
-func token(t *testing.T, caller string, id trust.Identity) string {
+func token(t testing.TB, caller string, id trust.Identity) string {
 	t.Helper()
 	iss, err := trust.NewIssuer(internalKey, caller)
 	if err != nil {
@@ -185,7 +197,7 @@ func (s *sseStream) ended(t *testing.T) {
 	}
 }
 
-func newUser(t *testing.T, st *sqlstore.Store, name string, private bool) *users.User {
+func newUser(t testing.TB, st *sqlstore.Store, name string, private bool) *users.User {
 	t.Helper()
 	u, err := users.NewUser{Email: strings.ToLower(name) + "@example.com", Password: "a long passphrase", DisplayName: name, Private: private}.Prepare(time.Now())
 	if err != nil {
@@ -236,7 +248,7 @@ func TestSessionStartedOverSSE(t *testing.T) {
 		if byVenue.status != http.StatusOK {
 			t.Fatalf("subscribe status %d", byVenue.status)
 		}
-		time.Sleep(100 * time.Millisecond) // the subscriptions reach the bus
+		r.waitSubscribed(2)
 
 		// Privacy: a private session, and any session of a private profile,
 		// never appear; nor do other venues' sessions.
@@ -286,5 +298,21 @@ func TestSessionStartedNeedsAFilter(t *testing.T) {
 		if s := r.subscribeWith("", sessionStartedQ, map[string]any{"venue": ids.Derive(ids.Venue, "b")}); s.status != http.StatusUnauthorized {
 			t.Fatalf("no internal token: status %d, want 401", s.status)
 		}
+	})
+}
+
+// Closing the bus (a replica shutting down) ends every open stream with
+// SHUTTING_DOWN, so that no stream holds the server open.
+func TestStreamsEndWhenTheBusCloses(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		b := bus.NewLocal(0)
+		r := newReplica(t, openStore(t, db), b)
+		s := r.subscribe(trust.Identity{KeyID: "key_test"}, sessionStartedQ, map[string]any{"venue": ids.Derive(ids.Venue, "b")})
+		r.waitSubscribed(1)
+		b.Close()
+		if g := s.next(t); g.code() != "SHUTTING_DOWN" {
+			t.Fatalf("last event %s %+v, want SHUTTING_DOWN", g.Data, g.Errors)
+		}
+		s.ended(t)
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/rs/zerolog"
@@ -29,6 +30,8 @@ type Resolver struct {
 	// and subscriptions are refused.
 	Bus bus.Bus
 	Log zerolog.Logger
+
+	lastSession atomic.Pointer[decodedSession] // live.go
 }
 
 // Options complete NewHandler.

@@ -254,7 +254,7 @@ func (r *subscriptionResolver) SessionStarted(ctx context.Context, venue *string
 		return nil, err
 	}
 	return stream(ctx, r.Resolver, TopicSessions, func(p []byte) *model.PublicSession {
-		if ev := decodeSession(p); ev != nil {
+		if ev := r.decodeSession(p); ev != nil {
 			return feedEvent(ev, v, b)
 		}
 		return nil
@@ -268,7 +268,7 @@ func (r *subscriptionResolver) MySmokeSessionStarted(ctx context.Context) (<-cha
 		return nil, err
 	}
 	return stream(ctx, r.Resolver, TopicSessions, func(p []byte) *users.SmokeSession {
-		if ev := decodeSession(p); ev != nil && ev.Session.UserID == caller.UserID {
+		if ev := r.decodeSession(p); ev != nil && ev.Session.UserID == caller.UserID {
 			return &ev.Session
 		}
 		return nil

@@ -64,7 +64,8 @@ type GrantStore interface {
 	UseRefreshToken(ctx context.Context, hash string, now time.Time) (*RefreshToken, error)
 	// RevokeRefreshFamily revokes the family of clientID's refresh token; another
 	// client's token is left alone.
-	RevokeRefreshFamily(ctx context.Context, clientID, hash string, now time.Time) error
+	// It returns the family's ID ("" for a token it does not know).
+	RevokeRefreshFamily(ctx context.Context, clientID, hash string, now time.Time) (string, error)
 	RevokeAccessToken(ctx context.Context, jti string, expiresAt time.Time) error
 	// AccessTokenRevoked reports whether the access token jti, or its family
 	// (when not empty), was revoked.

@@ -210,9 +210,7 @@ func (s *Server) issue(ctx context.Context, clientID, userID, scope, family stri
 }
 
 // Revoked says what a revocation reached, for the live streams opened with
-// it: an access token (TokenID, and FamilyID when it belongs to one) or a
-// refresh-token family (both empty: the family's ID is not known here, only
-// its token's hash).
+// it: an access token (TokenID) or a refresh-token family (FamilyID).
 type Revoked struct{ TokenID, FamilyID string }
 
 // Revoke revokes a refresh token (its whole family, access tokens included:
@@ -239,10 +237,11 @@ func (s *Server) Revoke(ctx context.Context, clientID, secret, token string) (*R
 		}
 		return &Revoked{TokenID: claims.ID}, nil
 	}
-	if err := s.Grants.RevokeRefreshFamily(ctx, c.ID, HashToken(token), now); err != nil {
+	family, err := s.Grants.RevokeRefreshFamily(ctx, c.ID, HashToken(token), now)
+	if err != nil || family == "" {
 		return nil, err
 	}
-	return &Revoked{}, nil
+	return &Revoked{FamilyID: family}, nil
 }
 
 // AccessTokenRevoked reports whether an access token (by its jti and the

@@ -134,9 +134,10 @@ func (s *Store) UseRefreshToken(ctx context.Context, hash string, now time.Time)
 	return out, nil
 }
 
-func (s *Store) RevokeRefreshFamily(ctx context.Context, clientID, hash string, now time.Time) error {
-	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		var family string
+func (s *Store) RevokeRefreshFamily(ctx context.Context, clientID, hash string, now time.Time) (string, error) {
+	var family string
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		family = ""
 		err := tx.GetContext(ctx, &family, tx.Rebind(`SELECT family_id FROM oauth_refresh_tokens WHERE token_hash = ? AND client_id = ?`), hash, clientID)
 		if sqldb.IsNoRows(err) {
 			return nil
@@ -146,6 +147,10 @@ func (s *Store) RevokeRefreshFamily(ctx context.Context, clientID, hash string, 
 		}
 		return revokeFamily(ctx, tx, family, now)
 	})
+	if err != nil {
+		return "", err
+	}
+	return family, nil
 }
 
 func (s *Store) RevokeAccessToken(ctx context.Context, jti string, expiresAt time.Time) error {
