@@ -71,6 +71,15 @@ const FATAL_CODES = new Set([
   "business_not_found", "unauthorized", "publishable_key", "origin_not_allowed",
 ]);
 
+const WS_CLOSES: Record<number, [number, string, boolean]> = {
+  4400: [400, "BAD_REQUEST", true],
+  4401: [401, "UNAUTHENTICATED", true],
+  4403: [403, "FORBIDDEN", true],
+  4406: [406, "NOT_ACCEPTABLE", true],
+  4410: [0, "SLOW_CONSUMER", false],
+  4429: [429, "rate_limited", false],
+};
+
 /** The subscription the SDK sends: the feed's fields, as the REST feed names them. */
 export const SESSION_STARTED = `subscription SessionStarted($venue: ID, $brand: ID) {
   sessionStarted(venue: $venue, brand: $brand) {
@@ -386,12 +395,13 @@ export function subscribe(ctx: LiveContext, o: SubscribeSessionsOptions, h: Subs
         } else if (m.type === "error") finish(graphQLFailure(200, { errors: m.payload }, "subscription_error"));
         else if (m.type === "complete") finish(failure ?? new Failure(0, "stream_ended", "the server completed the subscription", false));
       };
-      // The close codes of graphql-transport-ws, as HTTP statuses: 4400, 4401,
-      // 4403 and 4429 are the server's refusals.
+      // graphql-transport-ws's close codes (and the router's 4410, 4411): a
+      // bad message, missing or refused credentials and a wrong subprotocol
+      // stop it; the rest (a timeout, a slow consumer, too many at once, a
+      // server going away) reconnect.
       ws.onclose = (ev: CloseEvent) => {
-        const status = ev.code >= 4400 && ev.code < 4500 ? ev.code - 4000 : 0;
-        const code = { 400: "BAD_REQUEST", 401: "UNAUTHENTICATED", 403: "FORBIDDEN", 429: "rate_limited" }[status] ?? "connection_closed";
-        finish(failure ?? new Failure(status, code, ev.reason || `the connection closed (${ev.code})`, status >= 400 && status < 500 && status !== 408 && status !== 429));
+        const [status, code, fatal] = WS_CLOSES[ev.code] ?? [0, "connection_closed", false];
+        finish(failure ?? new Failure(status, code, ev.reason || `the connection closed (${ev.code})`, fatal));
       };
     });
   }

@@ -302,29 +302,37 @@ describe("subscribeSessions over WebSocket (graphql-transport-ws)", () => {
     expect(seen.statuses).toEqual(["connecting", "live"]);
   });
 
-  it("stops on a close code that refuses (4401), with the reason", async () => {
-    const srv = await wsServer((sock) => sock.close(4401, "unknown developer key"));
+  it.each([
+    [4403, 403, "FORBIDDEN"],
+    [4401, 401, "UNAUTHENTICATED"],
+    [4400, 400, "BAD_REQUEST"],
+  ])("stops on close code %i, a refusal, with the reason", async (close, status, code) => {
+    const srv = await wsServer((sock) => sock.close(close, "unknown developer key"));
     const { seen } = watched(srv.url, ws);
     await until(() => seen.statuses.includes("closed"), "closed");
-    expect(seen.errors.map((e) => [e.status, e.code, e.message, e.willRetry])).toEqual([[401, "UNAUTHENTICATED", "unknown developer key", false]]);
+    expect(seen.errors.map((e) => [e.status, e.code, e.message, e.willRetry])).toEqual([[status, code, "unknown developer key", false]]);
     expect(srv.conns).toHaveLength(1);
   });
 
-  it("reconnects after a going-away close or an error message, without duplicates", async () => {
+  it("reconnects after a going-away close, an error message, a slow consumer's or a heartbeat's close, without duplicates", async () => {
     const srv = await wsServer((sock, _init, n) => {
       sock.send(JSON.stringify({ type: "connection_ack" }));
       sock.send(wsNext(graphSession(1)));
       if (n === 0) setTimeout(() => sock.close(1001, "server shutting down"), 20);
       if (n === 1) sock.send(JSON.stringify({ id: "1", type: "error", payload: [{ message: "too slow", extensions: { code: "SLOW_CONSUMER" } }] }));
+      if (n === 2) setTimeout(() => sock.close(4410, "slow consumer: 32 events waiting"), 20);
+      if (n === 3) setTimeout(() => sock.close(4411, "heartbeat: the client did not answer a ping in time"), 20);
     });
     // This server has no feed to backfill from (the backfill is SSE's tests').
     const { seen } = watched(srv.url, { ...ws, backfill: false });
-    await until(() => srv.conns.length === 3 && seen.statuses.at(-1) === "live", "a third connection");
+    await until(() => srv.conns.length === 5 && seen.statuses.at(-1) === "live", "a fifth connection");
     await new Promise((r) => setTimeout(r, 50));
     expect(seen.sessions.map((s) => s.id)).toEqual([restSession(1).id]);
     expect(seen.errors.map((e) => [e.code, e.message, e.willRetry])).toEqual([
       ["connection_closed", "server shutting down", true],
       ["SLOW_CONSUMER", "too slow", true],
+      ["SLOW_CONSUMER", "slow consumer: 32 events waiting", true],
+      ["connection_closed", "heartbeat: the client did not answer a ping in time", true],
     ]);
   });
 
