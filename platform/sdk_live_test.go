@@ -28,7 +28,7 @@ import (
 // subscribeSessions against the server in Node (sdk/test/e2e-live.test.ts run
 // by vitest): a session started through POST /v1/me/sessions arrives once, as
 // the feed shows it, over SSE and WebSocket, to a venue's and a brand's
-// subscribers; on SQLite with the in-process
+// subscribers, and through a dropped connection (read back from the feed); on SQLite with the in-process
 // event bus, and on PostgreSQL with the Redis one.
 func TestSDKLiveAgainstTheServer(t *testing.T) {
 	sdktest.Require(t)
@@ -45,21 +45,29 @@ func TestSDKLiveAgainstTheServer(t *testing.T) {
 }
 
 func runSDKLive(t *testing.T, cfg sqldb.Config, redisURL, redisPrefix string) {
-	urls, p := liveReplicas(t, cfg, redisURL, redisPrefix, 1)
+	srvs, p := liveReplicas(t, cfg, redisURL, redisPrefix, 1)
+	api := srvs[0].URL
+	// POST here drops every open connection to the server, as a network would.
+	drop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srvs[0].CloseClientConnections()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(drop.Close)
 	_, key, err := p.Keys.CreateKey(context.Background(), "app", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	venue := venuesdemo.VenueID("The Ember Room")
 	out := sdktest.Run(t, []string{
-		"VITOLA_SDK_E2E_URL=" + urls[0],
+		"VITOLA_SDK_E2E_URL=" + api,
+		"VITOLA_SDK_E2E_DROP=" + drop.URL,
 		"VITOLA_SDK_E2E_KEY=" + key,
 		"VITOLA_SDK_E2E_VENUE=" + venue,
-		"VITOLA_SDK_E2E_CIGAR=" + feedCigar(t, urls[0], key, venue),
-		"VITOLA_SDK_E2E_TOKEN=" + sessionsWriteToken(t, cfg, urls[0]),
+		"VITOLA_SDK_E2E_CIGAR=" + feedCigar(t, api, key, venue),
+		"VITOLA_SDK_E2E_TOKEN=" + sessionsWriteToken(t, cfg, api),
 	}, "npx", "vitest", "run", "test/e2e-live.test.ts")
 	// vitest exits zero when every test skips: make sure they ran.
-	if !strings.Contains(out, "4 passed") {
+	if !strings.Contains(out, "5 passed") {
 		t.Fatalf("the live end-to-end tests did not run:\n%s", out)
 	}
 }
@@ -82,7 +90,7 @@ func TestLiveWidgetAcrossReplicas(t *testing.T) {
 	ctx := context.Background()
 
 	replicas, first := liveReplicas(t, cfg, redisURL, prefix, 2)
-	page, other := replicas[0], replicas[1]
+	page, other := replicas[0].URL, replicas[1].URL
 	venue := venuesdemo.VenueID("The Ember Room")
 
 	// The venue's website: a publishable key for the page's origin.
@@ -169,17 +177,18 @@ func feedCigar(t *testing.T, api, key, venue string) string {
 
 // liveReplicas opens n platforms over one store (and one Redis when redisURL
 // is set), each behind its own server, all with the first one's URL as their
-// public URL (a load balancer's). It returns their URLs and the first platform.
-func liveReplicas(t *testing.T, cfg sqldb.Config, redisURL, redisPrefix string, n int) ([]string, *platform.Platform) {
+// public URL (a load balancer's). It returns their servers and the first
+// platform.
+func liveReplicas(t *testing.T, cfg sqldb.Config, redisURL, redisPrefix string, n int) ([]*httptest.Server, *platform.Platform) {
 	t.Helper()
-	var urls []string
+	var srvs []*httptest.Server
 	var first *platform.Platform
 	for i := range n {
 		srv := httptest.NewServer(nil)
 		t.Cleanup(srv.Close)
-		urls = append(urls, srv.URL)
+		srvs = append(srvs, srv)
 		p, err := platform.Open(context.Background(), platform.Options{
-			Store: cfg, RedisURL: redisURL, RedisPrefix: redisPrefix, InternalKey: internalKey, Demo: true, PublicURL: urls[0],
+			Store: cfg, RedisURL: redisURL, RedisPrefix: redisPrefix, InternalKey: internalKey, Demo: true, PublicURL: srvs[0].URL,
 			Logger: zerolog.New(os.Stderr).Level(zerolog.ErrorLevel),
 		})
 		if err != nil {
@@ -191,7 +200,7 @@ func liveReplicas(t *testing.T, cfg sqldb.Config, redisURL, redisPrefix string, 
 			first = p
 		}
 	}
-	return urls, first
+	return srvs, first
 }
 
 // sessionsWriteToken makes a user (a public profile, as by default) and

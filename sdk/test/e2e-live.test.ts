@@ -1,7 +1,8 @@
 // subscribeSessions against the real Go server on loopback: platform's
 // TestSDKLiveAgainstTheServer starts one and runs this with
-// VITOLA_SDK_E2E_URL, _KEY (a secret key), _VENUE, _CIGAR and _TOKEN (a user's
-// access token with sessions:write) set.
+// VITOLA_SDK_E2E_URL, _KEY (a secret key), _VENUE, _CIGAR, _TOKEN (a user's
+// access token with sessions:write) and _DROP (POST: the server drops every
+// open connection) set.
 import { describe, expect, it } from "vitest";
 import { WebSocket as WS } from "ws";
 import { createClient, type LiveError, type LiveStatus, type Session, type SubscribeSessionsOptions } from "../src/index";
@@ -53,6 +54,24 @@ describe.runIf(url && process.env.VITOLA_SDK_E2E_TOKEN)("live, against the Go se
       expect(live).toEqual(newest);
       expect(seen.sessions.filter((s) => s.id === id)).toHaveLength(1);
       expect(seen.errors).toEqual([]);
+    } finally {
+      unsubscribe();
+    }
+  });
+
+  it("reads back from the feed a session started while its connection was down", async () => {
+    // A reconnect waits 2 to 4 s: the session below starts in that gap.
+    const { seen, unsubscribe } = watch(env("KEY"), { retry: { initialDelayMs: 4000 } });
+    try {
+      await until(() => seen.statuses.includes("live"), "the subscription to be live");
+      await fetch(env("DROP"), { method: "POST" });
+      await until(() => seen.statuses.at(-1) === "reconnecting", "the drop to be seen");
+      const id = await startSession("While the connection was down");
+      expect(seen.statuses.at(-1)).toBe("reconnecting"); // not delivered live, then
+      await until(() => seen.sessions.some((s) => s.id === id), `session ${id} read back`);
+      expect(seen.statuses.slice(-2)).toEqual(["reconnecting", "live"]);
+      expect(seen.sessions.filter((s) => s.id === id)).toHaveLength(1);
+      expect(seen.errors.map((e) => e.willRetry)).toEqual([true]);
     } finally {
       unsubscribe();
     }
