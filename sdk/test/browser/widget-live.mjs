@@ -5,7 +5,8 @@
 //   WIDGET_URL    the widget page (with live=true)
 //   START_URL     the write route, on another replica than the page's API
 //   START_HEADERS its headers as JSON (the developer key, the user's token)
-//   START_BODY    the session to start, JSON
+//   START_BODY    the session to start, JSON; its cigarId is filled in with a
+//                 cigar of the venue's feed (START_FEED, read with START_HEADERS)
 // Prints one JSON line: what the page showed, the new session's ID and how
 // long it took from the POST to the session on the page.
 import { launch, report } from "./chromium.mjs";
@@ -25,6 +26,10 @@ try {
     report({ error: `the widget did not load live (status ${JSON.stringify(status)}, live ${live}): ${err.message.split("\n")[0]}`, pageErrors });
     process.exit(0);
   }
+  // The router answers a subscription before its upstream one to the users
+  // subgraph is in place (the engine starts it asynchronously): a session
+  // started in that instant would not be delivered.
+  await new Promise((r) => setTimeout(r, 500));
   // Loads of the page from here on: there must be none.
   let navigations = 0;
   page.on("framenavigated", (f) => f === page.mainFrame() && navigations++);
@@ -37,8 +42,11 @@ try {
     }).observe(document.querySelector(".list"), { childList: true });
   });
 
+  const headers = JSON.parse(process.env.START_HEADERS);
+  const feed = await (await fetch(process.env.START_FEED, { headers })).json();
+  const body = JSON.stringify({ ...JSON.parse(process.env.START_BODY), cigarId: feed.data.find((s) => s.cigar)?.cigar.id });
   const startedAt = Date.now();
-  const res = await fetch(process.env.START_URL, { method: "POST", headers: JSON.parse(process.env.START_HEADERS), body: process.env.START_BODY });
+  const res = await fetch(process.env.START_URL, { method: "POST", headers, body });
   const created = await res.json();
   const id = created?.data?.id ?? created?.id;
   let shownAt = null;
