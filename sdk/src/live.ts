@@ -229,7 +229,14 @@ export function subscribe(ctx: LiveContext, o: SubscribeSessionsOptions, h: Subs
   const deliver = (s: Session) => {
     if (stop.signal.aborted || !recent.add(s.id)) return;
     if (!lastCreatedAt || s.createdAt > lastCreatedAt) lastCreatedAt = s.createdAt;
-    h.onSession(s);
+    try {
+      h.onSession(s);
+    } catch (err) {
+      // The handler's own bug: reported as uncaught, the stream goes on.
+      setTimeout(() => {
+        throw err;
+      });
+    }
   };
   const report = (f: Failure, willRetry: boolean) => {
     if (!stop.signal.aborted) h.onError?.(new LiveError(f.status, f.code, f.message, willRetry));

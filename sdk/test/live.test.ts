@@ -245,6 +245,31 @@ describe("subscribeSessions over graphql-sse", () => {
     expect(srv.subscribes).toHaveLength(1);
   });
 
+  it("keeps streaming when a handler throws, reporting the throw as uncaught", async () => {
+    const srv = await server((r) => {
+      openStream(r);
+      r.res.write(next(graphSession(1)) + next(graphSession(2)));
+    });
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => uncaught.push(e);
+    process.on("uncaughtException", onUncaught);
+    cleanup.push(() => process.off("uncaughtException", onUncaught));
+    const ids: string[] = [];
+    const unsubscribe = subscribeSessions(
+      { baseUrl: srv.url, apiKey: "k", businessType: "venue", businessId: "ven_1" },
+      {
+        onSession: (s) => {
+          ids.push(s.id);
+          if (ids.length === 1) throw new Error("the page's bug");
+        },
+      },
+    );
+    cleanup.push(unsubscribe);
+    await until(() => ids.length === 2 && uncaught.length === 1, "both sessions and the uncaught error");
+    expect(String(uncaught[0])).toMatch(/the page's bug/);
+    expect(srv.subscribes).toHaveLength(1);
+  });
+
   it("refuses bad input before any request", () => {
     const client = createClient({ baseUrl: "http://127.0.0.1:1", apiKey: "k" });
     expect(() => client.subscribeSessions({ businessType: "shop" as never, businessId: "x" }, { onSession: () => {} })).toThrow(TypeError);
