@@ -95,6 +95,16 @@ func TestLiveSessions(t *testing.T) {
 				t.Fatalf("a second subscription of the key: %d", res.StatusCode)
 			}
 
+			// The subgraph's refusal at subscribe time reaches the client with
+			// its code, then the stream completes.
+			if _, bad := f.liveSSE(t, f.key, "", `subscription { sessionStarted { id } }`, nil); bad == nil {
+				t.Fatal("refused before subscribing")
+			} else if d, _ := nextSSE(t, bad); !strings.Contains(d, `"code":"BAD_USER_INPUT"`) {
+				t.Fatalf("sessionStarted without venue or brand: %q", d)
+			} else if rest, _ := bad.ReadString(0); !strings.Contains(rest, "event: complete") {
+				t.Fatalf("after the error: %q", rest)
+			}
+
 			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
 			conn, _, err := websocket.Dial(wctx, "ws"+strings.TrimPrefix(f.srv.URL, "http")+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
@@ -120,20 +130,29 @@ func TestLiveSessions(t *testing.T) {
 			}
 			send(map[string]any{"type": "subscribe", "id": "mine", "payload": map[string]any{"query": `subscription { mySmokeSessionStarted { id visibility cigar { name } } }`}})
 
-			// Both sources are subscribed once their subgraph streams: start
-			// sessions until the first reaches the website.
+			// Each source is subscribed once its subgraph stream is: start
+			// sessions until one has reached the website and the app.
 			write := f.mint(t, ana, "sessions:write")
 			got := make(chan string, 1)
 			go func() { d, _ := nextSSE(t, sse); got <- d }()
+			app := make(chan map[string]any, 1)
+			go func() { m, _ := read(); app <- m }()
 			var data string
-			for deadline := time.Now().Add(20 * time.Second); data == "" && time.Now().Before(deadline); {
+			var m map[string]any
+			for deadline := time.Now().Add(20 * time.Second); (data == "" || m == nil) && time.Now().Before(deadline); {
 				status, out := f.startSession(t, write, false, body(map[string]any{"cigarId": cigar, "venueId": venue, "visibility": "public", "note": "Live!"}))
 				if status != 201 {
 					t.Fatalf("start a session: %d %v", status, out)
 				}
-				select {
-				case data = <-got:
-				case <-time.After(500 * time.Millisecond):
+				wait := time.After(500 * time.Millisecond)
+			collect:
+				for data == "" || m == nil {
+					select {
+					case data = <-got:
+					case m = <-app:
+					case <-wait:
+						break collect
+					}
 				}
 			}
 			var ev map[string]any
@@ -144,9 +163,8 @@ func TestLiveSessions(t *testing.T) {
 			if at(s, "note") != "Live!" || at(s, "cigar", "id") != cigar || at(s, "cigar", "name") == nil || at(s, "venue", "id") != venue || at(s, "venue", "name") != "The Ember Room" {
 				t.Fatalf("the website's event: %s", data)
 			}
-			m, err := read()
-			if err != nil || m["type"] != "next" || m["id"] != "mine" || at(m, "payload", "data", "mySmokeSessionStarted", "cigar", "name") == nil {
-				t.Fatalf("the app's event: %v %v", m, err)
+			if m["type"] != "next" || m["id"] != "mine" || at(m, "payload", "data", "mySmokeSessionStarted", "cigar", "name") == nil {
+				t.Fatalf("the app's event: %v", m)
 			}
 
 			f.p.Router.Shutdown()

@@ -100,20 +100,6 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	exec, err := newExecutor(ctx, cfg.Client, cfg.Composed, resolve.ResolverOptions{
-		MaxConcurrency:               1024,
-		PropagateSubgraphErrors:      true,
-		SubgraphErrorPropagationMode: resolve.SubgraphErrorPropagationModePassThrough,
-		RewriteSubgraphErrorPaths:    true,
-		OmitSubgraphErrorLocations:   true,
-		AllowedErrorExtensionFields:  []string{"code"},
-		AllowedSubgraphErrorFields:   []string{"message", "path", "extensions"},
-		// Each event's fetches get an operation's time.
-		MaxSubscriptionFetchTimeout: timeout,
-	}, cfg.Tuning)
-	if err != nil {
-		return nil, fmt.Errorf("create engine: %w", err)
-	}
 	an, err := limits.New(cfg.Composed.ClientSchema, cfg.Composed.SubgraphSDLs, cfg.Limits)
 	if err != nil {
 		return nil, err
@@ -126,10 +112,30 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The engine outlives ctx by as long as its streams take to close with
+	// their reason (see stopAfter): otherwise its upstream subscriptions end
+	// first, and clients would read a plain complete.
+	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
+	exec, err := newExecutor(engineCtx, cfg.Client, cfg.Composed, resolve.ResolverOptions{
+		MaxConcurrency:               1024,
+		PropagateSubgraphErrors:      true,
+		SubgraphErrorPropagationMode: resolve.SubgraphErrorPropagationModePassThrough,
+		RewriteSubgraphErrorPaths:    true,
+		OmitSubgraphErrorLocations:   true,
+		AllowedErrorExtensionFields:  []string{"code"},
+		AllowedSubgraphErrorFields:   []string{"message", "path", "extensions"},
+		// Each event's fetches get an operation's time.
+		MaxSubscriptionFetchTimeout: timeout,
+	}, cfg.Tuning)
+	if err != nil {
+		stopEngine()
+		return nil, fmt.Errorf("create engine: %w", err)
+	}
 	rt := &Router{exec: exec, bodies: bodies, analyzer: an, keys: cfg.Keys, tokens: cfg.Tokens, internal: cfg.Internal, quotas: cfg.Quotas, log: cfg.Logger, maxBody: int64(an.Limits().MaxBodyBytes), timeout: timeout, graphiql: webui.GraphiQLHandler(cfg.DemoKey),
 		persist: newPersistence(cfg.PersistedQueries, cfg.Documents)}
 	rt.initLive(cfg.Subscriptions)
 	rt.origins = cfg.Origins
+	rt.stopAfter(ctx, stopEngine)
 	return rt, nil
 }
 

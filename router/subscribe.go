@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -100,6 +101,7 @@ type live struct {
 	perKey   map[string]int
 	closing  chan struct{}
 	shutOnce sync.Once
+	open     atomic.Int64 // subscriptions running
 }
 
 func newLive(cfg SubscriptionSettings) *live {
@@ -147,6 +149,23 @@ func (l *live) release(keyID string) {
 // their clients left.
 func (rt *Router) Shutdown() {
 	rt.live.shutOnce.Do(func() { close(rt.live.closing) })
+}
+
+// drainTimeout bounds how long the engine waits, once the router's context
+// has ended, for the streams Shutdown ended to close.
+const drainTimeout = 3 * time.Second
+
+// stopAfter ends every stream with its reason when ctx ends, then stops the
+// engine (its upstream subscriptions) once they have closed or drainTimeout
+// has passed.
+func (rt *Router) stopAfter(ctx context.Context, stopEngine context.CancelFunc) {
+	context.AfterFunc(ctx, func() {
+		rt.Shutdown()
+		for deadline := time.Now().Add(drainTimeout); rt.live.open.Load() > 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		stopEngine()
+	})
 }
 
 // endKind is how a subscription ended.
@@ -223,7 +242,11 @@ func errorsPayload(errs ...*gqlerror.Error) []byte {
 // graphql-transport-ws allow too) as one event. base carries the stream's
 // lifetime (the connection's). It returns the refusal, for the client, or
 // nil; a refusal releases everything it took.
-func (rt *Router) start(base context.Context, a admitted, protocol string) (*sub, []*gqlerror.Error) {
+func (rt *Router) start(base context.Context, a admitted, protocol string) (s *sub, refusal []*gqlerror.Error) {
+	tel := telemetry.FromContext(base)
+	// The operation's metrics count its start (how long it took to
+	// subscribe), not how long it lives.
+	defer func() { tel.Operation(base, a.req.OperationName, a.measure.Type, refusal != nil, time.Since(a.start)) }()
 	ctx, cancel := context.WithCancel(trust.WithIdentity(base, a.id))
 	op, err := rt.exec.operation(ctx, a.req.Query, a.req.OperationName, a.req.Variables)
 	if err != nil {
@@ -243,9 +266,9 @@ func (rt *Router) start(base context.Context, a admitted, protocol string) (*sub
 		cancel()
 		return nil, []*gqlerror.Error{e}
 	}
-	tel := telemetry.FromContext(base)
 	tel.SubscriptionActive(protocol, 1)
-	s := newSub(rt.live.cfg.SendBuffer, tel)
+	rt.live.open.Add(1)
+	s = newSub(rt.live.cfg.SendBuffer, tel)
 	var stopOnce sync.Once
 	var id resolve.SubscriptionIdentifier
 	s.stop = func() {
@@ -256,7 +279,7 @@ func (rt *Router) start(base context.Context, a admitted, protocol string) (*sub
 			cancel()
 			rt.live.release(a.key.ID)
 			tel.SubscriptionActive(protocol, -1)
-			tel.Operation(base, a.req.OperationName, a.measure.Type, false, time.Since(a.start))
+			rt.live.open.Add(-1)
 		})
 	}
 	var caller http.Header
