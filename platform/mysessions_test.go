@@ -126,9 +126,12 @@ func TestStartSessionRoute(t *testing.T) {
 				at(out, "data", "visibility") != "public" || at(out, "data", "rating") != 4.5 || !rfc3339ms.MatchString(at(out, "data", "startedAt").(string)) {
 				t.Fatalf("start: %d %v", status, out)
 			}
-			_, feed := f.rest(t, "/venues/"+venue+"/sessions?limit=1")
-			if at(feed, "data", 0, "id") != id || at(feed, "data", 0, "note") != "Live from the test." {
-				t.Fatalf("the new public session is not first in the venue feed: %v", at(feed, "data", 0))
+			brand, _ := at(search, "data", 0, "brand", "id").(string)
+			for _, feedPath := range []string{"/venues/" + venue, "/brands/" + brand} {
+				_, feed := f.rest(t, feedPath+"/sessions?limit=1")
+				if at(feed, "data", 0, "id") != id || at(feed, "data", 0, "note") != "Live from the test." {
+					t.Fatalf("the new public session is not first in %s's feed: %v", feedPath, at(feed, "data", 0))
+				}
 			}
 			// Private by default: it never reaches the feed.
 			status, out = f.startSession(t, write, false, body(map[string]any{"venueId": venue}))

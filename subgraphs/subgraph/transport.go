@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -50,6 +51,13 @@ func (internalPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 	if errs != nil {
 		w.WriteHeader(http.StatusUnprocessableEntity)
 		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs))
+		return
+	}
+	if rc.Operation != nil && rc.Operation.Operation == ast.Subscription {
+		// One JSON answer would wait for the first event: streams are SSE's.
+		w.WriteHeader(http.StatusBadRequest)
+		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{{Message: "a subscription is served over SSE: send Accept: text/event-stream",
+			Extensions: map[string]any{"code": "BAD_REQUEST"}}}))
 		return
 	}
 	handler, ctx := exec.DispatchOperation(ctx, rc)

@@ -161,7 +161,10 @@ func (r *Resolver) tokenRevoked(caller trust.Identity) func(ctx context.Context,
 // subscriber leaves, the bus drops it (a slow consumer: its bus buffer fills
 // while the router is not reading), or ended (when set) returns an error.
 func stream[T any](ctx context.Context, r *Resolver, topic string, pick func(payload []byte) *T,
-	ended func(ctx context.Context, payload []byte) *gqlerror.Error) <-chan *T {
+	ended func(ctx context.Context, payload []byte) *gqlerror.Error) (<-chan *T, error) {
+	if r.Bus == nil {
+		return nil, coded(ctx, "UNAVAILABLE", "live events are not served here")
+	}
 	events := r.Bus.Subscribe(topic)
 	var revocations *bus.Subscription
 	var revoked <-chan []byte
@@ -216,7 +219,7 @@ func stream[T any](ctx context.Context, r *Resolver, topic string, pick func(pay
 			}
 		}
 	}()
-	return out
+	return out, nil
 }
 
 // busEnded is the error a stream ends with when the bus ends it.

@@ -5,9 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,11 +37,12 @@ type replica struct {
 	bus bus.Bus
 }
 
-// waitSubscribed waits until n bus subscriptions are open on the replica
-// (gqlgen answers the SSE request before the resolver subscribes).
+// waitSubscribed waits until exactly n bus subscriptions are open on the
+// replica (gqlgen answers the SSE request before the resolver subscribes; a
+// stream whose client left closes its subscriptions).
 func (r *replica) waitSubscribed(n int64) {
 	r.t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); r.bus.Stats().Subscribers < n; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); r.bus.Stats().Subscribers != n; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			r.t.Fatalf("%d bus subscriptions after 5 s, want %d", r.bus.Stats().Subscribers, n)
 		}
@@ -45,15 +50,45 @@ func (r *replica) waitSubscribed(n int64) {
 }
 
 func newReplica(t testing.TB, st *sqlstore.Store, b bus.Bus) *replica {
+	return newReplicaOn(t, st, b, nil)
+}
+
+// newReplicaOn is newReplica with the server's connections set up by
+// accepted (nil: as they come).
+func newReplicaOn(t testing.TB, st *sqlstore.Store, b bus.Bus, accepted func(net.Conn)) *replica {
 	t.Helper()
 	v, err := trust.NewVerifier(internalKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	gql := usersgraph.NewHandler(st, "http://vitola.test", usersgraph.Options{Bus: b})
-	srv := httptest.NewServer(subgraph.Handler("users", gql, v, st))
+	srv := httptest.NewUnstartedServer(subgraph.Handler("users", gql, v, st))
+	if accepted != nil {
+		srv.Listener = acceptHook{srv.Listener, accepted}
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return &replica{t: t, url: srv.URL + "/graphql", st: st, bus: b}
+}
+
+// acceptHook calls f on every connection it accepts.
+type acceptHook struct {
+	net.Listener
+	f func(net.Conn)
+}
+
+func (a acceptHook) Accept() (net.Conn, error) {
+	c, err := a.Listener.Accept()
+	if err == nil {
+		a.f(c)
+	}
+	return c, err
+}
+
+// smallBuffer gives a socket 4 KB buffers: a peer that stops reading blocks
+// its writer after a few kilobytes, whatever the kernel's autotuning.
+func smallBuffer(opt int) func(fd uintptr) {
+	return func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, opt, 4096) }
 }
 
 func token(t testing.TB, caller string, id trust.Identity) string {
@@ -274,6 +309,10 @@ func TestSessionStartedOverSSE(t *testing.T) {
 			}
 			s.none(t, 200*time.Millisecond)
 		}
+		// Clients that leave leave nothing behind.
+		byVenue.cancel()
+		byBrand.cancel()
+		r.waitSubscribed(0)
 	})
 }
 
@@ -293,6 +332,15 @@ func TestSessionStartedNeedsAFilter(t *testing.T) {
 				t.Errorf("%v: errors %+v, want %s", tt.vars, g.Errors, tt.code)
 			}
 			s.ended(t)
+		}
+		// A subscription in a plain JSON POST is refused at once, not held
+		// until an event comes.
+		start := time.Now()
+		if g := r.query("router", trust.Identity{KeyID: "key_test"}, sessionStartedQ, map[string]any{"venue": ids.Derive(ids.Venue, "b")}); g.code() != "BAD_REQUEST" {
+			t.Errorf("subscription over plain POST: %+v, want BAD_REQUEST", g.Errors)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("subscription over plain POST answered in %s", d)
 		}
 		// Without the internal token: 401, as every subgraph call.
 		if s := r.subscribeWith("", sessionStartedQ, map[string]any{"venue": ids.Derive(ids.Venue, "b")}); s.status != http.StatusUnauthorized {
@@ -314,5 +362,71 @@ func TestStreamsEndWhenTheBusCloses(t *testing.T) {
 			t.Fatalf("last event %s %+v, want SHUTTING_DOWN", g.Data, g.Errors)
 		}
 		s.ended(t)
+	})
+}
+
+// A subscriber that stops reading (the router's side of the stream is stuck)
+// is dropped once its bus buffer fills: its stream ends with SLOW_CONSUMER
+// after what was already on the wire, and nothing buffers without bound.
+func TestSlowConsumerIsDropped(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		st := openStore(t, db)
+		b := bus.NewLocal(4)
+		r := newReplicaOn(t, st, b, func(c net.Conn) {
+			if rc, err := c.(*net.TCPConn).SyscallConn(); err == nil {
+				rc.Control(smallBuffer(syscall.SO_SNDBUF))
+			}
+		})
+		ana := newUser(t, st, "Ana", false)
+		venue := ids.Derive(ids.Venue, "b")
+
+		// A raw connection with a small receive buffer that reads nothing.
+		u, _ := url.Parse(r.url)
+		d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error { return c.Control(smallBuffer(syscall.SO_RCVBUF)) }}
+		conn, err := d.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		body, _ := json.Marshal(map[string]any{"query": sessionStartedQ, "variables": map[string]any{"venue": venue}})
+		fmt.Fprintf(conn, "POST /graphql HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n%s: %s\r\nContent-Length: %d\r\n\r\n%s",
+			u.Host, trust.Header, token(t, "router", trust.Identity{KeyID: "key_test"}), len(body), body)
+		r.waitSubscribed(1)
+
+		note := strings.Repeat("long tasting note ", 110) // about 2 KB an event
+		sent := 0
+		for ; b.Stats().Dropped == 0; sent++ {
+			if sent == 500 {
+				t.Fatalf("500 events to a reader that reads nothing, and it was never dropped: %+v", b.Stats())
+			}
+			g := r.query("shim", trust.Identity{UserID: ana.ID, Scopes: []string{"sessions:write"}}, startSession,
+				map[string]any{"vis": "public", "venue": venue, "note": note})
+			if len(g.Errors) > 0 {
+				t.Fatalf("startSmokeSession: %+v", g.Errors)
+			}
+		}
+		r.waitSubscribed(0)
+
+		// Reading now: what was on the wire, then the reason, then the end.
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var last gqlResponse
+		events, completed := 0, false
+		sc := bufio.NewScanner(conn)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() && !completed {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "data: "):
+				last = gqlResponse{}
+				json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &last)
+				events++
+			case line == "event: complete":
+				completed = true
+			}
+		}
+		t.Logf("dropped after %d events; %d reached the reader, the last one the reason", sent, events)
+		if !completed || last.code() != "SLOW_CONSUMER" {
+			t.Fatalf("after %d events (complete %v): last %+v, want a SLOW_CONSUMER error, then the end", events, completed, last.Errors)
+		}
 	})
 }

@@ -258,7 +258,7 @@ func (r *subscriptionResolver) SessionStarted(ctx context.Context, venue *string
 			return feedEvent(ev, v, b)
 		}
 		return nil
-	}, nil), nil
+	}, nil)
 }
 
 // MySmokeSessionStarted is the resolver for the mySmokeSessionStarted field.
@@ -272,7 +272,7 @@ func (r *subscriptionResolver) MySmokeSessionStarted(ctx context.Context) (<-cha
 			return &ev.Session
 		}
 		return nil
-	}, r.tokenRevoked(caller)), nil
+	}, r.tokenRevoked(caller))
 }
 
 // Email is the resolver for the email field.
