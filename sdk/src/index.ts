@@ -7,7 +7,6 @@ import { subscribe, type SubscribeSessionsHandlers, type SubscribeSessionsOption
 
 export { CALLBACK_TOLERANCE_SECONDS, CallbackError, signCallback, verifyCallback } from "./callback";
 export { LiveError, VitolaError } from "./errors";
-export { backoffDelay } from "./live";
 export type { LiveStatus, RetryOptions, SubscribeSessionsHandlers, SubscribeSessionsOptions } from "./live";
 export type { CallbackCrypto, CallbackErrorCode, CallbackEvent, CallbackEventType, VerifyCallbackOptions } from "./callback";
 
