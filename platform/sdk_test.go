@@ -45,7 +45,9 @@ func TestSDKConsumers(t *testing.T) {
 			Status int
 			Code   string
 		}
-		UseSessions string
+		UseSessions       string
+		UseLiveSessions   string
+		SubscribeSessions string
 	}
 	var seen map[string]consumer
 	sdktest.RunScript(t, filepath.Join("test", "consumers", "run.mjs"), []string{
@@ -64,8 +66,10 @@ func TestSDKConsumers(t *testing.T) {
 			t.Errorf("%s: %d sessions, want 3", name, len(c.Sessions))
 		case c.NotFound.Status != 404 || c.NotFound.Code != "business_not_found":
 			t.Errorf("%s: an unknown venue gave %+v, want a VitolaError 404 business_not_found", name, c.NotFound)
-		case c.UseSessions != "function":
-			t.Errorf("%s: @vitola/sdk/react's useSessions is a %q", name, c.UseSessions)
+		case c.UseSessions != "function" || c.UseLiveSessions != "function":
+			t.Errorf("%s: @vitola/sdk/react's useSessions is a %q, useLiveSessions a %q", name, c.UseSessions, c.UseLiveSessions)
+		case c.SubscribeSessions != "function,function,function":
+			t.Errorf("%s: subscribeSessions, the client's and a handler are %q", name, c.SubscribeSessions)
 		}
 		for _, s := range c.Sessions {
 			if !strings.HasPrefix(s.ID, "ses_") || strings.TrimSpace(s.User) == "" || !strings.HasSuffix(s.CreatedAt, "Z") {

@@ -1,5 +1,6 @@
-// The website widget: shows a venue's recent public sessions through the SDK.
-// Everything from the API is written with textContent, never as HTML.
+// The website widget: shows a venue's recent public sessions through the SDK,
+// and in live mode (data-live="true") each new session as it starts, without
+// reloading. Everything from the API is written with textContent, never as HTML.
 import { createClient } from "./vitola-sdk.js";
 
 const root = document.getElementById("vitola-sessions");
@@ -23,10 +24,26 @@ function element(tag, className, text) {
   return el;
 }
 
+// In live mode the list is the newest sessions of the page and the stream,
+// each once (the stream may repeat one the page has), at most `limit`.
+function merge(add, current, limit) {
+  const seen = new Set();
+  return [...add, ...current]
+    .filter((s) => !seen.has(s.id) && seen.add(s.id))
+    .sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0))
+    .slice(0, limit);
+}
+
+// Why live updates stopped for good, once they have: it stays shown.
+let liveStopped = "";
+
+const liveLabels = { connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting…", closed: "Offline" };
+
 function render(sessions) {
   list.replaceChildren();
   for (const s of sessions) {
     const li = element("li", "vitola-session" + (s.featured ? " featured" : ""));
+    li.dataset.id = s.id;
     li.append(element("span", "user", s.user.displayName));
     if (s.cigar) li.append(element("span", "cigar", [s.cigar.brandName, s.cigar.name].filter(Boolean).join(" ")));
     if (s.rating !== undefined && s.rating !== null) li.append(element("span", "rating", `rated ${s.rating}`));
@@ -35,7 +52,8 @@ function render(sessions) {
     li.append(when);
     list.append(li);
   }
-  show(sessions.length ? "" : "No sessions yet.");
+  if (liveStopped) show(liveStopped, true);
+  else show(sessions.length ? "" : "No sessions yet.");
 }
 
 async function main() {
@@ -46,8 +64,37 @@ async function main() {
     return;
   }
   const client = createClient({ baseUrl: setting("api") || location.origin, apiKey });
+  const limit = Number(setting("limit")) || 10;
+  let sessions = [];
+  let loaded = false;
+  if (["true", "1"].includes(setting("live"))) {
+    // Subscribed before the page is read, so that no session started in
+    // between is missed; sessions that arrive first wait for the page.
+    const badge = element("span", "live", liveLabels.connecting);
+    root.querySelector("h2").append(" ", badge);
+    client.subscribeSessions(
+      { businessType: "venue", businessId: venue },
+      {
+        onSession: (s) => {
+          sessions = merge([s], sessions, limit);
+          if (loaded) render(sessions);
+        },
+        onStatus: (state) => {
+          root.dataset.liveStatus = state;
+          badge.textContent = liveLabels[state];
+        },
+        onError: (err) => {
+          if (err.willRetry) return;
+          liveStopped = `Live updates stopped: ${err.message}`;
+          show(liveStopped, true);
+        },
+      },
+    );
+  }
   try {
-    render(await client.getSessions({ businessType: "venue", businessId: venue, limit: Number(setting("limit")) || 10 }));
+    sessions = merge(sessions, await client.getSessions({ businessType: "venue", businessId: venue, limit }), limit);
+    loaded = true;
+    render(sessions);
   } catch (err) {
     // A key used from an origin it does not list is refused by the API, and the
     // browser reports that as a network error with no details.

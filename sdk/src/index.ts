@@ -2,7 +2,12 @@
 // or a brand, for the business's own website; and, for servers, the verifying
 // of Vitola's signed fulfillment callbacks. No runtime dependencies.
 
+import { VitolaError } from "./errors";
+import { subscribe, type SubscribeSessionsHandlers, type SubscribeSessionsOptions } from "./live";
+
 export { CALLBACK_TOLERANCE_SECONDS, CallbackError, signCallback, verifyCallback } from "./callback";
+export { LiveError, VitolaError } from "./errors";
+export type { LiveStatus, RetryOptions, SubscribeSessionsHandlers, SubscribeSessionsOptions } from "./live";
 export type { CallbackCrypto, CallbackErrorCode, CallbackEvent, CallbackEventType, VerifyCallbackOptions } from "./callback";
 
 /** A business whose feed you read. */
@@ -73,18 +78,6 @@ export interface ClientOptions {
   fetch?: typeof fetch;
 }
 
-/** An error answer of the API, with its HTTP status and stable error code. */
-export class VitolaError extends Error {
-  readonly status: number;
-  readonly code: string;
-  constructor(status: number, code: string, message: string) {
-    super(message);
-    this.name = "VitolaError";
-    this.status = status;
-    this.code = code;
-  }
-}
-
 /** The label shown for a user with no name at all. */
 export const ANONYMOUS_LABEL = "Vitola member";
 
@@ -112,6 +105,11 @@ export interface VitolaClient {
   getSessions(options: GetSessionsOptions): Promise<Session[]>;
   /** The sessions with the page's metadata. */
   getSessionsPage(options: GetSessionsOptions): Promise<{ data: Session[]; meta: SessionsMeta }>;
+  /**
+   * The business's new sessions as they start, until the returned function is
+   * called: see subscribeSessions.
+   */
+  subscribeSessions(options: SubscribeSessionsOptions, handlers: SubscribeSessionsHandlers): () => void;
 }
 
 /** Makes a client for the API at baseUrl. */
@@ -153,5 +151,29 @@ export function createClient(options: ClientOptions): VitolaClient {
   return {
     getSessionsPage,
     getSessions: async (o) => (await getSessionsPage(o)).data,
+    subscribeSessions: (o, handlers) =>
+      subscribe(
+        {
+          base,
+          apiKey: options.apiKey,
+          fetch: doFetch,
+          displayName: normalizeDisplayName,
+          // The feed's page is at most 100 sessions: more missed than that
+          // during one outage are not read back.
+          getSince: async (from, signal) => (await getSessionsPage({ businessType: o.businessType, businessId: o.businessId, from, limit: 100, signal })).data,
+        },
+        o,
+        handlers,
+      ),
   };
+}
+
+/**
+ * A business's new public sessions as they start (the graph's sessionStarted
+ * subscription over GraphQL over SSE), each once, with reconnects and
+ * back-off; returns the function that ends it. The same as
+ * createClient(options).subscribeSessions(options, handlers).
+ */
+export function subscribeSessions(options: ClientOptions & SubscribeSessionsOptions, handlers: SubscribeSessionsHandlers): () => void {
+  return createClient(options).subscribeSessions(options, handlers);
 }

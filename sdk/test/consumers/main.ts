@@ -3,8 +3,8 @@
 // (esm/, compiled to import), so the same code goes through both halves of the
 // package's exports. It reads a venue's feed from the server named by the
 // environment and prints what it saw as one JSON line.
-import { createClient, VitolaError, type GetSessionsOptions, type Session } from "@vitola/sdk";
-import { useSessions, type UseSessionsOptions, type UseSessionsResult } from "@vitola/sdk/react";
+import { createClient, LiveError, subscribeSessions, VitolaError, type GetSessionsOptions, type LiveStatus, type Session, type SubscribeSessionsHandlers } from "@vitola/sdk";
+import { useLiveSessions, useSessions, type UseLiveSessionsOptions, type UseLiveSessionsResult, type UseSessionsOptions, type UseSessionsResult } from "@vitola/sdk/react";
 
 function env(name: string): string {
   const value = process.env[name];
@@ -33,11 +33,20 @@ async function main(): Promise<void> {
   );
   // The hook's types (calling it needs a React renderer).
   const hook: (o: UseSessionsOptions) => UseSessionsResult = useSessions;
+  const liveHook: (o: UseLiveSessionsOptions) => UseLiveSessionsResult = useLiveSessions;
+  // The live API's types: a status, and an error that says whether it retries.
+  const handlers: SubscribeSessionsHandlers = {
+    onSession: (s: Session) => void s.id,
+    onStatus: (status: LiveStatus) => void status,
+    onError: (err: LiveError) => void (err.willRetry && err instanceof VitolaError),
+  };
   console.log(
     JSON.stringify({
       sessions: sessions.map((s) => ({ id: s.id, user: s.user.displayName, createdAt: s.createdAt })),
       notFound: missing instanceof VitolaError ? { status: missing.status, code: missing.code } : String(missing),
       useSessions: typeof hook,
+      useLiveSessions: typeof liveHook,
+      subscribeSessions: [typeof subscribeSessions, typeof vitola.subscribeSessions, typeof handlers.onSession].join(","),
     }),
   );
 }
