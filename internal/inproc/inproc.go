@@ -46,17 +46,22 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		w.status = http.StatusOK
 	}
 	body := &Body{buf: w.buf}
+	return response(r, w.status, w.header, body, int64(body.Len())), nil
+}
+
+// response is the answer a client of the transport gets, as from a server.
+func response(r *http.Request, status int, header http.Header, body io.ReadCloser, length int64) *http.Response {
 	return &http.Response{
-		StatusCode:    w.status,
-		Status:        strconv.Itoa(w.status) + " " + http.StatusText(w.status),
+		StatusCode:    status,
+		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        w.header,
+		Header:        header,
 		Body:          body,
-		ContentLength: int64(body.Len()),
+		ContentLength: length,
 		Request:       r,
-	}, nil
+	}
 }
 
 // Body is a response body in memory. Close hands its buffer back for reuse:
@@ -154,17 +159,7 @@ func stream(h http.Handler, r *http.Request) *http.Response {
 		h.ServeHTTP(w, r)
 	}()
 	<-w.ready
-	return &http.Response{
-		StatusCode:    w.status,
-		Status:        strconv.Itoa(w.status) + " " + http.StatusText(w.status),
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        w.sent,
-		Body:          pr,
-		ContentLength: -1,
-		Request:       r,
-	}
+	return response(r, w.status, w.sent, pr, -1)
 }
 
 // streamWriter hands what a handler writes to a pipe.
