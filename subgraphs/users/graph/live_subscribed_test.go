@@ -1,11 +1,14 @@
 package graph_test
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/vitolahq/vitola/internal/bus"
 	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
+	"github.com/vitolahq/vitola/subgraphs/users/oauth"
 	"github.com/vitolahq/vitola/subgraphs/users/sqlstore"
 )
 
@@ -25,6 +28,36 @@ func TestAnsweredMeansSubscribed(t *testing.T) {
 			}
 			s.cancel()
 			r.waitSubscribed(0)
+		}
+	})
+}
+
+// TestMySmokeSessionStartedRevokedBeforeListening: a token revoked before
+// its stream listened (its revocation event gone already, as when another
+// replica published it), while this replica's cached verdict still says
+// live, ends the stream at once rather than at the next recheck.
+func TestMySmokeSessionStartedRevokedBeforeListening(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		st := openStore(t, db)
+		r := newReplica(t, st, bus.NewLocal(0))
+		ana := newUser(t, st, "Ana", false)
+		for try := 0; ; try++ {
+			g := newGrant(t, st, ana, "sessions:read")
+			warmed := time.Now()
+			r.query("router", g.id, `{ me { id } }`, nil) // the verdict "live" is cached
+			if err := st.RevokeAccessToken(context.Background(), g.id.TokenID, time.Now().Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			s := r.subscribe(g.id, mySessionsQ, nil)
+			got := s.next(t)
+			if got.code() == "UNAUTHENTICATED" && time.Since(warmed) >= oauth.RevocationCacheTTL && try < 5 {
+				continue // a busy machine: the cached verdict expired first, as it may
+			}
+			if got.code() != "TOKEN_REVOKED" {
+				t.Fatalf("first event %s %+v, want TOKEN_REVOKED", got.Data, got.Errors)
+			}
+			s.ended(t)
+			break
 		}
 	})
 }
