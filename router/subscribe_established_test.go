@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,4 +66,32 @@ func TestSubscriptionAnsweredOnceUpstreamIs(t *testing.T) {
 		t.Fatalf("event %q (%s), want next", ev.event, ev.data)
 	}
 	sameJSON(t, ev.data, `{"data":{"sessionStarted":{"id":"s1","venue":"v1","cigar":{"id":"c1","name":"Cigar c1"}}}}`)
+}
+
+// TestSubscriptionUpstreamMustBeSSE: a composition whose subscriptions would
+// stream to the router over a WebSocket is refused when loaded (the router
+// could not tell when a subscription is established), with the subgraph named.
+func TestSubscriptionUpstreamMustBeSSE(t *testing.T) {
+	for _, tt := range []struct {
+		protocol string
+		ok       bool
+	}{
+		{"GRAPHQL_SUBSCRIPTION_PROTOCOL_SSE_POST", true},
+		{"GRAPHQL_SUBSCRIPTION_PROTOCOL_SSE", true},
+		{"GRAPHQL_SUBSCRIPTION_PROTOCOL_WS", false},
+	} {
+		var rc map[string]any
+		if err := json.Unmarshal(compositionConfig(t, "subscription"), &rc); err != nil {
+			t.Fatal(err)
+		}
+		for _, ds := range rc["engineConfig"].(map[string]any)["datasourceConfigurations"].([]any) {
+			sub := ds.(map[string]any)["customGraphql"].(map[string]any)["subscription"].(map[string]any)
+			sub["protocol"] = tt.protocol
+		}
+		raw, _ := json.Marshal(rc)
+		_, err := router.LoadComposed(raw, nil)
+		if (err == nil) != tt.ok || err != nil && !strings.Contains(err.Error(), "subgraph sessions streams its subscriptions over") {
+			t.Errorf("%s: %v", tt.protocol, err)
+		}
+	}
 }
