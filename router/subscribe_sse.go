@@ -26,7 +26,7 @@ const MediaEventStream = "text/event-stream"
 type framing struct {
 	protocol    string // the metrics' label
 	contentType string
-	open        []byte // sent at once: the client knows it is subscribed
+	open        []byte // sent once the source listens: the client knows it is subscribed
 	beat        []byte
 	next        func(payload []byte) [][]byte
 	complete    []byte
