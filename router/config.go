@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/wundergraph/cosmo/router/gen/proto/wg/cosmo/common"
 	nodev1 "github.com/wundergraph/cosmo/router/gen/proto/wg/cosmo/node/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 )
@@ -64,6 +65,9 @@ func LoadComposed(raw []byte, overrides map[string]string) (*Composed, error) {
 				sub.Url = ds.CustomGraphql.Fetch.Url
 			}
 		}
+		if err := sseSubscriptions(name, ds); err != nil {
+			return nil, err
+		}
 		if key := ds.GetCustomGraphql().GetUpstreamSchema().GetKey(); key != "" {
 			c.SubgraphSDLs = append(c.SubgraphSDLs, ec.StringStorage[key])
 		}
@@ -75,6 +79,23 @@ func LoadComposed(raw []byte, overrides map[string]string) (*Composed, error) {
 		c.ClientSchema = ec.GraphqlSchema
 	}
 	return c, nil
+}
+
+// sseSubscriptions refuses a subgraph with subscriptions that it would
+// stream to the router over anything but SSE: the router answers a client
+// once its upstream SSE response has arrived (signalUpstream), which a
+// WebSocket upstream, shared by many subscriptions, never signals.
+func sseSubscriptions(name string, ds *nodev1.DataSourceConfiguration) error {
+	subscribes := slices.ContainsFunc(ds.RootNodes, func(n *nodev1.TypeField) bool { return n.TypeName == "Subscription" })
+	if !subscribes {
+		return nil
+	}
+	switch p := ds.GetCustomGraphql().GetSubscription().GetProtocol(); p {
+	case common.GraphQLSubscriptionProtocol_GRAPHQL_SUBSCRIPTION_PROTOCOL_SSE_POST, common.GraphQLSubscriptionProtocol_GRAPHQL_SUBSCRIPTION_PROTOCOL_SSE:
+		return nil
+	default:
+		return fmt.Errorf("subgraph %s streams its subscriptions over %s: the router needs SSE (graph.yaml: subscription protocol sse_post)", name, p)
+	}
 }
 
 // CallerHeader carries a digest of the caller's identity on every fetch to a

@@ -26,8 +26,14 @@ import (
 // The data sources keep the factory's fetch configuration (URL, headers,
 // upstream schema); only their metadata is made anew.
 func withFederationMetadata(ctx context.Context, client *http.Client, rc *nodev1.RouterConfig, built []plan.DataSource) ([]plan.DataSource, error) {
+	base := client.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	streaming := *client
+	streaming.Transport = signalUpstream{base}
 	sub := graphql_datasource.NewGraphQLSubscriptionClient(ctx,
-		graphql_datasource.WithUpgradeClient(client), graphql_datasource.WithStreamingClient(client))
+		graphql_datasource.WithUpgradeClient(client), graphql_datasource.WithStreamingClient(&streaming))
 	factory, err := graphql_datasource.NewFactory(ctx, client, sub)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ package router
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -186,7 +187,10 @@ type ending struct {
 // (resolve.SubscriptionResponseWriter), a protocol's sender takes them out.
 type sub struct {
 	events chan []byte
-	end    chan ending // holds the first ending only
+	end    chan ending   // holds the first ending only
+	ended  chan struct{} // closed with the first ending
+	up     chan struct{} // closed once its upstream stream is established
+	upOnce sync.Once
 	once   sync.Once
 	buf    bytes.Buffer // the event being written, under the engine's lock
 	stop   func()       // unsubscribes, releases the key's count; idempotent
@@ -196,10 +200,55 @@ type sub struct {
 var _ resolve.SubscriptionResponseWriter = (*sub)(nil)
 
 func newSub(buffer int, tel *telemetry.Telemetry) *sub {
-	return &sub{events: make(chan []byte, buffer), end: make(chan ending, 1), stop: func() {}, tel: tel}
+	return &sub{events: make(chan []byte, buffer), end: make(chan ending, 1), ended: make(chan struct{}),
+		up: make(chan struct{}), stop: func() {}, tel: tel}
 }
 
-func (s *sub) finish(e ending) { s.once.Do(func() { s.end <- e }) }
+func (s *sub) finish(e ending) {
+	s.once.Do(func() {
+		s.end <- e
+		close(s.ended)
+	})
+}
+
+// upstreamUp marks the subscription's upstream stream established: the
+// owning subgraph has answered, which it does once its resolver listens.
+func (s *sub) upstreamUp() { s.upOnce.Do(func() { close(s.up) }) }
+
+// upstreamKey carries a subscription's upstreamUp to the transport of its
+// upstream request (signalUpstream), through the engine's contexts.
+type upstreamKey struct{}
+
+// signalUpstream tells a subscription that its upstream stream is
+// established when the subgraph's response (its headers) arrives: the
+// engine's SSE client connects synchronously but says so to no one. It wraps
+// the engine's streaming client only.
+type signalUpstream struct{ base http.RoundTripper }
+
+func (t signalUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := t.base.RoundTrip(r)
+	if up, ok := r.Context().Value(upstreamKey{}).(func()); ok {
+		up() // a failure too: the engine reports it to the subscription
+	}
+	return res, err
+}
+
+// established waits until s's upstream stream is established, s has ended
+// (a refusal, a failure to connect: its ending says so), or the wait is
+// over: the protocols tell their client it is subscribed only then, so that
+// nothing published after that is missed.
+func (rt *Router) established(ctx context.Context, s *sub) {
+	t := time.NewTimer(rt.timeout)
+	defer t.Stop()
+	select {
+	case <-s.up:
+	case <-s.ended:
+	case <-ctx.Done():
+	case <-rt.live.closing:
+	case <-t.C:
+		rt.log.Warn().Dur("waited", rt.timeout).Msg("subscription: upstream stream not established in time; the client is told it is subscribed anyway")
+	}
+}
 
 func (s *sub) Write(p []byte) (int, error) { return s.buf.Write(p) }
 
@@ -247,7 +296,8 @@ func (rt *Router) start(base context.Context, a admitted, protocol string) (s *s
 	// The operation's metrics count its start (how long it took to
 	// subscribe), not how long it lives.
 	defer func() { tel.Operation(base, a.req.OperationName, a.measure.Type, refusal != nil, time.Since(a.start)) }()
-	ctx, cancel := context.WithCancel(trust.WithIdentity(base, a.id))
+	s = newSub(rt.live.cfg.SendBuffer, tel)
+	ctx, cancel := context.WithCancel(context.WithValue(trust.WithIdentity(base, a.id), upstreamKey{}, s.upstreamUp))
 	op, err := rt.exec.operation(ctx, a.req.Query, a.req.OperationName, a.req.Variables, false)
 	if err != nil {
 		cancel()
@@ -274,7 +324,6 @@ func (rt *Router) start(base context.Context, a admitted, protocol string) (s *s
 	}
 	tel.SubscriptionActive(protocol, 1)
 	rt.live.open.Add(1)
-	s = newSub(rt.live.cfg.SendBuffer, tel)
 	var stopOnce sync.Once
 	var id resolve.SubscriptionIdentifier
 	s.stop = func() {
@@ -293,6 +342,7 @@ func (rt *Router) start(base context.Context, a admitted, protocol string) (s *s
 		caller = http.Header{CallerHeader: {a.id.Digest()}}
 	}
 	if op.sub == nil { // a query: one event, then complete
+		s.upstreamUp()
 		go func() {
 			qctx, qcancel := context.WithTimeout(ctx, rt.timeout)
 			defer qcancel()
@@ -309,10 +359,12 @@ func (rt *Router) start(base context.Context, a admitted, protocol string) (s *s
 		return s, nil
 	}
 	rctx := rt.exec.context(ctx, op.sub.Response.Response.Info, op.opHash, op.vars, op.remap, caller)
-	// Callers never share a source subscription: the subgraph sees one
-	// caller's identity per stream (mySessions-like fields depend on it).
-	rctx.SubgraphHeadersBuilder = callerHeaders(a.id.Digest())
+	// Subscriptions never share a source: the subgraph sees one caller's
+	// identity per stream (mySessions-like fields depend on it), and each
+	// subscription's own upstream request tells it when it is established
+	// (a second one joining a shared source would not know).
 	id = resolve.SubscriptionIdentifier{ConnectionID: resolve.NewConnectionID(), SubscriptionID: 1}
+	rctx.SubgraphHeadersBuilder = callerHeaders{digest: a.id.Digest(), source: uint64(id.ConnectionID)}
 	if err := rt.exec.resolver.AsyncResolveGraphQLSubscription(rctx, op.sub.Response, s, id); err != nil {
 		s.stop()
 		rt.log.Error().Err(err).Str("operation", a.req.OperationName).Msg("start subscription")
@@ -339,18 +391,22 @@ func (rt *Router) public(op *prepared) bool {
 	return true
 }
 
-// callerHeaders gives a subscription's source the caller's digest, which
-// the engine hashes into the source's identity: two callers' identical
-// subscriptions get a source each.
-type callerHeaders string
+// callerHeaders gives a subscription's source the caller's digest; the
+// engine hashes HashAll into the source's identity, which source makes
+// unique: every subscription gets a source of its own.
+type callerHeaders struct {
+	digest string
+	source uint64
+}
 
 func (c callerHeaders) HeadersForSubgraph(string) (http.Header, uint64) {
-	return http.Header{CallerHeader: {string(c)}}, c.HashAll()
+	return http.Header{CallerHeader: {c.digest}}, c.HashAll()
 }
 
 func (c callerHeaders) HashAll() uint64 {
 	h := fnv.New64a()
-	h.Write([]byte(c))
+	h.Write([]byte(c.digest))
+	binary.Write(h, binary.LittleEndian, c.source)
 	return h.Sum64() | 1 // never 0: 0 means "no headers"
 }
 

@@ -26,7 +26,7 @@ const MediaEventStream = "text/event-stream"
 type framing struct {
 	protocol    string // the metrics' label
 	contentType string
-	open        []byte // sent at once: the client knows it is subscribed
+	open        []byte // sent once the source listens: the client knows it is subscribed
 	beat        []byte
 	next        func(payload []byte) [][]byte
 	complete    []byte
@@ -56,6 +56,9 @@ func (rt *Router) serveStream(w http.ResponseWriter, r *http.Request, a admitted
 		return
 	}
 	defer s.stop()
+	// The client learns it is subscribed from the response: not before the
+	// source listens, or what happens meanwhile would be missed.
+	rt.established(r.Context(), s)
 	// A stream outlives the server's read and write timeouts: clear them,
 	// and bound each write instead. The read deadline matters too: when it
 	// passes, net/http cancels the request's context.

@@ -44,6 +44,9 @@ type liveSubgraph struct {
 	mu      sync.Mutex
 	streams map[*liveStream]bool
 	changed chan struct{} // a stream opened or closed
+	// hold, when set, holds each stream's response (once the stream is
+	// listening) until it is closed: an upstream slow to answer.
+	hold chan struct{}
 }
 
 type liveStream struct {
@@ -81,9 +84,6 @@ func (s *liveSubgraph) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		v, _ := arg.Value.Value(req.Variables)
 		st.venue, _ = v.(string)
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	w.(http.Flusher).Flush()
 	s.mu.Lock()
 	s.streams[st] = true
 	s.mu.Unlock()
@@ -94,6 +94,16 @@ func (s *liveSubgraph) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		s.changed <- struct{}{}
 	}()
+	if s.hold != nil {
+		select {
+		case <-s.hold:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
 	for {
 		select {
 		case ev := <-st.events:

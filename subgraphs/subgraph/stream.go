@@ -1,6 +1,7 @@
 package subgraph
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"sync"
@@ -26,8 +27,59 @@ type sse struct{ transport.SSE }
 func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	// Not every writer has a deadline (the in-process transport's has none).
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-	t.SSE.Do(w, r, exec)
+	hw := &heldWriter{ResponseWriter: w}
+	defer hw.release()
+	t.SSE.Do(hw, r.WithContext(context.WithValue(r.Context(), dispatchedKey{}, hw)), exec)
 }
+
+// heldWriter holds a stream's response back (gqlgen writes the headers and
+// a first comment before it runs the operation) until the operation has
+// been dispatched: a subscription's resolver has subscribed to its events
+// by then. The router answers its client once this response starts, so a
+// client told "subscribed" misses no event published after.
+type heldWriter struct {
+	http.ResponseWriter
+	mu   sync.Mutex
+	done bool         // released: writes go straight through
+	held bytes.Buffer // what was written before
+}
+
+func (w *heldWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		return w.held.Write(p)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *heldWriter) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+// release sends what was held and lets the rest through.
+func (w *heldWriter) release() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	w.done = true
+	if w.held.Len() > 0 {
+		w.ResponseWriter.Write(w.held.Bytes())
+		w.held.Reset()
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *heldWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// dispatchedKey carries a stream's heldWriter to the operation interceptor.
+type dispatchedKey struct{}
 
 // EndStream ends the subscription whose resolver context is ctx with err as
 // its last event, an `event: next` carrying {"errors": [err], "data": null}
@@ -55,7 +107,9 @@ type streamEnd struct {
 // streamErrors lets a subscription end with an error: gqlgen ends a stream
 // when the resolver's channel closes, with no way to say why. The operation
 // interceptor gives each subscription a place for that error (EndStream); the
-// response interceptor sends it once the channel has closed.
+// response interceptor sends it once the channel has closed. The operation
+// interceptor also releases the stream's held response (heldWriter) once
+// the resolver has run.
 type streamErrors struct{}
 
 var (
@@ -71,7 +125,11 @@ func (streamErrors) InterceptOperation(ctx context.Context, next graphql.Operati
 	if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil && oc.Operation.Operation == "subscription" {
 		ctx = context.WithValue(ctx, streamEndKey{}, &streamEnd{})
 	}
-	return next(ctx)
+	h := next(ctx) // a subscription's resolver has subscribed
+	if w, ok := ctx.Value(dispatchedKey{}).(*heldWriter); ok {
+		w.release()
+	}
+	return h
 }
 
 func (streamErrors) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {

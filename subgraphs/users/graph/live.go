@@ -123,19 +123,25 @@ func sessionStartedArgs(ctx context.Context, venue, brand *string) (string, stri
 }
 
 // tokenRevoked ends a connected user's stream when its token is revoked:
-// asked on each revocation event (payload) and every RevocationRecheck (nil).
-// An event about another token costs nothing; otherwise the store answers,
-// uncached on an event (it was published after the revocation committed).
-func (r *Resolver) tokenRevoked(caller trust.Identity) func(ctx context.Context, payload []byte) *gqlerror.Error {
-	return func(ctx context.Context, payload []byte) *gqlerror.Error {
+// asked once the stream listens (fresh), on each revocation event (payload)
+// and every RevocationRecheck (neither). An event about another token costs
+// nothing; otherwise the store answers, uncached when fresh (a revocation
+// whose event was published before the stream listened, which the cached
+// verdict of the subscribe-time check may not know yet) or on an event (it
+// was published after the revocation committed).
+func (r *Resolver) tokenRevoked(caller trust.Identity) endCheck {
+	return func(ctx context.Context, payload []byte, fresh bool) *gqlerror.Error {
 		if caller.TokenID == "" || r.Auth == nil {
 			return nil
 		}
 		var revoked bool
 		var err error
-		if payload == nil {
+		switch {
+		case fresh:
+			revoked, err = r.Auth.Grants.AccessTokenRevoked(ctx, caller.TokenID, caller.FamilyID)
+		case payload == nil:
 			revoked, err = r.Auth.AccessTokenRevoked(ctx, caller.TokenID, caller.FamilyID)
-		} else {
+		default:
 			var ev revocationEvent
 			if json.Unmarshal(payload, &ev) != nil {
 				return nil
@@ -156,12 +162,16 @@ func (r *Resolver) tokenRevoked(caller trust.Identity) func(ctx context.Context,
 	}
 }
 
+// endCheck says whether a stream must end (its error), asked once the stream
+// listens (fresh), on each revocation event (payload) and now and then.
+type endCheck func(ctx context.Context, payload []byte, fresh bool) *gqlerror.Error
+
 // stream runs one subscription: it reads topic from the bus and sends what
 // pick makes of each event (nil: not for this subscriber) until the
 // subscriber leaves, the bus drops it (a slow consumer: its bus buffer fills
 // while the router is not reading), or ended (when set) returns an error.
 func stream[T any](ctx context.Context, r *Resolver, topic string, pick func(payload []byte) *T,
-	ended func(ctx context.Context, payload []byte) *gqlerror.Error) (<-chan *T, error) {
+	ended endCheck) (<-chan *T, error) {
 	if r.Bus == nil {
 		return nil, coded(ctx, "UNAVAILABLE", "live events are not served here")
 	}
@@ -183,6 +193,11 @@ func stream[T any](ctx context.Context, r *Resolver, topic string, pick func(pay
 		if revocations != nil {
 			defer revocations.Close()
 			defer ticker.Stop()
+			// Listening now: what ended before comes from the store.
+			if err := ended(ctx, nil, true); err != nil {
+				subgraph.EndStream(ctx, err)
+				return
+			}
 		}
 		for {
 			select {
@@ -207,12 +222,12 @@ func stream[T any](ctx context.Context, r *Resolver, topic string, pick func(pay
 					subgraph.EndStream(ctx, busEnded(revocations.Err()))
 					return
 				}
-				if err := ended(ctx, p); err != nil {
+				if err := ended(ctx, p, false); err != nil {
 					subgraph.EndStream(ctx, err)
 					return
 				}
 			case <-recheck:
-				if err := ended(ctx, nil); err != nil {
+				if err := ended(ctx, nil, false); err != nil {
 					subgraph.EndStream(ctx, err)
 					return
 				}

@@ -38,8 +38,8 @@ type replica struct {
 }
 
 // waitSubscribed waits until exactly n bus subscriptions are open on the
-// replica (gqlgen answers the SSE request before the resolver subscribes; a
-// stream whose client left closes its subscriptions).
+// replica (a stream whose client left closes its subscriptions a moment
+// later; one answered has subscribed: TestAnsweredMeansSubscribed).
 func (r *replica) waitSubscribed(n int64) {
 	r.t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); r.bus.Stats().Subscribers != n; time.Sleep(5 * time.Millisecond) {
