@@ -391,7 +391,7 @@ func TestSubscriptionOverSSE(t *testing.T) {
 	if _, err := st.next(t); err != io.EOF {
 		t.Fatalf("after complete: %v, want the end of the stream", err)
 	}
-	e.metric(t, `vitola_graphql_subscription_events_total{protocol="sse"} 3`)
+	e.waitMetric(t, `vitola_graphql_subscription_events_total{protocol="sse"} 3`) // counted after the write the client read
 	e.waitMetric(t, `vitola_graphql_subscriptions_active{protocol="sse"} 0`)
 }
 
@@ -540,7 +540,7 @@ func TestSubscriptionOverWebSocket(t *testing.T) {
 	c.send(map[string]any{"type": "complete", "id": "1"})
 	e.sessions.waitStreams(t, 0)
 	e.waitMetric(t, `vitola_graphql_subscriptions_active{protocol="ws"} 0`)
-	e.metric(t, `vitola_graphql_subscription_events_total{protocol="ws"} 2`)
+	e.waitMetric(t, `vitola_graphql_subscription_events_total{protocol="ws"} 2`) // counted after the write the client read
 	// A source that completes completes the client's subscription.
 	c.send(map[string]any{"type": "subscribe", "id": "2", "payload": map[string]any{"query": sessionsByVenue}})
 	e.sessions.waitStreams(t, 1)
@@ -850,7 +850,7 @@ func TestSubscriptionShutdown(t *testing.T) {
 		t.Fatalf("%d after shutdown", resp.StatusCode)
 	}
 	e.waitMetric(t, `vitola_graphql_subscription_drops_total{reason="shutdown"} 2`)
-	e.metric(t, `vitola_graphql_subscriptions_active{protocol="ws"} 0`)
+	e.waitMetric(t, `vitola_graphql_subscriptions_active{protocol="ws"} 0`)
 }
 
 // TestSubscriptionPreflight: a page on a publishable key's origin may send
