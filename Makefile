@@ -40,7 +40,7 @@ RELAY_DEPS := examples/relay/node_modules/.vitola-installed
 DEFER_DEPS := examples/defer/node_modules/.vitola-installed
 SDK_PACK  := .cache/sdk-pack
 
-.PHONY: run test bench-router cosmo-router bench-compare build generate compose tools check-tools clean sdk sdk-package relay-example defer-example widget browser evidence ocr stripe-mock staticcheck lint fuzz
+.PHONY: docs install run test bench-router cosmo-router bench-compare build generate compose tools check-tools clean sdk sdk-package relay-example defer-example widget browser evidence ocr stripe-mock staticcheck lint fuzz
 
 run: build
 	@$(MAKE) --no-print-directory ocr || echo "tesseract could not be installed: fingerprints will carry no OCR text (the platform runs without it)"
@@ -48,6 +48,14 @@ run: build
 
 build:
 	$(GO) build -o bin/vitola ./cmd/vitola
+
+# install puts vitola on the PATH as Go installs commands: into GOBIN, else
+# GOPATH's bin (the docs say ./bin/vitola, which make run builds, throughout).
+install:
+	$(GO) install ./cmd/vitola
+	@dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH)/bin; \
+	echo "installed $$dir/vitola"; \
+	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "add $$dir to your PATH to run it as vitola";; esac
 
 # go test runs through tools/gotest: the same output, then one line of what
 # was skipped and why (plain go test hides skips); its exit status is go test's.
@@ -170,6 +178,11 @@ generate: compose
 	cd subgraphs/venues && $(GO) tool gqlgen generate --config gqlgen.yml
 	cd subgraphs/payments && $(GO) tool gqlgen generate --config gqlgen.yml
 	cd subgraphs/matching && $(GO) tool gqlgen generate --config gqlgen.yml
+
+# docs writes the reference pages generated from the code (docs/reference:
+# every command, flag and environment variable); a test fails while one is stale.
+docs:
+	VITOLA_UPDATE=1 $(GO) test -count=1 -run '^TestReferenceDocs$$' ./cmd/vitola
 
 # evidence rebuilds the demo band evidence (rendered demo bands, fingerprinted)
 # after the renderer or the fingerprint changes. A test fails while it is stale.

@@ -233,7 +233,7 @@ func (s *Service) ListKeys(ctx context.Context) ([]Key, error) { return s.store.
 
 // RevokeKey revokes a key by its ID or by the plain key itself.
 func (s *Service) RevokeKey(ctx context.Context, idOrKey string) error {
-	id, err := keyID(idOrKey)
+	id, err := KeyID(idOrKey)
 	if err != nil {
 		return err
 	}
@@ -246,7 +246,7 @@ func (s *Service) SetKeyLimits(ctx context.Context, idOrKey string, l Limits) er
 	if l.RPS < 0 || l.CostPerMinute < 0 {
 		return ErrBadLimit
 	}
-	id, err := keyID(idOrKey)
+	id, err := KeyID(idOrKey)
 	if err != nil {
 		return err
 	}
@@ -266,8 +266,9 @@ func (s *Service) FindKey(ctx context.Context, idOrKey string) (Key, error) {
 	return sk.Key, nil
 }
 
-// keyID is the ID of a key named by its ID or by the key itself.
-func keyID(idOrKey string) (string, error) {
+// KeyID is the ID of a key named by its ID or by the key itself: what a
+// command prints back, never the key.
+func KeyID(idOrKey string) (string, error) {
 	if strings.HasPrefix(idOrKey, keyPrefix) || strings.HasPrefix(idOrKey, publishablePrefix) {
 		id, _, err := parseKey(idOrKey)
 		return id, err

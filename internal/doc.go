@@ -2,8 +2,8 @@
 // (errors, IDs, secrets, stores, tokens, logs). Go lets only this module import
 // them, so the root of the repository shows the parts and nothing else.
 //
-// A helper is added as a subpackage here and listed in README's Architecture
-// table; layout_test.go fails until it is. A package meant for code outside the
+// A helper is added as a subpackage here and listed in the table of folders
+// of docs/internals/architecture.md; layout_test.go fails until it is. A package meant for code outside the
 // module does not belong here: it lives beside the part that owns it and says
 // so in its doc comment.
 package internal

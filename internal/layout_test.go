@@ -13,15 +13,18 @@ import (
 // (tools' caches, build output, local data, installed npm packages).
 var notSource = map[string]bool{"bin": true, "data": true, "node_modules": true}
 
+// architecturePage holds the table of folders, under its "## Folders" heading.
+const architecturePage = "docs/internals/architecture.md"
+
 // TestLayoutTableListsEveryPackage keeps the root readable: every folder at the
 // root that holds Go code, and every package under internal/, must be listed in
-// README's Architecture table, and everything the table lists must exist.
+// the architecture page's table of folders, and everything it lists must exist.
 func TestLayoutTableListsEveryPackage(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed := layoutTable(t, filepath.Join(root, "README.md"))
+	listed := layoutTable(t, filepath.Join(root, architecturePage))
 
 	var found []string
 	entries, err := os.ReadDir(root)
@@ -48,7 +51,7 @@ func TestLayoutTableListsEveryPackage(t *testing.T) {
 
 	for _, f := range found {
 		if !listed[f] {
-			t.Errorf("%s holds Go code but README's Architecture table does not list it: add a row (a shared helper belongs under internal/)", f)
+			t.Errorf("%s holds Go code but "+architecturePage+"'s table of folders does not list it: add a row (a shared helper belongs under internal/)", f)
 		}
 	}
 	foundSet := map[string]bool{}
@@ -65,22 +68,22 @@ func TestLayoutTableListsEveryPackage(t *testing.T) {
 	}
 	sort.Strings(stale)
 	for _, l := range stale {
-		t.Errorf("README's Architecture table lists %s, which does not exist: remove or fix the row", l)
+		t.Errorf("%s's table of folders lists %s, which does not exist: remove or fix the row", architecturePage, l)
 	}
 }
 
 // layoutTable reads the folders named in the first column of the tables under
-// README's "## Architecture" heading.
-func layoutTable(t *testing.T, readme string) map[string]bool {
+// the page's "## Folders" heading.
+func layoutTable(t *testing.T, page string) map[string]bool {
 	t.Helper()
-	b, err := os.ReadFile(readme)
+	b, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(b)
-	start := strings.Index(text, "\n## Architecture\n")
+	start := strings.Index(text, "\n## Folders\n")
 	if start < 0 {
-		t.Fatal(`README.md has no "## Architecture" section`)
+		t.Fatalf(`%s has no "## Folders" section`, architecturePage)
 	}
 	section := text[start+1:]
 	if end := strings.Index(section[3:], "\n## "); end >= 0 {
@@ -98,7 +101,7 @@ func layoutTable(t *testing.T, readme string) map[string]bool {
 		}
 	}
 	if len(listed) == 0 {
-		t.Fatal("README's Architecture section has no table of folders")
+		t.Fatalf("%s's Folders section has no table of folders", architecturePage)
 	}
 	return listed
 }

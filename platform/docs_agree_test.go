@@ -26,15 +26,19 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"
 )
 
-// One truth for every limit and error code: the code is the source; README's
-// tables and the OpenAPI documents are held to it here (and the live routes
+// One truth for every limit and error code: the code is the source; the
+// reference pages' tables (docs/reference/errors.md and limits.md) and the
+// OpenAPI documents are held to it here (and the live routes
 // to the documents by TestOpenAPIMatchesResponses).
 
-var update = flag.Bool("update", false, "rewrite README's generated tables from the code")
+var update = flag.Bool("update", false, "rewrite the reference pages' generated tables from the code")
 
-const readmePath = "../README.md"
+const (
+	errorsPage = "../docs/reference/errors.md"
+	limitsPage = "../docs/reference/limits.md"
+)
 
-// errorTableHeader heads README's table of every REST error code.
+// errorTableHeader heads the errors page's table of every REST error code.
 const errorTableHeader = "| code | statuses | when |"
 
 // graphqlBodyLimit is /graphql's body limit, the router's default
@@ -46,24 +50,24 @@ func bodyLimits() []restshim.BodyLimit {
 }
 
 func TestDocsAgreeWithCode(t *testing.T) {
-	readme, err := os.ReadFile(readmePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(readme)
+	text, limitsText := readPage(t, errorsPage), readPage(t, limitsPage)
 	api := loadDoc(t, "openapi.yaml", schema.OpenAPI, "")
 	pay := loadDoc(t, "payments-openapi.yaml", schema.PaymentsOpenAPI, "")
 
-	t.Run("README's generated body limits", func(t *testing.T) {
-		fresh := regenerate(t, text)
-		if *update {
-			if err := os.WriteFile(readmePath, []byte(fresh), 0o644); err != nil {
-				t.Fatal(err)
+	t.Run("generated body limits", func(t *testing.T) {
+		for _, p := range []struct{ path, text, fresh string }{
+			{errorsPage, text, regenerate413(t, text)},
+			{limitsPage, limitsText, regenerateLimits(t, limitsText)},
+		} {
+			if *update {
+				if err := os.WriteFile(p.path, []byte(p.fresh), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
 			}
-			return
-		}
-		if fresh != text {
-			t.Errorf("README's body limits are not the code's: run `go test ./platform -run TestDocsAgreeWithCode -update`\n%s", firstDifference(text, fresh))
+			if p.fresh != p.text {
+				t.Errorf("%s: the body limits are not the code's: run `go test ./platform -run TestDocsAgreeWithCode -update`\n%s", p.path, firstDifference(p.text, p.fresh))
+			}
 		}
 	})
 
@@ -114,7 +118,7 @@ func TestDocsAgreeWithCode(t *testing.T) {
 		}
 	})
 
-	t.Run("README's GraphQL limits", func(t *testing.T) {
+	t.Run("GraphQL limits", func(t *testing.T) {
 		d := limits.Defaults()
 		want := map[string]int{"depth": d.MaxDepth, "aliases": d.MaxAliases, "root fields": d.MaxRootFields, "cost": d.MaxCost,
 			"page size": d.MaxPageSize, "nodes": d.MaxNodes, "repeats": d.MaxRepeats, "definitions": d.MaxDefinitions,
@@ -122,21 +126,21 @@ func TestDocsAgreeWithCode(t *testing.T) {
 			"tokens": d.MaxTokens, "nesting": d.MaxNesting}
 		row := regexp.MustCompile(`(?m)^\| ([a-z ]+) \| ([0-9,]+)[^|]* \| `)
 		seen := 0
-		for _, table := range tablesAfter(text, "| limit | maximum | how it is measured |") {
+		for _, table := range tablesAfter(limitsText, "| limit | maximum | how it is measured |") {
 			for _, m := range row.FindAllStringSubmatch(table, -1) {
 				n, ok := want[m[1]]
 				if !ok {
-					t.Errorf("README's GraphQL limits: %q is no limit of router/limits", m[1])
+					t.Errorf("limits page's GraphQL limits: %q is no limit of router/limits", m[1])
 					continue
 				}
 				seen++
 				if got, _ := strconv.Atoi(strings.ReplaceAll(m[2], ",", "")); got != n {
-					t.Errorf("README's GraphQL limits: %s is %s, router/limits says %d", m[1], m[2], n)
+					t.Errorf("limits page's GraphQL limits: %s is %s, router/limits says %d", m[1], m[2], n)
 				}
 			}
 		}
 		if seen != len(want) {
-			t.Errorf("README's GraphQL limits: %d rows, want %d (%v)", seen, len(want), slices.Sorted(maps.Keys(want)))
+			t.Errorf("limits page's GraphQL limits: %d rows, want %d (%v)", seen, len(want), slices.Sorted(maps.Keys(want)))
 		}
 	})
 
@@ -162,8 +166,8 @@ func TestDocsAgreeWithCode(t *testing.T) {
 		}
 	})
 
-	t.Run("README's image and header limits", func(t *testing.T) {
-		// Each phrase of README's error tables that names a limit, as the
+	t.Run("image and header limits", func(t *testing.T) {
+		// Each phrase of the errors page's tables that names a limit, as the
 		// code's constants make it.
 		for _, phrase := range []string{
 			"header fields over " + jsonbody.Size(platform.MaxHeaderBytes),
@@ -174,16 +178,16 @@ func TestDocsAgreeWithCode(t *testing.T) {
 			fmt.Sprintf("no image, more than %d, or both", imagefetch.MaxURLs),
 		} {
 			if !strings.Contains(text, phrase) {
-				t.Errorf("README does not say %q", phrase)
+				t.Errorf("%s does not say %q", errorsPage, phrase)
 			}
 		}
 	})
 
 	codes := errorCodes(t)
-	t.Run("README's error codes", func(t *testing.T) {
+	t.Run("error codes", func(t *testing.T) {
 		tables := tablesAfter(text, errorTableHeader)
 		if len(tables) != 1 {
-			t.Fatalf("README has %d tables of error codes (%s), want 1", len(tables), errorTableHeader)
+			t.Fatalf("the errors page has %d tables of error codes (%s), want 1", len(tables), errorTableHeader)
 		}
 		documented := map[string]map[int]bool{}
 		for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| ([0-9, ]+) \\|").FindAllStringSubmatch(tables[0], -1) {
@@ -195,23 +199,23 @@ func TestDocsAgreeWithCode(t *testing.T) {
 		}
 		for code, statuses := range codes {
 			if documented[code] == nil {
-				t.Errorf("README's error codes lack `%s` (%v), which %s answers", code, slices.Sorted(maps.Keys(statuses)), firstSite(statuses))
+				t.Errorf("the errors page lack `%s` (%v), which %s answers", code, slices.Sorted(maps.Keys(statuses)), firstSite(statuses))
 				continue
 			}
 			for status := range statuses {
 				if !documented[code][status] {
-					t.Errorf("README's error codes: `%s` lacks status %d, which %s answers", code, status, statuses[status][0])
+					t.Errorf("the errors page: `%s` lacks status %d, which %s answers", code, status, statuses[status][0])
 				}
 			}
 			for status := range documented[code] {
 				if statuses[status] == nil {
-					t.Errorf("README's error codes: `%s` with status %d is answered nowhere", code, status)
+					t.Errorf("the errors page: `%s` with status %d is answered nowhere", code, status)
 				}
 			}
 		}
 		for code := range documented {
 			if codes[code] == nil {
-				t.Errorf("README's error codes: `%s` is answered nowhere", code)
+				t.Errorf("the errors page: `%s` is answered nowhere", code)
 			}
 		}
 	})
@@ -300,21 +304,31 @@ func firstDifference(a, b string) string {
 	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
 	for i := range min(len(al), len(bl)) {
 		if al[i] != bl[i] {
-			return fmt.Sprintf("line %d:\n  README: %s\n  code:   %s", i+1, al[i], bl[i])
+			return fmt.Sprintf("line %d:\n  page: %s\n  code: %s", i+1, al[i], bl[i])
 		}
 	}
-	return fmt.Sprintf("README has %d lines, the code's %d", len(al), len(bl))
+	return fmt.Sprintf("the page has %d lines, the code's %d", len(al), len(bl))
 }
 
-// The generated parts of README: the JSON bodies table's 413 row, and the
-// table of every route's body limit between its markers.
+// The generated parts of the reference pages: the JSON bodies table's 413
+// row (errors), and the table of every route's body limit between its
+// markers (limits).
 const (
 	limitsBegin = "<!-- body limits: generated from rest-shim's BodyLimits and router/limits by `go test ./platform -run TestDocsAgreeWithCode -update`; do not edit -->"
 	limitsEnd   = "<!-- end of body limits -->"
 	row413      = "| 413 | `body_too_large` |"
 )
 
-func regenerate(t *testing.T, text string) string {
+func readPage(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func regenerate413(t *testing.T, text string) string {
 	t.Helper()
 	ls := bodyLimits()
 	// The 413 row: the API's limits, smallest first, with their routes.
@@ -328,7 +342,7 @@ func regenerate(t *testing.T, text string) string {
 	for _, n := range slices.Sorted(maps.Keys(sizes)) {
 		parts = append(parts, jsonbody.Size(n)+" ("+strings.Join(sizes[n], ", ")+")")
 	}
-	row := row413 + " the body is over the route's limit: " + strings.Join(parts, ", ") + "; the payments origin's and `/graphql`'s in Body limits below |"
+	row := row413 + " the body is over the route's limit: " + strings.Join(parts, ", ") + "; the payments origin's and `/graphql`'s in [limits](limits.md#request-bodies) |"
 	lines := strings.Split(text, "\n")
 	found := 0
 	for i, l := range lines {
@@ -338,10 +352,14 @@ func regenerate(t *testing.T, text string) string {
 		}
 	}
 	if found != 1 {
-		t.Fatalf("README has %d rows starting %q, want 1", found, row413)
+		t.Fatalf("%s has %d rows starting %q, want 1", errorsPage, found, row413)
 	}
-	text = strings.Join(lines, "\n")
+	return strings.Join(lines, "\n")
+}
 
+func regenerateLimits(t *testing.T, text string) string {
+	t.Helper()
+	ls := bodyLimits()
 	var b strings.Builder
 	b.WriteString(limitsBegin + "\n\n| origin | route | largest JSON body |\n| --- | --- | --- |\n")
 	for _, l := range ls {
@@ -357,7 +375,7 @@ func regenerate(t *testing.T, text string) string {
 	b.WriteString("\n" + limitsEnd)
 	i, j := strings.Index(text, limitsBegin), strings.Index(text, limitsEnd)
 	if i < 0 || j < i {
-		t.Fatalf("README has no generated body limits (%s … %s)", limitsBegin, limitsEnd)
+		t.Fatalf("%s has no generated body limits (%s … %s)", limitsPage, limitsBegin, limitsEnd)
 	}
 	return text[:i] + b.String() + text[j+len(limitsEnd):]
 }

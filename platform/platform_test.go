@@ -162,7 +162,7 @@ func TestPlatform(t *testing.T) {
 			f := open(t, cfg)
 			t.Run("SearchCigarsReturnsSeededCigarsWithBrands", f.testSearch)
 			t.Run("LimitsRejectBeforeAnySubgraphCall", f.testLimits)
-			t.Run("ReadmeCostExamples", f.testReadmeCostExamples)
+			t.Run("CostExamples", f.testCostExamples)
 			t.Run("FederatedJoins", f.testJoins)
 			t.Run("NodeResolvesEveryType", f.testNode)
 			t.Run("Pagination", f.testPagination)

@@ -20,7 +20,7 @@ type BodyLimit struct {
 }
 
 // BodyLimits lists every REST route that reads a JSON body, with the limit
-// its handler reads it with: README's table of body limits is generated from
+// its handler reads it with: the limits reference's table of body limits (docs/reference/limits.md) is generated from
 // it, and a test holds it to the OpenAPI documents and to the live routes.
 func BodyLimits() []BodyLimit {
 	api := func(method, path string, n int64) BodyLimit { return BodyLimit{false, method, path, n} }

@@ -36,7 +36,7 @@ func addRoutes(mux routes, d Deps) {
 	identify := ai(handlePaid(d.Payments, d.Idempotency, identifyRoute(d.Matching), d.Logger))
 	mux.Handle("POST /v1/ai/cigars/identify", identify)
 	// The spec lists /v1/matches both as reserved (501) and as an alias of
-	// identify; it is the alias here (README).
+	// identify; it is the alias here (docs/guides/image-matching.md).
 	mux.Handle("POST /v1/matches", identify)
 	// The public feeds: websites call them with publishable keys.
 	feedKey := func(h http.Handler) http.Handler {

@@ -37,7 +37,7 @@ var commands = []command{
 
 	{path: "graphql documents add", usage: "MANIFEST.json", args: []string{"MANIFEST.json"}, about: `register trusted documents from a Relay, GraphQL Code Generator or Apollo manifest (- for stdin); last line: "added N trusted documents (M already there)"`},
 	{path: "migrate", about: "create or upgrade every store's schema, then exit"},
-	{path: "import", usage: "KIND FILE", args: []string{"KIND", "FILE"}, about: "load JSON Lines (KIND: catalog, venues, events or sessions; FILE - for stdin; formats in README); all or nothing"},
+	{path: "import", usage: "KIND FILE", args: []string{"KIND", "FILE"}, about: "load JSON Lines (KIND: catalog, venues, events or sessions; FILE - for stdin; formats in docs/operations/importing.md); all or nothing"},
 	{path: "evidence add", usage: "--cigar CIGAR_ID FILE...", args: []string{"FILE..."}, about: "reference photos of a cigar's band for recognition (--flat for scans); all or nothing"},
 	{path: "credits add", usage: "--key KEY --amount N [--note WHY]", about: "grant a developer key credits for the paid AI routes; last line: its credits now"},
 	{path: "credits balance", usage: "--key KEY", about: `a developer key's credits; last line: "key_… has N credits"`},
@@ -71,8 +71,12 @@ var commands = []command{
 }
 
 // helpRequest is -h or --help: run prints usage on standard output and
-// succeeds.
-type helpRequest struct{ usage string }
+// succeeds. flags is the command's flag set (nil for a group's or the whole
+// CLI's usage), from which the reference pages under docs/ are generated.
+type helpRequest struct {
+	usage string
+	flags *flag.FlagSet
+}
 
 func (h *helpRequest) Error() string { return "help requested" }
 func (h *helpRequest) Unwrap() error { return flag.ErrHelp }
@@ -99,7 +103,7 @@ func findCommand(args []string) (command, []string, error) {
 			return commands[j], args[i+1:], nil
 		}
 		if isHelpFlag(w) {
-			return command{}, nil, &helpRequest{groupUsage(group)}
+			return command{}, nil, &helpRequest{usage: groupUsage(group)}
 		}
 		if len(subcommands(p)) == 0 {
 			if strings.HasPrefix(w, "-") && group != "" {
@@ -225,7 +229,7 @@ func (c command) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 	}
 	if err := fs.Parse(flags); errors.Is(err, flag.ErrHelp) {
-		return nil, &helpRequest{c.help(fs)}
+		return nil, &helpRequest{c.help(fs), fs}
 	} else if err != nil {
 		return nil, c.misuse(fs, "%v", err)
 	}

@@ -116,6 +116,14 @@ func TestArgumentsAndFlagsInAnyOrder(t *testing.T) {
 	if last, err := admin(t, "keys", "revoke", "--data", data, id); err != nil || last != "revoked "+id {
 		t.Errorf("keys revoke with the key last: %q, %v", last, err)
 	}
+	// Revoked by the key itself, it prints the key's ID: a key is shown once.
+	plain, err := admin(t, "keys", "create", "--name", "by key", "--data", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last, err := admin(t, "keys", "revoke", "--data", data, plain); err != nil || !strings.HasPrefix(last, "revoked key_") || strings.Contains(last, plain) {
+		t.Errorf("keys revoke by the key: %q, %v; want its ID, not the key", last, err)
+	}
 
 	manifest := filepath.Join(t.TempDir(), "manifest.json")
 	if err := os.WriteFile(manifest, []byte(`{"a1": "query A { __typename }"}`), 0o600); err != nil {
@@ -142,13 +150,13 @@ func TestArgumentsAndFlagsInAnyOrder(t *testing.T) {
 	}
 }
 
-// TestReadmeCommandsParse: every `vitola …` command README shows, in a code
-// block or inline, names a command and only flags it takes, with values of
+// TestDocsCommandsParse: every `vitola …` command README and the docs pages
+// show, in a code block or inline, names a command and only flags it takes, with values of
 // their kind: each one, placeholders filled and -h added, prints that
 // command's usage. Optional parts ([--flag X]) are taken as given,
 // alternatives (a|b) as their first.
-func TestReadmeCommandsParse(t *testing.T) {
-	readme := readFile(t, "../../README.md")
+func TestDocsCommandsParse(t *testing.T) {
+	readme := docsText(t)
 	command := `(?:\./bin/)?vitola (?:` + strings.Join(topCommands(), "|") + `|help)\b`
 	var examples []string
 	var prose []string
@@ -178,7 +186,7 @@ func TestReadmeCommandsParse(t *testing.T) {
 		examples = append(examples, m[1])
 	}
 	if len(examples) < 30 {
-		t.Fatalf("found %d commands in README, want them all", len(examples))
+		t.Fatalf("found %d commands in the docs, want them all", len(examples))
 	}
 	placeholder := regexp.MustCompile(`^[A-Z][A-Z_]*$`)
 	for _, ex := range examples {
@@ -186,7 +194,7 @@ func TestReadmeCommandsParse(t *testing.T) {
 		var args []string
 		for _, tok := range regexp.MustCompile(`"[^"]*"|\S+`).FindAllString(line, -1) {
 			if tok == `\` { // a comment after a line's \ ends the command there
-				t.Errorf("README's %q: a comment follows a continued line", strings.TrimSpace(ex))
+				t.Errorf("the docs' %q: a comment follows a continued line", strings.TrimSpace(ex))
 			}
 			tok = strings.Trim(tok, `"[]`)
 			tok, _, _ = strings.Cut(tok, "|")
@@ -200,7 +208,7 @@ func TestReadmeCommandsParse(t *testing.T) {
 		}
 		stdout, stderr, err := runCLI(t, append(args[1:], "-h")...)
 		if err != nil || !strings.HasPrefix(stdout, "Usage: vitola ") && !strings.HasPrefix(stdout, "Usage of vitola ") {
-			t.Errorf("README's %q (run as %q): %v\n%s", strings.TrimSpace(ex), args, err, stderr)
+			t.Errorf("the docs' %q (run as %q): %v\n%s", strings.TrimSpace(ex), args, err, stderr)
 		}
 	}
 }

@@ -26,7 +26,7 @@ import (
 // imported ("3 venues (2 new)").
 type importer func(ctx context.Context, in io.Reader, cfg sqldb.Config, progress func(done, total int)) (string, error)
 
-// importers are the kinds `vitola import` loads, each documented in README.
+// importers are the kinds `vitola import` loads, each documented in docs/operations/importing.md.
 var importers = map[string]importer{
 	"catalog":  importCatalog,
 	"venues":   importVenues,

@@ -110,7 +110,8 @@ func runKeys(ctx context.Context, c command, args []string, getenv func(string) 
 		if err := keys.RevokeKey(ctx, pos[0]); err != nil {
 			return fmt.Errorf("keys revoke: %w", err)
 		}
-		fmt.Fprintf(stdout, "revoked %s\n", pos[0])
+		id, _ := access.KeyID(pos[0]) // revoked by it, so well formed
+		fmt.Fprintf(stdout, "revoked %s\n", id)
 	}
 	return nil
 }

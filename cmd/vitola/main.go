@@ -48,7 +48,7 @@ Commands:
             (Relay, GraphQL Code Generator or Apollo manifest; - for stdin)
   migrate   create or upgrade every store's schema, then exit
   import    import catalog|venues|events|sessions FILE: load JSON Lines
-            (- for stdin; formats in README); all or nothing
+            (- for stdin; formats in docs/operations/importing.md); all or nothing
   evidence  evidence add --cigar CIGAR_ID FILE...: reference photos of a
             cigar's band for recognition (--flat for scans); all or nothing
   credits   credits add --key KEY --amount N: grant a key credits (paid AI
@@ -84,7 +84,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 // dispatch runs the command args name (args[0] is the program's name).
 func dispatch(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 1 && (args[1] == "help" || isHelpFlag(args[1])) {
-		return &helpRequest{usage}
+		return &helpRequest{usage: usage}
 	}
 	c, rest, err := findCommand(args[min(1, len(args)):])
 	if err != nil {

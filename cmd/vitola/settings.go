@@ -94,7 +94,7 @@ const defaultAddr = "127.0.0.1:8080"
 // at, the OAuth issuer and audience. Empty, it follows the API's address
 // (publicURL).
 func registerPublicURL(fs *flag.FlagSet, p *string, getenv func(string) string) {
-	fs.StringVar(p, "public-url", envOr(getenv, "VITOLA_PUBLIC_URL", ""), "the public base URL of the API: the OAuth issuer and token audience; default: http:// and the address --addr listens on (env VITOLA_PUBLIC_URL)")
+	fs.StringVar(p, "public-url", envOr(getenv, "VITOLA_PUBLIC_URL", ""), "the public base URL of the API: the OAuth issuer and token audience; default: http:// and the address --addr listens on; a --component other than the shim needs it given (env VITOLA_PUBLIC_URL)")
 }
 
 // publicSettings are an admin command's view of where the public API is

@@ -42,6 +42,14 @@ function run(args: string[]) {
 const want = { id: vector.expect.id, type: vector.expect.type, refused: "no_matching_signature", client: "function" };
 
 describe("the built package", () => {
+  // npm always packs a README; LICENSE is listed in package.json's files.
+  // sdk/LICENSE is a copy of the repository's, kept identical here.
+  it("carries the repository's LICENSE and the SDK's README", () => {
+    const installed = join(tmp, "node_modules", "@vitola", "sdk");
+    expect(readFileSync(join(installed, "LICENSE"), "utf8")).toBe(readFileSync(join(sdk, "..", "LICENSE"), "utf8"));
+    expect(readFileSync(join(installed, "README.md"), "utf8")).toBe(readFileSync(join(sdk, "README.md"), "utf8"));
+  });
+
   it("exports verifyCallback to require (CommonJS)", () => {
     expect(run(["-e", program(`const sdk = require("@vitola/sdk");`)])).toEqual(want);
   });

@@ -2,7 +2,7 @@
 // from the commit and from the working tree and runs the main benchmarks
 // (router join, REST search at 100k, payments pair, identify one photo,
 // import) against both, alternately, printing each metric as a ratio new/old
-// with its spread. See package compare and README's Tests section.
+// with its spread. See package compare and docs/internals/benchmarks.md.
 //
 //	go run ./tools/benchcompare -ref 96e9e18 [-rounds 5] [-seconds 5] [-only search,payments]
 package main

@@ -19,7 +19,7 @@ import (
 	"github.com/vitolahq/vitola/internal/kv/memory"
 )
 
-// The breaker's timings (the README's Scale-out section repeats them).
+// The breaker's timings (docs/operations/deploying.md repeats them).
 const (
 	// DefaultFailures failed calls in a row open the breaker; a refused
 	// connection opens it at once (nothing listens: no use trying again).

@@ -95,8 +95,12 @@ func (ix *Index) Apply(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index 
 		brands: ix.brands, byID: byID, docOf: maps.Clone(ix.docOf),
 		brandList: slices.Clip(ix.brandList), brandPos: maps.Clone(ix.brandPos),
 		docBrand: slices.Grow(slices.Clip(ix.docBrand), n), docHasAlias: slices.Grow(slices.Clip(ix.docHasAlias), n),
-		nameOff:  slices.Grow(slices.Clip(ix.nameOff), n),
-		nameFlat: slices.Grow(slices.Clip(ix.nameFlat), n*(len(ix.nameFlat)/max(1, len(ix.docs))+1)),
+		nameOff:   slices.Grow(slices.Clip(ix.nameOff), n),
+		nameFlat:  slices.Grow(slices.Clip(ix.nameFlat), n*(len(ix.nameFlat)/max(1, len(ix.docs))+1)),
+		aliasOff:  slices.Grow(slices.Clip(ix.aliasOff), n),
+		aliasFlat: slices.Clip(ix.aliasFlat),
+		// addDoc sets flags in place: a copy, not to set this snapshot's.
+		aliasWord: slices.Clone(ix.aliasWord),
 	}
 	if changedBrand != nil {
 		nx.brands = brandKeys(byID)
@@ -117,7 +121,7 @@ func (ix *Index) Apply(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index 
 			continue
 		}
 		d := &ix.docs[i]
-		_, _, _, _, fields := docWords(d.cigar, d.brand, func(w string) int32 { return ix.wordID[w] })
+		_, _, _, _, _, fields := docWords(d.cigar, d.brand, func(w string) int32 { return ix.wordID[w] })
 		for w := range fields {
 			if gone[w] == nil {
 				gone[w] = map[int32]bool{}

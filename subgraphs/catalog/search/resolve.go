@@ -256,7 +256,7 @@ func containsAll(set, ws []int32) bool {
 func (ix *Index) leftOut(di int32, sc *scratch) (left, seen []int32) {
 	d := &ix.docs[di]
 	name := ix.nameFlat[ix.nameOff[di]:ix.nameOff[di+1]]
-	if ix.docHasAlias[di] && ix.cigarAliasNamed(d, sc) {
+	if ix.cigarAliasNamed(di, sc) {
 		return nil, slices.DeleteFunc(slices.Clone(name), func(w int32) bool { return ix.generic[w] })
 	}
 	covered := ix.derivedCover(d, sc)
@@ -277,7 +277,7 @@ func (ix *Index) leftOut(di int32, sc *scratch) (left, seen []int32) {
 // leftOut would find it, without gathering them.
 func (ix *Index) leavesOutOther(di int32, name []int32, sc *scratch) bool {
 	d := &ix.docs[di]
-	if ix.docHasAlias[di] && ix.cigarAliasNamed(d, sc) {
+	if ix.cigarAliasNamed(di, sc) {
 		return false
 	}
 	covered := ix.derivedCover(d, sc)

@@ -50,10 +50,8 @@ const (
 type doc struct {
 	cigar *catalog.Cigar
 	brand *catalog.Brand
-	// cigarAliases are the word IDs of each of the cigar's own aliases ("PSD4",
-	// "Epi No. 2"), which name brand, line and vitola at once. (The words of
-	// its name are in Index.nameFlat, its brand's in Index.brandList.)
-	cigarAliases [][]int32
+	// (The words of its name are in Index.nameFlat, of its own aliases in
+	// Index.aliasFlat, of its brand's in Index.brandList.)
 	// derived are the words derived from its name ("lp9" for "Liga Privada
 	// No. 9"), with the words each stands for.
 	derived []derivedSpan
@@ -111,7 +109,20 @@ type Index struct {
 	// nameFlat[nameOff[i]:nameOff[i+1]], read in order when scoring many.
 	nameFlat []int32
 	nameOff  []int32
+	// aliasFlat holds, the same way (aliasOff), the distinctive words of each
+	// document's own aliases ("PSD4", "Epi No. 2", which name brand, line and
+	// vitola at once), each alias's followed by aliasEnd. aliasWord[id]: word
+	// id is the key of an alias in some document (after Apply, possibly in a
+	// former one only): of its words, the one fewest documents held when it
+	// was added. An alias is named only with its key matched, so a query
+	// matching no key skips every alias.
+	aliasFlat []int32
+	aliasOff  []int32
+	aliasWord []bool
 }
+
+// aliasEnd ends an alias's words in Index.aliasFlat.
+const aliasEnd = -1
 
 // brandEntry is a brand's words: its name's and each of its aliases'.
 type brandEntry struct {
@@ -135,7 +146,7 @@ func Words(s string) []string {
 // left out).
 func Build(brands []*catalog.Brand, cigars []*catalog.Cigar) *Index {
 	ix := &Index{wordID: map[string]int32{}, byLen: map[int][]int32{}, brandPos: map[string]int32{},
-		byID: make(map[string]*catalog.Brand, len(brands)), nameOff: []int32{0}}
+		byID: make(map[string]*catalog.Brand, len(brands)), nameOff: []int32{0}, aliasOff: []int32{0}}
 	for _, b := range brands {
 		ix.byID[b.ID] = b
 	}
@@ -172,9 +183,9 @@ func brandKeys(byID map[string]*catalog.Brand) map[string]*catalog.Brand {
 }
 
 // docWords reads a cigar's words (of its brand's too) through word, which
-// gives a word's ID: the document, its name's words, and the fields each word
-// is in.
-func docWords(c *catalog.Cigar, b *catalog.Brand, word func(string) int32) (d doc, names, brandWords []int32, aliasWords [][]int32, fields map[int32]uint8) {
+// gives a word's ID: the document, its name's words, its brand's and its
+// brand's aliases', its own aliases', and the fields each word is in.
+func docWords(c *catalog.Cigar, b *catalog.Brand, word func(string) int32) (d doc, names, brandWords []int32, aliasWords, cigarAliases [][]int32, fields map[int32]uint8) {
 	fields = map[int32]uint8{}
 	add := func(field uint8, text string) []int32 {
 		var ids []int32
@@ -198,7 +209,7 @@ func docWords(c *catalog.Cigar, b *catalog.Brand, word func(string) int32) (d do
 	names = add(fieldName, c.Name)
 	for _, a := range c.Aliases {
 		if ws := add(fieldName, a); len(ws) > 0 {
-			d.cigarAliases = append(d.cigarAliases, ws)
+			cigarAliases = append(cigarAliases, ws)
 		}
 	}
 	dw := derive(b, c)
@@ -221,14 +232,14 @@ func docWords(c *catalog.Cigar, b *catalog.Brand, word func(string) int32) (d do
 			}
 		}
 	}
-	return d, names, brandWords, aliasWords, fields
+	return d, names, brandWords, aliasWords, cigarAliases, fields
 }
 
 // addDoc indexes a cigar at the next position. Its postings go at the end of
 // their lists, which stay in position order.
 func (ix *Index) addDoc(c *catalog.Cigar, b *catalog.Brand) {
 	n := int32(len(ix.docs))
-	d, names, brandWords, aliasWords, fields := docWords(c, b, ix.intern)
+	d, names, brandWords, aliasWords, cigarAliases, fields := docWords(c, b, ix.intern)
 	for id, f := range fields {
 		ix.postings[id] = append(ix.postings[id], posting{doc: n, fields: f})
 	}
@@ -240,9 +251,27 @@ func (ix *Index) addDoc(c *catalog.Cigar, b *catalog.Brand) {
 	}
 	ix.docs = append(ix.docs, d)
 	ix.docBrand = append(ix.docBrand, bi)
-	ix.docHasAlias = append(ix.docHasAlias, len(d.cigarAliases) > 0)
+	ix.docHasAlias = append(ix.docHasAlias, len(cigarAliases) > 0)
 	ix.nameFlat = append(ix.nameFlat, names...)
 	ix.nameOff = append(ix.nameOff, int32(len(ix.nameFlat)))
+	for _, ws := range cigarAliases {
+		// Generic words need not be written to name an alias, and an alias
+		// of generic words only is never named (cigarAliasNamed).
+		key := int32(aliasEnd)
+		for _, w := range ws {
+			if !ix.generic[w] {
+				ix.aliasFlat = append(ix.aliasFlat, w)
+				if key == aliasEnd || len(ix.postings[w]) < len(ix.postings[key]) {
+					key = w
+				}
+			}
+		}
+		if key != aliasEnd {
+			ix.aliasFlat = append(ix.aliasFlat, aliasEnd)
+			ix.aliasWord[key] = true
+		}
+	}
+	ix.aliasOff = append(ix.aliasOff, int32(len(ix.aliasFlat)))
 	ix.docOf[c.ID] = n
 }
 
@@ -303,6 +332,7 @@ func (ix *Index) intern(w string) int32 {
 	ix.wordID[w] = id
 	ix.postings = append(ix.postings, nil)
 	ix.generic = append(ix.generic, genericWords[w])
+	ix.aliasWord = append(ix.aliasWord, false)
 	if !strings.HasPrefix(w, derivedMark) && !strings.HasPrefix(w, initialMark) { // matched exactly only
 		ix.byLen[len(w)] = append(ix.byLen[len(w)], id)
 	}
@@ -657,20 +687,28 @@ func sortHits(hits []Hit) { sort.Slice(hits, func(i, j int) bool { return less(h
 
 // scratch holds one query's working arrays, reused through a pool.
 type scratch struct {
-	points   []int32  // per document
-	matched  []uint8  // query words matched, per document
-	mask     []uint64 // which query words matched, per document (bit i: words[i])
-	wordBest []int32  // per document, for the current word
-	touched  []int32  // documents with any points
-	wordDocs []int32  // documents the current word reached
+	points  []int32 // per document
+	matched []uint8 // query words matched, per document
+	// mask: which query words matched, per document (bit i: words[i]), in
+	// resolve only (masked): search never reads it, and writing and
+	// clearing it for every document a word reaches cost search about 10%
+	// at 100k cigars.
+	mask     []uint64
+	masked   bool
+	wordBest []int32 // per document, for the current word
+	touched  []int32 // documents with any points
+	wordDocs []int32 // documents the current word reached
 	// termCount: per vocabulary word, how many query words matched it (see
 	// mentions).
 	termCount []uint8
 	// derivedSeen: a query word matched a derived word ("rj"); when none
 	// did, no document's derived spans need reading.
 	derivedSeen bool
-	brandHit    []bool  // per vocabulary word: matched as a brand word
-	terms       []int32 // words set in termCount/brandHit, to reset them
+	// aliasSeen: a query word matched the key of a cigar's own alias
+	// (Index.aliasWord); when none did, no document's aliases need reading.
+	aliasSeen bool
+	brandHit  []bool  // per vocabulary word: matched as a brand word
+	terms     []int32 // words set in termCount/brandHit, to reset them
 	// brandAt: the query words (by position) that matched a brand word.
 	brandAt []wordAt
 	// Per brand: every word of its name matched as a brand word (or a word
@@ -705,13 +743,18 @@ func newScratch(docs, words, brands int) *scratch {
 
 func (sc *scratch) reset() {
 	for _, d := range sc.touched {
-		sc.points[d], sc.matched[d], sc.mask[d] = 0, 0, 0
+		sc.points[d], sc.matched[d] = 0, 0
+	}
+	if sc.masked {
+		for _, d := range sc.touched {
+			sc.mask[d] = 0
+		}
 	}
 	for _, w := range sc.terms {
 		sc.termCount[w], sc.brandHit[w] = 0, false
 	}
 	sc.touched, sc.wordDocs, sc.terms, sc.brandAt = sc.touched[:0], sc.wordDocs[:0], sc.terms[:0], sc.brandAt[:0]
-	sc.derivedSeen = false
+	sc.derivedSeen, sc.aliasSeen, sc.masked = false, false, false
 	sc.cand, sc.bound = sc.cand[:0], sc.bound[:0]
 }
 
@@ -760,6 +803,7 @@ func (ix *Index) run(words []qword, brandID string, m mode) []Hit {
 // collect adds up, per document, the points of the words it matches and how
 // many it matches, and returns the number of words that are not optional.
 func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
+	sc.masked = m == anyWord
 	for i, w := range words {
 		tms := ix.matches(w.text, i == len(words)-1 || w.prefix)
 		switch {
@@ -775,6 +819,7 @@ func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 				sc.terms = append(sc.terms, tm.word)
 				sc.termCount[tm.word] = 1
 				sc.derivedSeen = sc.derivedSeen || strings.HasPrefix(ix.words[tm.word], derivedMark)
+				sc.aliasSeen = sc.aliasSeen || ix.aliasWord[tm.word]
 			// (A word matched as a prefix and with a typo is listed twice.)
 			case n < 255 && !slices.ContainsFunc(tms[:j], func(o termMatch) bool { return o.word == tm.word }):
 				sc.termCount[tm.word]++
@@ -817,7 +862,9 @@ func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 					sc.touched = append(sc.touched, d)
 				}
 				sc.points[d] += sc.wordBest[d]
-				sc.mask[d] |= 1 << min(i, 63)
+				if sc.masked {
+					sc.mask[d] |= 1 << min(i, 63)
+				}
 				sc.wordBest[d] = 0
 				continue
 			}
@@ -828,7 +875,9 @@ func (ix *Index) collect(words []qword, m mode, sc *scratch) (required int) {
 				}
 				sc.points[d] += sc.wordBest[d]
 				sc.matched[d]++
-				sc.mask[d] |= 1 << min(i, 63)
+				if sc.masked {
+					sc.mask[d] |= 1 << min(i, 63)
+				}
 			}
 			sc.wordBest[d] = 0
 		}
@@ -958,15 +1007,16 @@ func (ix *Index) points(di int32, required int, sc *scratch) (points int32, dist
 	points = sc.points[di] + missingWordPoints*int32(required-int(sc.matched[di]))
 	// A cigar alias the text names in full stands for the whole name.
 	d := &ix.docs[di]
-	named = ix.docHasAlias[di] && ix.cigarAliasNamed(d, sc)
+	named = ix.cigarAliasNamed(di, sc)
 	if !named {
 		// A derived word the query matched stands for the words it is made
 		// of.
 		covered := ix.derivedCover(d, sc)
 		bi := ix.docBrand[di]
+		full := sc.brandFull[bi] // when not, a word matched is mentioned
 		for j, nw := range ix.nameFlat[ix.nameOff[di]:ix.nameOff[di+1]] {
 			switch {
-			case covered>>j&1 == 1 || ix.mentions(nw, bi, sc):
+			case covered>>j&1 == 1 || sc.termCount[nw] > 0 && (!full || ix.mentions(nw, bi, sc)):
 			case ix.generic[nw]:
 				points += unmatchedGeneric
 			default:
@@ -1093,22 +1143,20 @@ func (ix *Index) idLess(a, b int32) bool {
 }
 
 // cigarAliasNamed reports whether the query matched every distinctive word of
-// one of the cigar's own aliases ("PSD4", "Epi No. 2").
-func (ix *Index) cigarAliasNamed(d *doc, sc *scratch) bool {
-	for _, ws := range d.cigarAliases {
-		all, distinct := true, false
-		for _, w := range ws {
-			if ix.generic[w] {
-				continue
-			}
-			distinct = true
-			if sc.termCount[w] == 0 {
-				all = false
-				break
-			}
-		}
-		if all && distinct {
+// one of document di's own aliases ("PSD4", "Epi No. 2").
+func (ix *Index) cigarAliasNamed(di int32, sc *scratch) bool {
+	if !sc.aliasSeen {
+		return false
+	}
+	all := true
+	for _, w := range ix.aliasFlat[ix.aliasOff[di]:ix.aliasOff[di+1]] {
+		switch {
+		case w == aliasEnd && all:
 			return true
+		case w == aliasEnd:
+			all = true
+		case sc.termCount[w] == 0:
+			all = false
 		}
 	}
 	return false

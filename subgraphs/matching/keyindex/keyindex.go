@@ -12,7 +12,7 @@
 // Its cost grows with the evidence: each lookup checks about n/4096 of the
 // n filed keypoints (n is 1000 an evidence item), and it holds 84 bytes a
 // keypoint beside the descriptors' 32. It is made for catalogs of up to a
-// few thousand lines (see the README's Image matching).
+// few thousand lines (see docs/internals/matching.md).
 package keyindex
 
 import (

@@ -12,7 +12,7 @@ import (
 	"github.com/vitolahq/vitola/subgraphs/matching/imagefetch"
 )
 
-// Prices of identify, in credits (README, /docs): the held price is the most a
+// Prices of identify, in credits (docs/guides/image-matching.md, /docs): the held price is the most a
 // request can cost; the charge is what it used.
 const (
 	PriceQuick    = 2

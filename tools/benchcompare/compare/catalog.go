@@ -13,7 +13,7 @@ import (
 )
 
 // The catalogs both sides import are written here once, in the import format
-// README documents (the stable interface every version's `vitola import
+// docs/operations/importing.md documents (the stable interface every version's `vitola import
 // catalog` reads), from the demo facts table as the search benchmarks scale it
 // (demo.Facts.Scaled: copy k of a line is "<line> Lote <k>"). Each cigar comes
 // with a box of 20 and a single, as the demo seeds them, so an import writes
