@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +22,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
+	"github.com/vitolahq/vitola/router"
 	venuesdemo "github.com/vitolahq/vitola/subgraphs/venues/demo"
 )
 
@@ -46,7 +50,7 @@ import (
 //
 //	VITOLA_BENCH=1 go test ./cmd/vitola -run TestSubscriptionLoad -v -timeout 30m
 func TestSubscriptionLoad(t *testing.T) {
-	n, events, spacing, period, idleWindow := 50, 3, 300*time.Millisecond, 2*time.Second, 2*time.Second
+	n, events, spacing, period, idleWindow := 50, 3, 300*time.Millisecond, 2*time.Second, time.Second
 	bench := os.Getenv("VITOLA_BENCH") == "1"
 	if bench {
 		// The idle window spans one heartbeat (15 s) of every stream.
@@ -58,40 +62,104 @@ func TestSubscriptionLoad(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("VITOLA_BENCH_POLL_SECONDS")); err == nil && v > 0 {
 		period = time.Duration(v) * time.Second
 	}
+	perConn := min(100, n) // WebSocket: subscriptions multiplexed on one connection
+	profiles := os.Getenv("VITOLA_BENCH_PROFILE")
 
-	ld := startLoadServer(t, n)
+	ld := startLoadServer(t, n, perConn)
 	venue := venuesdemo.VenueID("The Ember Room")
 
 	// Baseline: the idle server, nothing open.
 	idleBase := ld.idleCPU(idleWindow)
 	memBase := ld.memory()
 
-	// N subscribers, each its own SSE connection.
+	var phases []fanFigures
+	for _, ws := range []bool{false, true} {
+		name := "live (SSE)"
+		open := func() *subscribers { return openSSE(t, ld.api, ld.key, venue, n, events) }
+		if ws {
+			name = fmt.Sprintf("live (WS %d×%d)", (n+perConn-1)/perConn, perConn)
+			open = func() *subscribers { return openWS(t, ld.api, ld.key, venue, n, perConn, events) }
+		}
+		f := ld.fanOut(t, name, open, events, spacing, idleWindow, profiles)
+		phases = append(phases, f)
+	}
+	lost, rounds := ld.subscribeThenWrite(t, venue)
+
+	// Polling, as widgets without live mode do.
+	pl := ld.poll(t, venue, n, period)
+
+	t.Logf("subscription load, one replica (SQLite), N=%d, %d events %s apart, polling every %s; no goal stated", n, events, spacing, period)
+	t.Logf("  baseline, the idle server with nothing open: heap+stacks %.1f MiB, RSS %.1f MiB, CPU %.1f ms/s", mib(memBase.heap), mib(memBase.rss), ms(idleBase))
+	for _, f := range phases {
+		t.Logf("  %-16s memory with %d open: heap+stacks %.1f MiB, RSS %.1f MiB: %.1f KiB per subscription (RSS %.1f KiB); idle CPU %.1f ms/s (heartbeats); %d warm-up session(s) before every subscriber had one; opening took the client %s CPU",
+			f.name+":", n, mib(f.mem.heap), mib(f.mem.rss), float64(f.mem.heap-memBase.heap)/1024/float64(n), float64(f.mem.rss-memBase.rss)/1024/float64(n),
+			ms(f.idle), f.warm, f.openCPU.Round(time.Millisecond))
+	}
+	for _, f := range phases {
+		t.Logf("  %-16s write → seen p50 %s p99 %s max %s over %d deliveries; server CPU %.3f ms per delivered event (%.0f ms/s over %s, writes included); client CPU %.3f ms per event; POST /v1/me/sessions p50 %s",
+			f.name+":", pct(f.lat, 50), pct(f.lat, 99), pct(f.lat, 100), len(f.lat),
+			ms(f.cpu)/float64(max(f.got, 1)), ms(f.cpu)/f.wall.Seconds(), f.wall.Round(time.Millisecond), ms(f.client)/float64(max(f.got, 1)), pct(f.writeLat, 50))
+	}
+	t.Logf("  %-16s write → seen p50 %s p99 %s max %s over %d sightings; server CPU %.3f ms per poll, %.0f ms/s; client CPU %.0f ms/s; %d polls, %d failed",
+		"polling:", pct(pl.lat, 50), pct(pl.lat, 99), pct(pl.lat, 100), len(pl.lat),
+		ms(pl.serverCPU)/float64(max(pl.polls, 1)), ms(pl.serverCPU)/pl.wall.Seconds(), ms(pl.clientCPU)/pl.wall.Seconds(), pl.polls, pl.failed)
+	t.Logf("  a session written as soon as a lone SSE subscription's stream opened: %d of %d never reached it", lost, rounds)
+	if pl.failed > 0 || pl.missed > 0 {
+		t.Errorf("polling: %d polls failed (first: %s), %d sightings missing", pl.failed, pl.firstErr, pl.missed)
+	}
+}
+
+// fanFigures are one protocol's figures under load.
+type fanFigures struct {
+	name              string
+	mem               memFigures
+	idle, openCPU     time.Duration
+	warm              int
+	lat, writeLat     []time.Duration
+	got               int64
+	cpu, client, wall time.Duration
+}
+
+// fanOut opens N subscriptions, measures the server's memory and idle CPU
+// with them open, then writes events sessions spacing apart and times their
+// delivery to every subscriber. It fails the test on a lost event, an error
+// or a stream ended under it.
+func (ld *loadServer) fanOut(t *testing.T, name string, open func() *subscribers, events int, spacing, idleWindow time.Duration, profiles string) fanFigures {
+	t.Helper()
+	f := fanFigures{name: name}
 	clientStart := clientCPU()
-	subs := openSubscribers(t, ld.api, ld.key, venue, n, events)
-	openedIn := clientCPU() - clientStart
-	t.Cleanup(func() { subs.close() })
-	memOpen := ld.memory()
+	subs := open()
+	f.openCPU = clientCPU() - clientStart
+	defer subs.close()
+	n := subs.n
+	f.mem = ld.memory()
+	if profiles != "" {
+		ld.profile(t, "heap?gc=1", filepath.Join(profiles, strings.Fields(name)[1]+"-heap.pb.gz"))
+	}
 
 	// The first events may come before the shared source reaches the
 	// subgraph (the engine subscribes upstream asynchronously): warm up
 	// until every subscriber has seen one, and count what that took.
-	warm := 0
 	for deadline := time.Now().Add(60 * time.Second); subs.warmed.Load() < int64(n); {
 		if time.Now().After(deadline) {
-			t.Fatalf("after %d warm-up sessions in 60 s, %d of %d subscribers saw none; %s", warm, int64(n)-subs.warmed.Load(), n, subs.problems())
+			t.Fatalf("%s: after %d warm-up sessions in 60 s, %d of %d subscribers saw none; %s", name, f.warm, int64(n)-subs.warmed.Load(), n, subs.problems())
 		}
 		ld.startSession(t, "load-0")
-		warm++
+		f.warm++
 		for wait := time.Now().Add(5 * time.Second); subs.warmed.Load() < int64(n) && time.Now().Before(wait); {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	idleOpen := ld.idleCPU(idleWindow)
+	f.idle = ld.idleCPU(idleWindow)
 
-	// The measured events.
+	var cpuProfile sync.WaitGroup
+	if profiles != "" {
+		secs := int((time.Duration(events)*spacing + 2*time.Second).Seconds())
+		cpuProfile.Go(func() {
+			ld.profile(t, "profile?seconds="+strconv.Itoa(secs), filepath.Join(profiles, strings.Fields(name)[1]+"-cpu.pb.gz"))
+		})
+	}
 	written := make([]time.Time, events+1)
-	var writeLat []time.Duration
 	serverBefore, clientBefore := procCPU(t, ld.pid()), clientCPU()
 	for k := 1; k <= events; k++ {
 		if k > 1 {
@@ -99,48 +167,62 @@ func TestSubscriptionLoad(t *testing.T) {
 		}
 		written[k] = time.Now()
 		ld.startSession(t, "load-"+strconv.Itoa(k))
-		writeLat = append(writeLat, time.Since(written[k]))
+		f.writeLat = append(f.writeLat, time.Since(written[k]))
 	}
-	for deadline := time.Now().Add(30 * time.Second); subs.delivered.Load() < int64(n*events) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(60 * time.Second); subs.delivered.Load() < int64(n*events) && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
-	fanCPU, fanClient := procCPU(t, ld.pid())-serverBefore, clientCPU()-clientBefore
-	fanWall := time.Since(written[1])
-	got := subs.delivered.Load()
-	var lat []time.Duration
+	f.cpu, f.client = procCPU(t, ld.pid())-serverBefore, clientCPU()-clientBefore
+	f.wall = time.Since(written[1])
+	f.got = subs.delivered.Load()
+	cpuProfile.Wait()
 	for i := range n {
 		for k := 1; k <= events; k++ {
 			if at := subs.at[i*(events+1)+k].Load(); at != 0 {
-				lat = append(lat, time.Unix(0, at).Sub(written[k]))
+				f.lat = append(f.lat, time.Unix(0, at).Sub(written[k]))
 			}
 		}
 	}
-	if got != int64(n*events) || len(lat) != n*events {
-		t.Errorf("subscriptions: %d of %d events delivered (%d timed); %s", got, n*events, len(lat), subs.problems())
+	if f.got != int64(n*events) || len(f.lat) != n*events {
+		t.Errorf("%s: %d of %d events delivered (%d timed); %s", name, f.got, n*events, len(f.lat), subs.problems())
+	} else if p := subs.problems(); p != noProblems {
+		t.Errorf("%s: %s", name, p)
 	}
-	if p := subs.problems(); p != "no errors, drops or early ends" {
-		t.Errorf("subscriptions: %s", p)
+	return f
+}
+
+// subscribeThenWrite opens a lone SSE subscription (nothing else open, so
+// the engine starts its source anew), writes a session at once, and sees
+// whether it arrives within 3 s, a few times over.
+func (ld *loadServer) subscribeThenWrite(t *testing.T, venue string) (lost, rounds int) {
+	t.Helper()
+	rounds = 10
+	for range rounds {
+		s := openSSE(t, ld.api, ld.key, venue, 1, 0)
+		ld.startSession(t, "load-0")
+		for wait := time.Now().Add(3 * time.Second); s.warmed.Load() == 0 && time.Now().Before(wait); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if s.warmed.Load() == 0 {
+			lost++
+		}
+		s.close()
+		time.Sleep(200 * time.Millisecond) // the engine closes the source
 	}
-	subs.close()
+	return lost, rounds
+}
 
-	// Polling, as widgets without live mode do.
-	pl := ld.poll(t, venue, n, period)
-
-	t.Logf("subscription load, one replica (SQLite), N=%d, %d events %s apart, polling every %s; no goal stated", n, events, spacing, period)
-	t.Logf("  memory: idle server heap+stacks %.1f MiB, RSS %.1f MiB; with %d SSE subscriptions open %.1f MiB, RSS %.1f MiB: %.1f KiB per subscription (RSS %.1f KiB)",
-		mib(memBase.heap), mib(memBase.rss), n, mib(memOpen.heap), mib(memOpen.rss),
-		float64(memOpen.heap-memBase.heap)/1024/float64(n), float64(memOpen.rss-memBase.rss)/1024/float64(n))
-	t.Logf("  idle CPU: %.1f ms/s with %d open (heartbeats) vs %.1f ms/s with none (baseline)", ms(idleOpen), n, ms(idleBase))
-	t.Logf("  subscribing: %d warm-up session(s) before every subscriber had one; opening took the client %s CPU", warm, openedIn.Round(time.Millisecond))
-	t.Logf("  %-12s write → seen p50 %s p99 %s max %s over %d deliveries; server CPU %.3f ms per delivered event (%.0f ms/s over %s, writes included); client CPU %.3f ms per event",
-		"live (SSE):", pct(lat, 50), pct(lat, 99), pct(lat, 100), len(lat),
-		ms(fanCPU)/float64(max(got, 1)), ms(fanCPU)/fanWall.Seconds(), fanWall.Round(time.Millisecond), ms(fanClient)/float64(max(got, 1)))
-	t.Logf("  %-12s write → seen p50 %s p99 %s max %s over %d sightings (baseline: polling); server CPU %.3f ms per poll, %.0f ms/s; client CPU %.0f ms/s; %d polls, %d failed",
-		"polling:", pct(pl.lat, 50), pct(pl.lat, 99), pct(pl.lat, 100), len(pl.lat),
-		ms(pl.serverCPU)/float64(max(pl.polls, 1)), ms(pl.serverCPU)/pl.wall.Seconds(), ms(pl.clientCPU)/pl.wall.Seconds(), pl.polls, pl.failed)
-	t.Logf("  POST /v1/me/sessions p50 %s (under fan-out)", pct(writeLat, 50))
-	if pl.failed > 0 || pl.missed > 0 {
-		t.Errorf("polling: %d polls failed (first: %s), %d sightings missing", pl.failed, pl.firstErr, pl.missed)
+// profile saves one of the server's profiles.
+func (ld *loadServer) profile(t *testing.T, which, path string) {
+	res, err := http.Get("http://" + ld.pprof + "/debug/pprof/" + which)
+	if err != nil {
+		t.Errorf("profile %s: %v", which, err)
+		return
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Errorf("profile %s: %v", which, err)
 	}
 }
 
@@ -154,7 +236,7 @@ type loadServer struct {
 	client               *http.Client
 }
 
-func startLoadServer(t *testing.T, n int) *loadServer {
+func startLoadServer(t *testing.T, n, perConn int) *loadServer {
 	t.Helper()
 	data := t.TempDir()
 	ld := &loadServer{t: t, api: loopbackAddr(t), pprof: loopbackAddr(t), venue: venuesdemo.VenueID("The Ember Room"),
@@ -162,7 +244,7 @@ func startLoadServer(t *testing.T, n int) *loadServer {
 	ld.serve = startProc(t, "serve", []string{"serve", "--demo", "--data", data, "--addr", ld.api, "--payments-addr", loopbackAddr(t),
 		"--public-url", "http://" + ld.api, "--pprof-addr", ld.pprof, "--log-format", "json",
 		"--quota-rps", "0", "--quota-cost-per-minute", "0", "--max-conns-per-client", "0",
-		"--subscriptions-per-key", strconv.Itoa(n + 100)}, nil, nil)
+		"--subscriptions-per-key", strconv.Itoa(n + 100), "--subscriptions-per-connection", strconv.Itoa(perConn)}, nil, nil)
 	waitHealthy(t, ld.serve, "http://"+ld.api+"/health")
 	ld.key = strings.TrimSpace(readFile(t, filepath.Join(data, "demo-key.txt")))
 	cli, err := admin(t, "oauth", "clients", "create", "--data", data, "--name", "Load", "--redirect-uri", "http://127.0.0.1:9000/cb", "--public")
@@ -246,18 +328,18 @@ func memStat(profile []byte, prefix string) int64 {
 	return v
 }
 
-// subscribers are N SSE subscriptions to one venue's sessionStarted, each on
-// its own connection with one goroutine reading it line by line.
+// subscribers are N subscriptions to one venue's sessionStarted, each read
+// by one goroutine per connection.
 type subscribers struct {
 	n, events int
-	conns     []net.Conn
+	closers   []func()
 	// at[i*(events+1)+k] is when subscriber i received the session noted
 	// load-k (UnixNano; 0: not yet).
 	at        []atomic.Int64
 	warmed    atomic.Int64 // subscribers that received a warm-up session
 	delivered atomic.Int64 // measured events received, over all subscribers
 	errs      atomic.Int64 // GraphQL errors received
-	drops     atomic.Int64 // streams the router dropped (": dropped: ...")
+	drops     atomic.Int64 // streams the router dropped as slow consumers
 	ended     atomic.Int64 // streams that ended before the test closed them
 	mu        sync.Mutex
 	first     string // the first problem seen
@@ -265,24 +347,32 @@ type subscribers struct {
 	wg        sync.WaitGroup
 }
 
-func openSubscribers(t *testing.T, api, key, venue string, n, events int) *subscribers {
-	t.Helper()
-	s := &subscribers{n: n, events: events, conns: make([]net.Conn, n), at: make([]atomic.Int64, n*(events+1))}
-	// The widget's query (the SDK's subscribeSessions selection).
+func newSubscribers(n, conns, events int) *subscribers {
+	return &subscribers{n: n, events: events, closers: make([]func(), conns), at: make([]atomic.Int64, n*(events+1))}
+}
+
+// widgetQuery is a widget's subscription (the SDK's subscribeSessions
+// selection), as a request body.
+func widgetQuery(venue string) []byte {
 	body, _ := json.Marshal(map[string]any{"operationName": "SessionStarted", "variables": map[string]any{"venue": venue},
 		"query": `subscription SessionStarted($venue: ID, $brand: ID) { sessionStarted(venue: $venue, brand: $brand) { id createdAt startedAt endedAt durationSeconds rating note featured user { id displayName avatarUrl: imageUrl } cigar { id name brand { name } } venue { id name } } }`})
-	req := []byte("POST /graphql HTTP/1.1\r\nHost: " + api + "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nx-service-key: " + key +
-		"\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
+	return body
+}
+
+// openEach runs open(0..conns-1), 32 at a time, and fails the test on the
+// first error.
+func (s *subscribers) openEach(t *testing.T, conns int, open func(c int) error) {
+	t.Helper()
 	var (
 		next atomic.Int64
 		fail atomic.Value
 		wg   sync.WaitGroup
 	)
-	for range 32 { // opened 32 at a time
+	for range 32 {
 		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n && fail.Load() == nil; i = int(next.Add(1) - 1) {
-				if err := s.open(i, api, req); err != nil {
-					fail.Store(fmt.Errorf("subscriber %d: %w", i, err))
+			for c := int(next.Add(1) - 1); c < conns && fail.Load() == nil; c = int(next.Add(1) - 1) {
+				if err := open(c); err != nil {
+					fail.Store(fmt.Errorf("connection %d: %w", c, err))
 				}
 			}
 		})
@@ -292,17 +382,27 @@ func openSubscribers(t *testing.T, api, key, venue string, n, events int) *subsc
 		s.close()
 		t.Fatal(err)
 	}
+}
+
+// openSSE opens n SSE subscriptions, each on its own connection.
+func openSSE(t *testing.T, api, key, venue string, n, events int) *subscribers {
+	t.Helper()
+	s := newSubscribers(n, n, events)
+	body := widgetQuery(venue)
+	req := []byte("POST /graphql HTTP/1.1\r\nHost: " + api + "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nx-service-key: " + key +
+		"\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
+	s.openEach(t, n, func(i int) error { return s.openSSE(i, api, req) })
 	return s
 }
 
-// open connects subscriber i and reads up to the stream's opening comment
+// openSSE connects subscriber i and reads up to the stream's opening comment
 // (the router has started the subscription), then reads it in a goroutine.
-func (s *subscribers) open(i int, api string, req []byte) error {
+func (s *subscribers) openSSE(i int, api string, req []byte) error {
 	c, err := net.Dial("tcp", api)
 	if err != nil {
 		return err
 	}
-	s.conns[i] = c
+	s.closers[i] = func() { c.Close() }
 	c.SetDeadline(time.Now().Add(30 * time.Second))
 	if _, err := c.Write(req); err != nil {
 		return err
@@ -321,7 +421,7 @@ func (s *subscribers) open(i int, api string, req []byte) error {
 		return fmt.Errorf("stream opened with %q: %v", line, err)
 	}
 	c.SetDeadline(time.Time{})
-	s.wg.Go(func() { s.read(i, lines) })
+	s.wg.Go(func() { s.readSSE(i, lines) })
 	return nil
 }
 
@@ -330,52 +430,140 @@ var (
 	loadNote   = []byte(`"note":"load-`)
 	errorsKey  = []byte(`"errors"`)
 	droppedMsg = []byte(": dropped:")
+	wsError    = []byte(`"type":"error"`)
+	wsNext     = []byte(`"type":"next"`)
+	wsID       = []byte(`"id":"`)
 )
 
-// read records subscriber i's events until its stream ends; it allocates
-// nothing per event.
-func (s *subscribers) read(i int, r *bufio.Reader) {
+// readSSE records subscriber i's events until its stream ends; it
+// allocates nothing per event.
+func (s *subscribers) readSSE(i int, r *bufio.Reader) {
 	for {
 		line, err := r.ReadSlice('\n')
 		if err != nil {
-			if !s.closing.Load() {
-				s.ended.Add(1)
-				s.problem(fmt.Sprintf("subscriber %d: stream ended: %v", i, err))
-			}
+			s.ends(fmt.Sprintf("subscriber %d: stream ended: %v", i, err))
 			return
 		}
-		now := time.Now().UnixNano()
 		switch {
 		case bytes.HasPrefix(line, droppedMsg):
 			s.drops.Add(1)
 			s.problem(string(line))
-		case !bytes.HasPrefix(line, dataPrefix):
-		case bytes.Contains(line, errorsKey):
+		case bytes.HasPrefix(line, dataPrefix):
+			s.record(i, line)
+		}
+	}
+}
+
+// openWS opens n subscriptions multiplexed perConn to a graphql-transport-ws
+// connection; subscriber i is connection i/perConn's subscription i%perConn.
+func openWS(t *testing.T, api, key, venue string, n, perConn, events int) *subscribers {
+	t.Helper()
+	conns := (n + perConn - 1) / perConn
+	s := newSubscribers(n, conns, events)
+	payload := widgetQuery(venue)
+	s.openEach(t, conns, func(c int) error {
+		ctx, cancel := context.WithCancel(context.Background())
+		conn, _, err := websocket.Dial(ctx, "ws://"+api+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+		if err != nil {
+			cancel()
+			return err
+		}
+		s.closers[c] = func() { conn.CloseNow(); cancel() }
+		conn.SetReadLimit(1 << 20)
+		wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+		defer wcancel()
+		if err := conn.Write(wctx, websocket.MessageText, []byte(`{"type":"connection_init","payload":{"x-service-key":"`+key+`"}}`)); err != nil {
+			return err
+		}
+		if _, b, err := conn.Read(wctx); err != nil || !bytes.Contains(b, []byte("connection_ack")) {
+			return fmt.Errorf("connection_init: %s %v", b, err)
+		}
+		for j := range min(perConn, n-c*perConn) {
+			if err := conn.Write(wctx, websocket.MessageText, []byte(`{"type":"subscribe","id":"`+strconv.Itoa(j)+`","payload":`+string(payload)+`}`)); err != nil {
+				return err
+			}
+		}
+		s.wg.Go(func() { s.readWS(ctx, c*perConn, conn) })
+		return nil
+	})
+	return s
+}
+
+// readWS records the events of the subscriptions of one connection, whose
+// first is subscriber base, until it closes; it reuses one buffer.
+func (s *subscribers) readWS(ctx context.Context, base int, conn *websocket.Conn) {
+	var buf bytes.Buffer
+	for {
+		_, r, err := conn.Reader(ctx)
+		if err == nil {
+			buf.Reset()
+			_, err = buf.ReadFrom(r)
+		}
+		if err != nil {
+			if websocket.CloseStatus(err) == router.CloseSlowConsumer {
+				s.drops.Add(1)
+			}
+			s.ends(fmt.Sprintf("connection of subscriber %d: %v", base, err))
+			return
+		}
+		msg := buf.Bytes()
+		switch {
+		case bytes.Contains(msg, wsError):
 			s.errs.Add(1)
-			s.problem(string(line))
-		default:
-			j := bytes.Index(line, loadNote)
+			s.problem(string(msg))
+		case bytes.Contains(msg, wsNext):
+			j := bytes.Index(msg, wsID)
 			if j < 0 {
 				continue
 			}
-			k := 0
-			for _, c := range line[j+len(loadNote):] {
-				if c < '0' || c > '9' {
-					break
-				}
-				k = k*10 + int(c-'0')
-			}
-			if k > s.events {
-				continue
-			}
-			if s.at[i*(s.events+1)+k].CompareAndSwap(0, now) {
-				if k == 0 {
-					s.warmed.Add(1)
-				} else {
-					s.delivered.Add(1)
-				}
-			}
+			s.record(base+digits(msg[j+len(wsID):]), msg)
 		}
+	}
+}
+
+// record notes when subscriber i received an event (an SSE data line, a
+// graphql-transport-ws next message).
+func (s *subscribers) record(i int, event []byte) {
+	now := time.Now().UnixNano()
+	if bytes.Contains(event, errorsKey) {
+		s.errs.Add(1)
+		s.problem(string(event))
+		return
+	}
+	j := bytes.Index(event, loadNote)
+	if j < 0 || i >= s.n {
+		return
+	}
+	k := digits(event[j+len(loadNote):])
+	if k > s.events {
+		return
+	}
+	if s.at[i*(s.events+1)+k].CompareAndSwap(0, now) {
+		if k == 0 {
+			s.warmed.Add(1)
+		} else {
+			s.delivered.Add(1)
+		}
+	}
+}
+
+// digits reads the decimal number b starts with.
+func digits(b []byte) int {
+	v := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			break
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v
+}
+
+// ends notes a stream's end, a problem unless the test closed it.
+func (s *subscribers) ends(why string) {
+	if !s.closing.Load() {
+		s.ended.Add(1)
+		s.problem(why)
 	}
 }
 
@@ -387,10 +575,12 @@ func (s *subscribers) problem(p string) {
 	s.mu.Unlock()
 }
 
+const noProblems = "no errors, drops or early ends"
+
 func (s *subscribers) problems() string {
 	e, d, x := s.errs.Load(), s.drops.Load(), s.ended.Load()
 	if e+d+x == 0 {
-		return "no errors, drops or early ends"
+		return noProblems
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -402,9 +592,9 @@ func (s *subscribers) close() {
 	if s.closing.Swap(true) {
 		return
 	}
-	for _, c := range s.conns {
+	for _, c := range s.closers {
 		if c != nil {
-			c.Close()
+			c()
 		}
 	}
 	s.wg.Wait()
