@@ -64,44 +64,68 @@ func TestSubscriptionLoad(t *testing.T) {
 	}
 	perConn := min(100, n) // WebSocket: subscriptions multiplexed on one connection
 	profiles := os.Getenv("VITOLA_BENCH_PROFILE")
-
-	ld := startLoadServer(t, n, perConn)
 	venue := venuesdemo.VenueID("The Ember Room")
 
-	// Baseline: the idle server, nothing open.
-	idleBase := ld.idleCPU(idleWindow)
-	memBase := ld.memory()
-
-	var phases []fanFigures
-	for _, ws := range []bool{false, true} {
-		name := "live (SSE)"
-		open := func() *subscribers { return openSSE(t, ld.api, ld.key, venue, n, events) }
-		if ws {
-			name = fmt.Sprintf("live (WS %d×%d)", (n+perConn-1)/perConn, perConn)
-			open = func() *subscribers { return openWS(t, ld.api, ld.key, venue, n, perConn, events) }
-		}
-		f := ld.fanOut(t, name, open, events, spacing, idleWindow, profiles)
-		phases = append(phases, f)
+	// Each phase runs on a fresh server when measuring (the runtime keeps
+	// what an earlier phase's heap held resident), on one server otherwise.
+	phases := []struct {
+		slug, name string
+		ws         bool
+		selection  string
+	}{
+		{"sse", "live (SSE)", false, widgetSelection},
+		{"ws", fmt.Sprintf("live (WS %d×%d)", (n+perConn-1)/perConn, perConn), true, widgetSelection},
+		// Without the cigar and venue (other subgraphs' entities, which the
+		// engine fetches for every subscriber of an event apart): what the
+		// fan-out itself costs.
+		{"sse-own", "live (SSE, session's own fields)", false, ownSelection},
 	}
-	lost, rounds := ld.subscribeThenWrite(t, venue)
+	var (
+		ld    *loadServer
+		figs  []fanFigures
+		bases []baseFigures
+	)
+	for _, ph := range phases {
+		if ld == nil || bench {
+			if ld != nil {
+				ld.serve.kill()
+			}
+			ld = startLoadServer(t, n, perConn, 2*idleWindow)
+			bases = append(bases, baseFigures{ld.idleCPU(idleWindow), ld.memory()})
+		}
+		body := subscriptionBody(venue, ph.selection)
+		open := func() *subscribers { return openSSE(t, ld.api, ld.key, body, n, events) }
+		if ph.ws {
+			open = func() *subscribers { return openWS(t, ld.api, ld.key, body, n, perConn, events) }
+		}
+		f := ld.fanOut(t, ph.name, open, events, spacing, idleWindow, profiles, ph.slug)
+		f.base = bases[len(bases)-1]
+		figs = append(figs, f)
+	}
+	rounds := 10
+	if bench {
+		rounds = 20
+	}
+	lost := ld.subscribeThenWrite(t, venue, rounds)
 
 	// Polling, as widgets without live mode do.
 	pl := ld.poll(t, venue, n, period)
 
 	t.Logf("subscription load, one replica (SQLite), N=%d, %d events %s apart, polling every %s; no goal stated", n, events, spacing, period)
-	t.Logf("  baseline, the idle server with nothing open: heap+stacks %.1f MiB, RSS %.1f MiB, CPU %.1f ms/s", mib(memBase.heap), mib(memBase.rss), ms(idleBase))
-	for _, f := range phases {
-		t.Logf("  %-16s memory with %d open: heap+stacks %.1f MiB, RSS %.1f MiB: %.1f KiB per subscription (RSS %.1f KiB); idle CPU %.1f ms/s (heartbeats); %d warm-up session(s) before every subscriber had one; opening took the client %s CPU",
-			f.name+":", n, mib(f.mem.heap), mib(f.mem.rss), float64(f.mem.heap-memBase.heap)/1024/float64(n), float64(f.mem.rss-memBase.rss)/1024/float64(n),
-			ms(f.idle), f.warm, f.openCPU.Round(time.Millisecond))
+	for _, f := range figs {
+		t.Logf("  %-34s memory with %d open: heap+stacks %.1f MiB, RSS %.1f MiB, vs idle server (baseline) %.1f MiB, RSS %.1f MiB: %.1f KiB per subscription (RSS %.1f KiB)",
+			f.name+":", n, mib(f.mem.heap), mib(f.mem.rss), mib(f.base.mem.heap), mib(f.base.mem.rss),
+			float64(f.mem.heap-f.base.mem.heap)/1024/float64(n), float64(f.mem.rss-f.base.mem.rss)/1024/float64(n))
+		t.Logf("  %-34s idle CPU %.1f ms/s with %d open (heartbeats) vs %.1f ms/s with none (baseline); %d warm-up session(s) before every subscriber had one; opening took the client %s CPU",
+			"", ms(f.idle), n, ms(f.base.idle), f.warm, f.openCPU.Round(time.Millisecond))
 	}
-	for _, f := range phases {
-		t.Logf("  %-16s write → seen p50 %s p99 %s max %s over %d deliveries; server CPU %.3f ms per delivered event (%.0f ms/s over %s, writes included); client CPU %.3f ms per event; POST /v1/me/sessions p50 %s",
+	for _, f := range figs {
+		t.Logf("  %-34s write → seen p50 %s p99 %s max %s over %d deliveries; server CPU %.3f ms per delivered event (%.0f ms/s over %s, writes included); client CPU %.3f ms per event; POST /v1/me/sessions p50 %s",
 			f.name+":", pct(f.lat, 50), pct(f.lat, 99), pct(f.lat, 100), len(f.lat),
 			ms(f.cpu)/float64(max(f.got, 1)), ms(f.cpu)/f.wall.Seconds(), f.wall.Round(time.Millisecond), ms(f.client)/float64(max(f.got, 1)), pct(f.writeLat, 50))
 	}
-	t.Logf("  %-16s write → seen p50 %s p99 %s max %s over %d sightings; server CPU %.3f ms per poll, %.0f ms/s; client CPU %.0f ms/s; %d polls, %d failed",
-		"polling:", pct(pl.lat, 50), pct(pl.lat, 99), pct(pl.lat, 100), len(pl.lat),
+	t.Logf("  %-34s write → seen p50 %s p99 %s max %s over %d sightings; server CPU %.3f ms per poll, %.0f ms/s; client CPU %.0f ms/s; %d polls, %d failed",
+		"polling (baseline):", pct(pl.lat, 50), pct(pl.lat, 99), pct(pl.lat, 100), len(pl.lat),
 		ms(pl.serverCPU)/float64(max(pl.polls, 1)), ms(pl.serverCPU)/pl.wall.Seconds(), ms(pl.clientCPU)/pl.wall.Seconds(), pl.polls, pl.failed)
 	t.Logf("  a session written as soon as a lone SSE subscription's stream opened: %d of %d never reached it", lost, rounds)
 	if pl.failed > 0 || pl.missed > 0 {
@@ -109,9 +133,16 @@ func TestSubscriptionLoad(t *testing.T) {
 	}
 }
 
+// baseFigures are an idle server's, nothing open.
+type baseFigures struct {
+	idle time.Duration
+	mem  memFigures
+}
+
 // fanFigures are one protocol's figures under load.
 type fanFigures struct {
 	name              string
+	base              baseFigures
 	mem               memFigures
 	idle, openCPU     time.Duration
 	warm              int
@@ -124,7 +155,7 @@ type fanFigures struct {
 // with them open, then writes events sessions spacing apart and times their
 // delivery to every subscriber. It fails the test on a lost event, an error
 // or a stream ended under it.
-func (ld *loadServer) fanOut(t *testing.T, name string, open func() *subscribers, events int, spacing, idleWindow time.Duration, profiles string) fanFigures {
+func (ld *loadServer) fanOut(t *testing.T, name string, open func() *subscribers, events int, spacing, idleWindow time.Duration, profiles, slug string) fanFigures {
 	t.Helper()
 	f := fanFigures{name: name}
 	clientStart := clientCPU()
@@ -134,7 +165,7 @@ func (ld *loadServer) fanOut(t *testing.T, name string, open func() *subscribers
 	n := subs.n
 	f.mem = ld.memory()
 	if profiles != "" {
-		ld.profile(t, "heap?gc=1", filepath.Join(profiles, strings.Fields(name)[1]+"-heap.pb.gz"))
+		ld.profile(t, "heap?gc=1", filepath.Join(profiles, slug+"-heap.pb.gz"))
 	}
 
 	// The first events may come before the shared source reaches the
@@ -156,7 +187,7 @@ func (ld *loadServer) fanOut(t *testing.T, name string, open func() *subscribers
 	if profiles != "" {
 		secs := int((time.Duration(events)*spacing + 2*time.Second).Seconds())
 		cpuProfile.Go(func() {
-			ld.profile(t, "profile?seconds="+strconv.Itoa(secs), filepath.Join(profiles, strings.Fields(name)[1]+"-cpu.pb.gz"))
+			ld.profile(t, "profile?seconds="+strconv.Itoa(secs), filepath.Join(profiles, slug+"-cpu.pb.gz"))
 		})
 	}
 	written := make([]time.Time, events+1)
@@ -194,11 +225,11 @@ func (ld *loadServer) fanOut(t *testing.T, name string, open func() *subscribers
 // subscribeThenWrite opens a lone SSE subscription (nothing else open, so
 // the engine starts its source anew), writes a session at once, and sees
 // whether it arrives within 3 s, a few times over.
-func (ld *loadServer) subscribeThenWrite(t *testing.T, venue string) (lost, rounds int) {
+func (ld *loadServer) subscribeThenWrite(t *testing.T, venue string, rounds int) (lost int) {
 	t.Helper()
-	rounds = 10
+	body := subscriptionBody(venue, ownSelection)
 	for range rounds {
-		s := openSSE(t, ld.api, ld.key, venue, 1, 0)
+		s := openSSE(t, ld.api, ld.key, body, 1, 0)
 		ld.startSession(t, "load-0")
 		for wait := time.Now().Add(3 * time.Second); s.warmed.Load() == 0 && time.Now().Before(wait); {
 			time.Sleep(10 * time.Millisecond)
@@ -209,7 +240,7 @@ func (ld *loadServer) subscribeThenWrite(t *testing.T, venue string) (lost, roun
 		s.close()
 		time.Sleep(200 * time.Millisecond) // the engine closes the source
 	}
-	return lost, rounds
+	return lost
 }
 
 // profile saves one of the server's profiles.
@@ -234,13 +265,14 @@ type loadServer struct {
 	api, pprof, key, tok string
 	cigar, venue         string
 	client               *http.Client
+	settle               time.Duration // how long memory waits for the RSS to settle
 }
 
-func startLoadServer(t *testing.T, n, perConn int) *loadServer {
+func startLoadServer(t *testing.T, n, perConn int, settle time.Duration) *loadServer {
 	t.Helper()
 	data := t.TempDir()
 	ld := &loadServer{t: t, api: loopbackAddr(t), pprof: loopbackAddr(t), venue: venuesdemo.VenueID("The Ember Room"),
-		client: &http.Client{Timeout: 30 * time.Second}}
+		client: &http.Client{Timeout: 30 * time.Second}, settle: settle}
 	ld.serve = startProc(t, "serve", []string{"serve", "--demo", "--data", data, "--addr", ld.api, "--payments-addr", loopbackAddr(t),
 		"--public-url", "http://" + ld.api, "--pprof-addr", ld.pprof, "--log-format", "json",
 		"--quota-rps", "0", "--quota-cost-per-minute", "0", "--max-conns-per-client", "0",
@@ -304,15 +336,30 @@ func (ld *loadServer) memory() memFigures {
 		res.Body.Close()
 		m.heap = memStat(b, "# HeapInuse = ") + memStat(b, "# Stack = ")
 	}
-	time.Sleep(time.Second) // the scavenger returns freed pages
+	// The scavenger returns freed pages over seconds: wait until the
+	// resident set stops falling (by 1 MiB a second), up to ld.settle.
+	m.rss = ld.rss()
+	for deadline := time.Now().Add(ld.settle); time.Now().Before(deadline); {
+		time.Sleep(time.Second)
+		was := m.rss
+		if m.rss = ld.rss(); was-m.rss < 1<<20 {
+			break
+		}
+	}
+	return m
+}
+
+// rss is the server's resident set (VmRSS).
+func (ld *loadServer) rss() int64 {
 	status := readFile(ld.t, fmt.Sprintf("/proc/%d/status", ld.pid()))
 	for _, line := range strings.Split(status, "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			m.rss = kb * 1024
+			return kb * 1024
 		}
 	}
-	return m
+	ld.t.Fatalf("no VmRSS in /proc/%d/status", ld.pid())
+	return 0
 }
 
 // memStat reads one figure of the MemStats a debug heap profile ends with
@@ -351,11 +398,18 @@ func newSubscribers(n, conns, events int) *subscribers {
 	return &subscribers{n: n, events: events, closers: make([]func(), conns), at: make([]atomic.Int64, n*(events+1))}
 }
 
-// widgetQuery is a widget's subscription (the SDK's subscribeSessions
-// selection), as a request body.
-func widgetQuery(venue string) []byte {
+// The selections subscribed: a widget's (the SDK's subscribeSessions), and
+// the session's own fields only.
+const (
+	widgetSelection = `id createdAt startedAt endedAt durationSeconds rating note featured user { id displayName avatarUrl: imageUrl } cigar { id name brand { name } } venue { id name }`
+	ownSelection    = `id createdAt startedAt endedAt durationSeconds rating note featured`
+)
+
+// subscriptionBody is the request body subscribing to the venue's sessions
+// with selection.
+func subscriptionBody(venue, selection string) []byte {
 	body, _ := json.Marshal(map[string]any{"operationName": "SessionStarted", "variables": map[string]any{"venue": venue},
-		"query": `subscription SessionStarted($venue: ID, $brand: ID) { sessionStarted(venue: $venue, brand: $brand) { id createdAt startedAt endedAt durationSeconds rating note featured user { id displayName avatarUrl: imageUrl } cigar { id name brand { name } } venue { id name } } }`})
+		"query": `subscription SessionStarted($venue: ID, $brand: ID) { sessionStarted(venue: $venue, brand: $brand) { ` + selection + ` } }`})
 	return body
 }
 
@@ -385,10 +439,9 @@ func (s *subscribers) openEach(t *testing.T, conns int, open func(c int) error) 
 }
 
 // openSSE opens n SSE subscriptions, each on its own connection.
-func openSSE(t *testing.T, api, key, venue string, n, events int) *subscribers {
+func openSSE(t *testing.T, api, key string, body []byte, n, events int) *subscribers {
 	t.Helper()
 	s := newSubscribers(n, n, events)
-	body := widgetQuery(venue)
 	req := []byte("POST /graphql HTTP/1.1\r\nHost: " + api + "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nx-service-key: " + key +
 		"\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
 	s.openEach(t, n, func(i int) error { return s.openSSE(i, api, req) })
@@ -456,11 +509,10 @@ func (s *subscribers) readSSE(i int, r *bufio.Reader) {
 
 // openWS opens n subscriptions multiplexed perConn to a graphql-transport-ws
 // connection; subscriber i is connection i/perConn's subscription i%perConn.
-func openWS(t *testing.T, api, key, venue string, n, perConn, events int) *subscribers {
+func openWS(t *testing.T, api, key string, payload []byte, n, perConn, events int) *subscribers {
 	t.Helper()
 	conns := (n + perConn - 1) / perConn
 	s := newSubscribers(n, conns, events)
-	payload := widgetQuery(venue)
 	s.openEach(t, conns, func(c int) error {
 		ctx, cancel := context.WithCancel(context.Background())
 		conn, _, err := websocket.Dial(ctx, "ws://"+api+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
