@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -927,4 +928,39 @@ func TestSubscriptionOverMultipart(t *testing.T) {
 		}
 	}
 	e.waitMetric(t, `vitola_graphql_subscription_events_total{protocol="multipart"} 1`)
+}
+
+// TestSubscriptionOverSSEWithGET: graphql-sse's GET form (URL parameters)
+// streams too; a plain GET of a subscription stays a 405.
+func TestSubscriptionOverSSEWithGET(t *testing.T) {
+	e := newLiveEnv(t, router.SubscriptionSettings{}, limits.Defaults())
+	q := url.Values{"query": {sessionsByVenue}, "variables": {`{"venue":"v1"}`}}
+	for _, tc := range []struct {
+		accept string
+		status int
+	}{{"text/event-stream", http.StatusOK}, {router.MediaGraphQLResponse, http.StatusMethodNotAllowed}} {
+		req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/graphql?"+q.Encode(), nil)
+		req.Header.Set("Accept", tc.accept)
+		req.Header.Set(access.Header, secretKey)
+		resp, err := e.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		if resp.StatusCode != tc.status {
+			t.Fatalf("GET with Accept %s: %d, want %d", tc.accept, resp.StatusCode, tc.status)
+		}
+		if tc.status != http.StatusOK {
+			continue
+		}
+		st := &sseStream{resp: resp, rd: bufio.NewReader(resp.Body)}
+		e.sessions.waitStreams(t, 1)
+		e.sessions.publish(session("s1", "v1", "c1"))
+		for ev := st.nextEvent(t); ; ev = st.nextEvent(t) {
+			if ev.event == "next" {
+				sameJSON(t, ev.data, `{"data":{"sessionStarted":{"id":"s1","venue":"v1","cigar":{"id":"c1","name":"Cigar c1"}}}}`)
+				break
+			}
+		}
+	}
 }
