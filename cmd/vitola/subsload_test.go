@@ -44,7 +44,8 @@ import (
 // VITOLA_BENCH=1 measures (N=10,000, 20 events 0.75 s apart, P=10 s);
 // otherwise a short run (N=50, 3 events, P=2 s) proves the harness and that
 // every event reaches every subscriber. VITOLA_BENCH_SUBS and
-// VITOLA_BENCH_POLL_SECONDS override N and P. The issue states no goal: the
+// VITOLA_BENCH_POLL_SECONDS override N and P; VITOLA_BENCH_BACKEND=postgres
+// runs it on PostgreSQL and Redis instead of SQLite. The issue states no goal: the
 // figures are printed with "no goal stated". It fails on lost events and
 // errors only, never on timing.
 //
@@ -65,6 +66,7 @@ func TestSubscriptionLoad(t *testing.T) {
 	perConn := min(100, n) // WebSocket: subscriptions multiplexed on one connection
 	profiles := os.Getenv("VITOLA_BENCH_PROFILE")
 	venue := venuesdemo.VenueID("The Ember Room")
+	be := benchBackend(t)
 
 	// Each phase runs on a fresh server when measuring (the runtime keeps
 	// what an earlier phase's heap held resident), on one server otherwise.
@@ -90,7 +92,7 @@ func TestSubscriptionLoad(t *testing.T) {
 			if ld != nil {
 				ld.serve.kill()
 			}
-			ld = startLoadServer(t, n, perConn, 2*idleWindow)
+			ld = startLoadServer(t, be, n, perConn, 2*idleWindow)
 			bases = append(bases, baseFigures{ld.idleCPU(idleWindow), ld.memory()})
 		}
 		body := subscriptionBody(venue, ph.selection)
@@ -111,7 +113,7 @@ func TestSubscriptionLoad(t *testing.T) {
 	// Polling, as widgets without live mode do.
 	pl := ld.poll(t, venue, n, period)
 
-	t.Logf("subscription load, one replica (SQLite), N=%d, %d events %s apart, polling every %s; no goal stated", n, events, spacing, period)
+	t.Logf("subscription load, one replica (%s), N=%d, %d events %s apart, polling every %s; no goal stated", be.name, n, events, spacing, period)
 	for _, f := range figs {
 		t.Logf("  %-34s memory with %d open: heap+stacks %.1f MiB, RSS %.1f MiB, vs idle server (baseline) %.1f MiB, RSS %.1f MiB: %.1f KiB per subscription (RSS %.1f KiB)",
 			f.name+":", n, mib(f.mem.heap), mib(f.mem.rss), mib(f.base.mem.heap), mib(f.base.mem.rss),
@@ -257,6 +259,27 @@ func (ld *loadServer) profile(t *testing.T, which, path string) {
 	}
 }
 
+// loadBackend is the store a load test's servers use: embedded SQLite (and
+// the in-process bus), or PostgreSQL and Redis (its pub/sub the bus).
+type loadBackend struct{ name, databaseURL, redisURL string }
+
+// benchBackend reads VITOLA_BENCH_BACKEND: sqlite (the default) or postgres
+// (VITOLA_TEST_DATABASE_URL and VITOLA_TEST_REDIS_URL; without them the
+// test skips, or fails under VITOLA_TEST_REQUIRE_SERVICES=1).
+func benchBackend(t *testing.T) loadBackend {
+	t.Helper()
+	switch b := os.Getenv("VITOLA_BENCH_BACKEND"); b {
+	case "", "sqlite":
+		return loadBackend{name: "SQLite"}
+	case "postgres":
+		db, redis := topologyServices(t)
+		return loadBackend{"PostgreSQL + Redis", db, redis}
+	default:
+		t.Fatalf("VITOLA_BENCH_BACKEND %q: give sqlite or postgres", b)
+		return loadBackend{}
+	}
+}
+
 // loadServer is the serve process under load and what it takes to write
 // sessions at the venue.
 type loadServer struct {
@@ -268,22 +291,29 @@ type loadServer struct {
 	settle               time.Duration // how long memory waits for the RSS to settle
 }
 
-func startLoadServer(t *testing.T, n, perConn int, settle time.Duration) *loadServer {
+func startLoadServer(t *testing.T, be loadBackend, n, perConn int, settle time.Duration) *loadServer {
 	t.Helper()
 	data := t.TempDir()
+	store := []string{"--data", data}
+	var shared []string // the serve flags of the services shared by replicas
+	if be.databaseURL != "" {
+		store = append(store, "--database-url", createTestDatabase(t, be.databaseURL))
+		shared = []string{"--redis-url", be.redisURL, "--redis-prefix", "vitola-load-" + randomHex(4) + ":"}
+	}
 	ld := &loadServer{t: t, api: loopbackAddr(t), pprof: loopbackAddr(t), venue: venuesdemo.VenueID("The Ember Room"),
 		client: &http.Client{Timeout: 30 * time.Second}, settle: settle}
-	ld.serve = startProc(t, "serve", []string{"serve", "--demo", "--data", data, "--addr", ld.api, "--payments-addr", loopbackAddr(t),
+	args := []string{"serve", "--demo", "--addr", ld.api, "--payments-addr", loopbackAddr(t),
 		"--public-url", "http://" + ld.api, "--pprof-addr", ld.pprof, "--log-format", "json",
 		"--quota-rps", "0", "--quota-cost-per-minute", "0", "--max-conns-per-client", "0",
-		"--subscriptions-per-key", strconv.Itoa(n + 100), "--subscriptions-per-connection", strconv.Itoa(perConn)}, nil, nil)
+		"--subscriptions-per-key", strconv.Itoa(n + 100), "--subscriptions-per-connection", strconv.Itoa(perConn)}
+	ld.serve = startProc(t, "serve", slices.Concat(args, store, shared), nil, nil)
 	waitHealthy(t, ld.serve, "http://"+ld.api+"/health")
 	ld.key = strings.TrimSpace(readFile(t, filepath.Join(data, "demo-key.txt")))
-	cli, err := admin(t, "oauth", "clients", "create", "--data", data, "--name", "Load", "--redirect-uri", "http://127.0.0.1:9000/cb", "--public")
+	cli, err := admin(t, slices.Concat([]string{"oauth", "clients", "create", "--name", "Load", "--redirect-uri", "http://127.0.0.1:9000/cb", "--public"}, store)...)
 	if err != nil {
 		t.Fatalf("oauth clients create: %v", err)
 	}
-	if ld.tok, err = admin(t, "oauth", "token", "--data", data, "--public-url", "http://"+ld.api, "--user", "ana@vitola.example", "--client", cli, "--scope", "sessions:write"); err != nil {
+	if ld.tok, err = admin(t, slices.Concat([]string{"oauth", "token", "--public-url", "http://" + ld.api, "--user", "ana@vitola.example", "--client", cli, "--scope", "sessions:write"}, store)...); err != nil {
 		t.Fatalf("oauth token: %v", err)
 	}
 	req, _ := http.NewRequest(http.MethodGet, "http://"+ld.api+"/v1/cigars/search?q=padron&limit=1", nil)
