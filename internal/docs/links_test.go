@@ -15,8 +15,8 @@ import (
 	"testing"
 )
 
-// root is the repository's root, one level above this package.
-const root = ".."
+// root is the repository's root, two levels above this package.
+const root = "../.."
 
 // pages lists the Markdown a reader meets: README.md at the root and every .md
 // file under the folders people browse, leaving out installed packages,
@@ -228,7 +228,7 @@ func TestLinkCheckerCatches(t *testing.T) {
 	for _, tt := range []struct{ target, wantPart string }{
 		{"#getting-started", ""},
 		{"#missing", "no heading"},
-		{"../shared/spec.md", "outside the repository"},
+		{"../elsewhere/page.md", "outside the repository"},
 		{"/README.md", "absolute path"},
 		{"docs/none.md", "no such file"},
 		{"https://example.com/x", ""},
