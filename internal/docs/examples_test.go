@@ -44,9 +44,6 @@ func TestExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("by design: -short leaves out the docs examples (they start a server)")
 	}
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("missing bash: the examples are bash")
-	}
 	files := append([]string{"README.md"}, tocPages(t)...)
 	var pages []page
 	ports := map[string]string{}
