@@ -36,9 +36,9 @@ func TestSDKLiveAgainstTheServer(t *testing.T) {
 		runSDKLive(t, sqldb.Config{DataDir: t.TempDir()}, "", "")
 	})
 	t.Run("postgres+redis", func(t *testing.T) {
-		cfg, ok := sqldbtest.Postgres(t)
+		cfg, ok := sqldbtest.Postgres(t) // fails in CI; logs what is missing otherwise
 		if !ok {
-			t.Skip("missing PostgreSQL: set VITOLA_TEST_DATABASE_URL")
+			return
 		}
 		runSDKLive(t, cfg, kvtest.RedisURL(t), kvtest.Prefix("sdk-live"))
 	})
