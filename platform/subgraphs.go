@@ -302,6 +302,7 @@ func openPayments(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Su
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	go every(sctx, 30*time.Second, o.Logger, "release expired credit holds", st.ReleaseExpired)
 	go every(sctx, 30*time.Second, o.Logger, "expire payment sessions", st.ExpireSessions)
+	go every(sctx, 10*time.Minute, o.Logger, "forget expired payment session keys", st.ForgetKeptCreates)
 	go every(sctx, time.Second, o.Logger, "charge reloads and reconcile pending charges", func(ctx context.Context, _ time.Time) (int, error) {
 		return svc.RunWorker(ctx)
 	})

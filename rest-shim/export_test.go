@@ -27,4 +27,7 @@ var PaymentsOperations = []*subgraph.Operation{opReserveCredits, opSettleCredits
 var RewriteCanned = rewriteCanned
 
 // SplitCreated exposes how a created session's answer is taken apart.
-var SplitCreated = splitCreated
+func SplitCreated(v []byte) (replayed bool, token string, session []byte, id string, err error) {
+	c, err := splitCreated(v)
+	return c.replayed, c.token, c.session, c.id, err
+}

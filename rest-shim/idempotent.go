@@ -10,8 +10,13 @@ import (
 	"github.com/vitolahq/vitola/internal/idempotency"
 )
 
-// CodeIdempotencyKeyRequired is the refusal of a missing or invalid key.
-const CodeIdempotencyKeyRequired = "idempotency_key_required"
+// Refusals of idempotent requests.
+const (
+	// CodeIdempotencyKeyRequired: a missing or invalid key.
+	CodeIdempotencyKeyRequired = "idempotency_key_required"
+	// CodeIdempotencyKeyReused: the key named another request.
+	CodeIdempotencyKeyReused = "idempotency_key_reused"
+)
 
 // idempotencyKey reads the request's Idempotency-Key; it answers the refusal
 // itself when there is none, it is invalid, or there are several.
@@ -38,7 +43,7 @@ func claimKey(w http.ResponseWriter, r *http.Request, idem *idempotency.Service,
 	case d.Outcome == idempotency.InFlight:
 		apierr.Write(w, http.StatusConflict, "idempotency_key_in_use", "a request with this Idempotency-Key is still running; retry when it has finished")
 	case d.Outcome == idempotency.Mismatch:
-		apierr.Write(w, http.StatusUnprocessableEntity, "idempotency_key_reused", "this Idempotency-Key was used with a different request; use a new key for a new request")
+		apierr.Write(w, http.StatusUnprocessableEntity, CodeIdempotencyKeyReused, "this Idempotency-Key was used with a different request; use a new key for a new request")
 	case d.Outcome == idempotency.Replay:
 		writeStored(w, d.Response, true)
 	default:

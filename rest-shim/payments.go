@@ -14,6 +14,7 @@ import (
 	"github.com/vitolahq/vitola/internal/apierr"
 	"github.com/vitolahq/vitola/internal/idempotency"
 	"github.com/vitolahq/vitola/internal/jsonbody"
+	"github.com/vitolahq/vitola/internal/telemetry"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/subgraphs/subgraph"
 )
@@ -51,7 +52,7 @@ var (
 	// by field, gqlgen's work per field was the largest cost of a create +
 	// status pair after the database.
 	opCreateSess = subgraph.MustParse(`mutation CreatePaymentSession($input: PaymentSessionInput!) {
-  createPaymentSession(input: $input) { token session { document } } }`)
+  createPaymentSession(input: $input) { replayed token session { document } } }`)
 	opSessionStatus    = subgraph.MustParse(`query PaymentSession($id: ID!) { paymentSession(id: $id) { document } }`)
 	opMerchants        = subgraph.MustParse(`query MerchantAccounts { merchantAccounts { ` + merchantFields + ` } }`)
 	opCreateMerchant   = subgraph.MustParse(`mutation CreateMerchantAccount($input: MerchantAccountInput!) { createMerchantAccount(input: $input) { ` + merchantFields + ` } }`)
@@ -277,7 +278,11 @@ func (p *paymentsAPI) createOffer(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// POST /payment-sessions (Idempotency-Key)
+// POST /payment-sessions (Idempotency-Key). The subgraph keeps the key in
+// the transaction that writes the session, instead of a claim and a finish
+// in the access store around the call: a retry with the key gets the first
+// answer (Idempotent-Replayed: true), a concurrent one waits for the first
+// to commit and gets it too, and the key with another body is a 422.
 func (p *paymentsAPI) createSession(w http.ResponseWriter, r *http.Request) {
 	key, ok := idempotencyKey(w, r)
 	if !ok {
@@ -301,54 +306,73 @@ func (p *paymentsAPI) createSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	vars := map[string]any{"input": map[string]any{"billingAccountId": in.BillingAccountID, "offerId": in.OfferID, "returnUrl": in.ReturnURL,
-		"cancelUrl": in.CancelURL, "parentOrigin": in.ParentOrigin, "expiresInSeconds": in.ExpiresInSeconds}}
-	p.idempotent(w, r, "payments:create-session", key, body, func(ctx context.Context) (*idempotency.Response, error) {
-		created, err := p.client.Field(ctx, opCreateSess, vars, "createPaymentSession")
-		if err != nil {
-			return nil, err
+		"cancelUrl": in.CancelURL, "parentOrigin": in.ParentOrigin, "expiresInSeconds": in.ExpiresInSeconds,
+		"key": map[string]any{"key": key, "requestHash": idempotency.RequestHash(r.Method, "payments:create-session", body)}}}
+	v, err := p.client.Field(r.Context(), opCreateSess, vars, "createPaymentSession")
+	var c created
+	if err == nil {
+		c, err = splitCreated(v)
+	}
+	if err != nil {
+		if re, ok := refusal(err); ok && re.Code == CodeIdempotencyKeyReused {
+			telemetry.FromContext(r.Context()).Idempotency("conflict")
 		}
-		token, sess, id, err := splitCreated(created)
-		if err != nil {
-			return nil, err
-		}
-		// The session as the subgraph shows it, with the one-time hosted URL.
-		// The token rides in the URL's fragment: browsers never send it to a
-		// server, in a request line or a Referer.
-		u, _ := json.Marshal(p.publicURL + HostedCheckoutPath + "/" + id + "#token=" + token)
-		raw := append(append(append(sess[:len(sess)-1:len(sess)-1], `,"url":`...), u...), '}')
-		return dataResponse(http.StatusCreated, raw), nil
-	})
+		p.fail(w, err)
+		return
+	}
+	if c.replayed {
+		telemetry.FromContext(r.Context()).Idempotency("replayed")
+	}
+	// The session as the subgraph shows it, with the one-time hosted URL.
+	// The token rides in the URL's fragment: browsers never send it to a
+	// server, in a request line or a Referer.
+	u, _ := json.Marshal(p.publicURL + HostedCheckoutPath + "/" + c.id + "#token=" + c.token)
+	raw := append(append(append(c.session[:len(c.session)-1:len(c.session)-1], `,"url":`...), u...), '}')
+	writeStored(w, dataResponse(http.StatusCreated, raw), c.replayed)
 }
 
-// splitCreated takes the token, the session document and its ID out of
-// createPaymentSession's value. The subgraph writes it in the operation's
-// order, {"token":"…","session":{"document":{"id":"…",…}}}, and neither a
-// token (base64url) nor an ID holds a character JSON escapes: that shape is
-// cut apart without decoding the session; anything else is decoded.
-func splitCreated(v []byte) (token string, session []byte, id string, err error) {
-	const head, mid = `{"token":"`, `","session":`
-	if rest, ok := bytes.CutPrefix(v, []byte(head)); ok {
+// created is createPaymentSession's value, cut apart.
+type created struct {
+	replayed bool
+	token    string
+	session  []byte // the session's document
+	id       string // the session's ID
+}
+
+// splitCreated takes createPaymentSession's value apart. The subgraph
+// writes it in the operation's order,
+// {"replayed":false,"token":"…","session":{"document":{"id":"…",…}}}, and
+// neither a token (base64url) nor an ID holds a character JSON escapes: that
+// shape is cut apart without decoding the session; anything else is decoded.
+func splitCreated(v []byte) (created, error) {
+	const mid = `","session":`
+	for _, head := range []string{`{"replayed":false,"token":"`, `{"replayed":true,"token":"`} {
+		rest, ok := bytes.CutPrefix(v, []byte(head))
+		if !ok {
+			continue
+		}
 		if t, sess, ok := bytes.Cut(rest, []byte(mid)); ok && len(t) > 0 && plainJSONString(t) && len(sess) > 1 && sess[len(sess)-1] == '}' {
 			if doc, id, ok := cutDocument(sess[:len(sess)-1]); ok {
-				return string(t), doc, id, nil
+				return created{replayed: head[12] == 't', token: string(t), session: doc, id: id}, nil
 			}
 		}
 	}
 	var out struct {
-		Token   string          `json:"token"`
-		Session json.RawMessage `json:"session"`
+		Replayed bool            `json:"replayed"`
+		Token    string          `json:"token"`
+		Session  json.RawMessage `json:"session"`
 	}
 	if err := json.Unmarshal(v, &out); err != nil {
-		return "", nil, "", fmt.Errorf("create payment session: %w", err)
+		return created{}, fmt.Errorf("create payment session: %w", err)
 	}
 	doc, id, err := sessionDocument(out.Session)
 	if err != nil {
-		return "", nil, "", fmt.Errorf("create payment session: %w", err)
+		return created{}, fmt.Errorf("create payment session: %w", err)
 	}
 	if out.Token == "" {
-		return "", nil, "", errors.New("create payment session: no token")
+		return created{}, errors.New("create payment session: no token")
 	}
-	return out.Token, doc, id, nil
+	return created{replayed: out.Replayed, token: out.Token, session: doc, id: id}, nil
 }
 
 // sessionDocument takes the document and its ID out of a PaymentSession

@@ -56,6 +56,8 @@ var refusalStatus = map[string]int{
 	"card_declined":          http.StatusPaymentRequired,
 	"purchase_not_found":     http.StatusNotFound,
 	"purchase_in_progress":   http.StatusConflict,
+	// payments: a payment session's create, whose key its subgraph keeps
+	CodeIdempotencyKeyReused: http.StatusUnprocessableEntity,
 }
 
 // refusal turns a subgraph's refusal into the REST error it is; ok is false

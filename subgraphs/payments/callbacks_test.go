@@ -85,10 +85,11 @@ func pay(t *testing.T, f *fixture, c *payments.Client, number string) *payments.
 	must(f.svc.SetMerchantCredentials(ctx, "", pm.ID, []byte(`{"apiKey":"x"}`)))(t)
 	o := must(f.svc.CreateOffer(ctx, nil, payments.NewOffer{ResourceType: payments.AICredits, Name: "10", Quantity: 10, Price: 100, Currency: "USD", MerchantID: pm.ID}))(t)
 	a := must(f.svc.ResolveAccount(ctx, c, payments.AccountRequest{Reference: "customer"}))(t)
-	sess, _, token, err := f.svc.CreateSession(ctx, c, payments.NewSession{AccountID: a.ID, OfferID: o.ID, ReturnURL: "https://shop.example/paid"})
+	created, err := f.svc.CreateSession(ctx, c, payments.NewSession{AccountID: a.ID, OfferID: o.ID, ReturnURL: "https://shop.example/paid"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	sess, token := created.Session, created.Token
 	must(f.svc.Redeem(ctx, token, sess.ID))(t)
 	card := must(f.svc.AddCard(ctx, sess.ID, a.ID, payments.CardInput{Number: number, ExpMonth: 12, ExpYear: 2031, CVC: "123"}))(t)
 	return must(f.svc.Confirm(ctx, sess.ID, a.ID, sess.PurchaseID, card.ID))(t)

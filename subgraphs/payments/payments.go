@@ -64,6 +64,8 @@ const (
 	CodePaymentMethodMissing = "payment_method_not_found"
 	CodeResourceTypeUnknown  = "resource_type_not_found"
 	CodeInvalidRequest       = "invalid_request"
+	// CodeKeyReused: a create's Idempotency-Key was used with another request.
+	CodeKeyReused = "idempotency_key_reused"
 	// CodeClientNotActive: the call's client was revoked (or removed) after
 	// the shim verified its secret, which the shim reuses for a moment; the
 	// shim answers it as the one 401 of every bad credential.

@@ -210,19 +210,20 @@ func TestSessionRules(t *testing.T) {
 			{"unknown offer", with(func(n *payments.NewSession) { n.OfferID = "off_0000000000000000" }), payments.CodeOfferNotFound},
 		}
 		for _, tt := range tests {
-			if _, _, _, err := f.svc.CreateSession(ctx, s.client, tt.in); code(err) != tt.code {
+			if _, err := f.svc.CreateSession(ctx, s.client, tt.in); code(err) != tt.code {
 				t.Errorf("%s: %v, want %s", tt.name, err, tt.code)
 			}
 		}
 		for _, ttl := range []time.Duration{time.Second, 25 * time.Hour} {
-			if _, _, _, err := f.svc.CreateSession(ctx, s.client, with(func(n *payments.NewSession) { n.TTL = ttl })); !errors.Is(err, payments.ErrInvalid) {
+			if _, err := f.svc.CreateSession(ctx, s.client, with(func(n *payments.NewSession) { n.TTL = ttl })); !errors.Is(err, payments.ErrInvalid) {
 				t.Errorf("lifetime %s: %v", ttl, err)
 			}
 		}
-		sess, p, token, err := f.svc.CreateSession(ctx, s.client, with(func(n *payments.NewSession) { n.ParentOrigin = "https://SHOP.example/" }))
+		created, err := f.svc.CreateSession(ctx, s.client, with(func(n *payments.NewSession) { n.ParentOrigin = "https://SHOP.example/" }))
 		if err != nil {
 			t.Fatal(err)
 		}
+		sess, p, token := created.Session, created.Purchase, created.Token
 		if len(token) < 43 || strings.Contains(sess.TokenHash, token) || sess.ParentOrigin != "https://shop.example" ||
 			sess.ExpiresAt != f.clock.t.Add(payments.DefaultSessionTTL) || p.Amount != 1000 || p.Currency != "USD" || p.State != payments.PurchaseOpen {
 			t.Fatalf("session %+v purchase %+v", sess, p)
@@ -243,7 +244,7 @@ func TestSessionRules(t *testing.T) {
 		}
 		// Revoked credentials stop new sessions.
 		must(f.svc.RevokeMerchantCredentials(ctx, s.client.ID, s.merchant.ID))(t)
-		if _, _, _, err := f.svc.CreateSession(ctx, s.client, base); code(err) != payments.CodeMerchantNotReady {
+		if _, err := f.svc.CreateSession(ctx, s.client, base); code(err) != payments.CodeMerchantNotReady {
 			t.Fatalf("a session after the credentials were revoked: %v", err)
 		}
 		// Clients never sell ai_credits through offers of their own.

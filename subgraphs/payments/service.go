@@ -385,9 +385,34 @@ func NewSessionToken() string {
 
 // CreateSession creates a hosted payment session and its purchase intent; it
 // returns the one-time token, shown this once.
-func (s *Service) CreateSession(ctx context.Context, c *Client, n NewSession) (*Session, *Purchase, string, error) {
+func (s *Service) CreateSession(ctx context.Context, c *Client, n NewSession) (*CreatedSession, error) {
+	created, err := s.createSession(ctx, c, n)
+	var coded *CodedError
+	if err != nil && n.Key != nil && ((errors.As(err, &coded) && coded.Code != CodeKeyReused) || errors.Is(err, ErrInvalid)) {
+		// A retry of a create that succeeded gets its answer even when what
+		// it was checked against has changed since (an offer withdrawn), as
+		// a claim taken before any check used to give it; and the key with
+		// another request is refused as reused, before any other refusal.
+		if kept, kerr := s.Store.KeptCreate(ctx, c.ID, n.Key.Key, s.now()); kerr == nil {
+			return replay(kept, n.Key)
+		} else if !errors.Is(kerr, ErrNotFound) {
+			return nil, kerr
+		}
+	}
+	return created, err
+}
+
+// replay answers a create whose key held an earlier create.
+func replay(kept *KeptCreate, key *SessionKey) (*CreatedSession, error) {
+	if kept.RequestHash != key.RequestHash {
+		return nil, Refuse(CodeKeyReused, "this Idempotency-Key was used with a different request; use a new key for a new request")
+	}
+	return &CreatedSession{Token: kept.Token, Document: kept.Document, Replayed: true}, nil
+}
+
+func (s *Service) createSession(ctx context.Context, c *Client, n NewSession) (*CreatedSession, error) {
 	if n.ReturnURL == "" {
-		return nil, nil, "", Invalid("returnUrl: give the URL the browser returns to after paying")
+		return nil, Invalid("returnUrl: give the URL the browser returns to after paying")
 	}
 	if n.CancelURL == "" {
 		n.CancelURL = n.ReturnURL
@@ -397,37 +422,37 @@ func (s *Service) CreateSession(ctx context.Context, c *Client, n NewSession) (*
 		ttl = DefaultSessionTTL
 	}
 	if ttl < MinSessionTTL || ttl > MaxSessionTTL {
-		return nil, nil, "", Invalid("expiresInSeconds: want %d to %d (default %d)", int(MinSessionTTL.Seconds()), int(MaxSessionTTL.Seconds()), int(DefaultSessionTTL.Seconds()))
+		return nil, Invalid("expiresInSeconds: want %d to %d (default %d)", int(MinSessionTTL.Seconds()), int(MaxSessionTTL.Seconds()), int(DefaultSessionTTL.Seconds()))
 	}
 	if !c.ReturnAllowed(n.ReturnURL) {
-		return nil, nil, "", Refuse(CodeReturnNotAllowed, "returnUrl is not registered for this client (vitola payments clients create --return-url)")
+		return nil, Refuse(CodeReturnNotAllowed, "returnUrl is not registered for this client (vitola payments clients create --return-url)")
 	}
 	if !c.ReturnAllowed(n.CancelURL) {
-		return nil, nil, "", Refuse(CodeReturnNotAllowed, "cancelUrl is not registered for this client (vitola payments clients create --return-url)")
+		return nil, Refuse(CodeReturnNotAllowed, "cancelUrl is not registered for this client (vitola payments clients create --return-url)")
 	}
 	origin := ""
 	if n.ParentOrigin != "" {
 		o, err := weborigin.Normalize(n.ParentOrigin)
 		if err != nil || !slices.Contains(c.Origins, o) {
-			return nil, nil, "", Refuse(CodeOriginNotAllowed, "parentOrigin is not registered for this client (vitola payments clients create --origin)")
+			return nil, Refuse(CodeOriginNotAllowed, "parentOrigin is not registered for this client (vitola payments clients create --origin)")
 		}
 		origin = o
 	}
 	a, o, m, err := s.Store.SessionParts(ctx, n.AccountID, n.OfferID)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
 	if a, err = clientAccount(c, n.AccountID, a); err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
 	if o == nil {
 		err = ErrNotFound
 	}
 	if o, err = offerFor(c, n.OfferID, o, err); err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
 	if !m.Ready() {
-		return nil, nil, "", Refuse(CodeMerchantNotReady, "the offer's merchant account cannot take payments yet")
+		return nil, Refuse(CodeMerchantNotReady, "the offer's merchant account cannot take payments yet")
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	token := NewSessionToken()
@@ -437,10 +462,20 @@ func (s *Service) CreateSession(ctx context.Context, c *Client, n NewSession) (*
 		ResourceType: o.ResourceType, Quantity: o.Quantity, Amount: o.Price, Currency: o.Currency, MerchantID: o.MerchantID,
 		State: PurchaseOpen, CreatedAt: now, UpdatedAt: now}
 	sess.PurchaseID = p.ID
-	if err := s.Store.CreateSession(ctx, sess, p); err != nil {
-		return nil, nil, "", err
+	created := &CreatedSession{Session: sess, Purchase: p, Token: token, Document: SessionDocument(sess, p, now)}
+	var kept *KeptCreate
+	if n.Key != nil {
+		kept = &KeptCreate{ClientID: c.ID, Key: n.Key.Key, RequestHash: n.Key.RequestHash, SessionID: sess.ID, Token: token,
+			Document: created.Document, ExpiresAt: now.Add(SessionKeyRetention)}
 	}
-	return sess, p, token, nil
+	earlier, err := s.Store.CreateSession(ctx, sess, p, kept)
+	if err != nil {
+		return nil, err
+	}
+	if earlier != nil {
+		return replay(earlier, n.Key)
+	}
+	return created, nil
 }
 
 // availableOffer loads an active offer the client may sell.

@@ -149,13 +149,61 @@ type NewSession struct {
 	ParentOrigin string
 	// TTL is the session's lifetime (0: DefaultSessionTTL).
 	TTL time.Duration
+	// Key names the create (nil: none, as in tests and demo data).
+	Key *SessionKey
+}
+
+// SessionKey is a create's Idempotency-Key with its request's hash: a
+// client's key creates one session, and a retry with the same key and request
+// gets that create's answer again.
+type SessionKey struct {
+	Key         string
+	RequestHash string
+}
+
+// SessionKeyRetention is how long a create's key is kept.
+const SessionKeyRetention = 24 * time.Hour
+
+// KeptCreate is what a client's key holds: the answer of the create that
+// used it first.
+type KeptCreate struct {
+	ClientID    string
+	Key         string
+	RequestHash string
+	SessionID   string
+	// Token is the hosted URL's one-time token, kept until the key expires
+	// so that a retry gets the URL the first answer had.
+	Token string
+	// Document is the session as the create answered it.
+	Document  Document
+	ExpiresAt time.Time
+}
+
+// CreatedSession is a create's answer.
+type CreatedSession struct {
+	// Session and Purchase are what was created; nil on a replay.
+	Session  *Session
+	Purchase *Purchase
+	Token    string
+	// Document is the session as the payments API shows it.
+	Document Document
+	// Replayed: an earlier create with the same key made the session; this
+	// is its answer, as it was.
+	Replayed bool
 }
 
 // Sessions keeps sessions, purchases, payment methods and reload rules.
 type Sessions interface {
-	// CreateSession stores a session with its purchase intent, in one
-	// transaction.
-	CreateSession(ctx context.Context, s *Session, p *Purchase) error
+	// CreateSession stores a session with its purchase intent and, unless
+	// kept is nil, its create's key, in one transaction. When a live key of
+	// the client holds an earlier create, nothing is written and that
+	// create is returned.
+	CreateSession(ctx context.Context, s *Session, p *Purchase, kept *KeptCreate) (earlier *KeptCreate, err error)
+	// KeptCreate is the create a client's key holds until its expiry
+	// (ErrNotFound when none).
+	KeptCreate(ctx context.Context, clientID, key string, now time.Time) (*KeptCreate, error)
+	// ForgetKeptCreates removes the keys that expired before now.
+	ForgetKeptCreates(ctx context.Context, now time.Time) (int, error)
 	Session(ctx context.Context, id string) (*Session, error)
 	Purchase(ctx context.Context, id string) (*Purchase, error)
 	// SessionWithPurchase reads a session and its purchase at once.

@@ -30,7 +30,6 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Mutation() MutationResolver
-	PaymentSession() PaymentSessionResolver
 	Query() QueryResolver
 }
 
@@ -65,8 +64,9 @@ type ComplexityRoot struct {
 	}
 
 	CreatedPaymentSession struct {
-		Session func(childComplexity int) int
-		Token   func(childComplexity int) int
+		Replayed func(childComplexity int) int
+		Session  func(childComplexity int) int
+		Token    func(childComplexity int) int
 	}
 
 	CreditAccount struct {
@@ -231,9 +231,6 @@ type MutationResolver interface {
 	DeletePaymentMethod(ctx context.Context, id string) (bool, error)
 	ConfirmPurchase(ctx context.Context, purchaseID string, paymentMethodID string) (*model.ConfirmResult, error)
 }
-type PaymentSessionResolver interface {
-	Document(ctx context.Context, obj *model.PaymentSession) (payments.Document, error)
-}
 type QueryResolver interface {
 	Credits(ctx context.Context) (*model.CreditAccount, error)
 	CreditReservation(ctx context.Context, reference string, withinSeconds int64) (*model.CreditReservation, error)
@@ -369,6 +366,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ConfirmResult.Session(childComplexity), true
 
+	case "CreatedPaymentSession.replayed":
+		if e.ComplexityRoot.CreatedPaymentSession.Replayed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatedPaymentSession.Replayed(childComplexity), true
 	case "CreatedPaymentSession.session":
 		if e.ComplexityRoot.CreatedPaymentSession.Session == nil {
 			break
@@ -1091,6 +1094,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputMerchantAccountInput,
 		ec.unmarshalInputOfferInput,
 		ec.unmarshalInputPaymentSessionInput,
+		ec.unmarshalInputSessionKeyInput,
 	)
 	first := true
 
@@ -1234,7 +1238,11 @@ type Mutation {
   configureAutoReload(input: AutoReloadInput!): BillingAccount!
   "Creates an offer of the calling client's; its merchant account must be configured."
   createOffer(input: OfferInput!): Offer!
-  "Creates a hosted payment session and its purchase intent; the token is shown once."
+  """
+  Creates a hosted payment session and its purchase intent; the token is shown
+  once. With a key, a retry gets the first create's answer (replayed), and the
+  key with another request is IDEMPOTENCY_KEY_REUSED.
+  """
   createPaymentSession(input: PaymentSessionInput!): CreatedPaymentSession!
   "Creates a merchant account without credentials (scope merchant_accounts:write)."
   createMerchantAccount(input: MerchantAccountInput!): MerchantAccount!
@@ -1364,12 +1372,23 @@ input PaymentSessionInput {
   parentOrigin: String
   "Lifetime: 60 to 86400 (default 1800)."
   expiresInSeconds: Int
+  "The request's Idempotency-Key: it creates one session, in the same transaction."
+  key: SessionKeyInput
+}
+
+input SessionKeyInput {
+  "The Idempotency-Key, kept 24 hours per client."
+  key: String!
+  "The request's hash: the same key with another request is refused."
+  requestHash: String!
 }
 
 type CreatedPaymentSession {
   session: PaymentSession!
-  "The one-time token of the hosted URL; kept only as a hash."
+  "The one-time token of the hosted URL; kept as a hash (and, for a key's retries, until the key expires)."
   token: String!
+  "True when an earlier create with the same key made the session: this is its answer, as it was."
+  replayed: Boolean!
 }
 
 type PaymentSession {
@@ -1532,6 +1551,8 @@ func (ec *executionContext) childFields_CreatedPaymentSession(ctx context.Contex
 		return ec.fieldContext_CreatedPaymentSession_session(ctx, field)
 	case "token":
 		return ec.fieldContext_CreatedPaymentSession_token(ctx, field)
+	case "replayed":
+		return ec.fieldContext_CreatedPaymentSession_replayed(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreatedPaymentSession", field.Name)
 }
@@ -2782,6 +2803,29 @@ func (ec *executionContext) _CreatedPaymentSession_token(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_CreatedPaymentSession_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CreatedPaymentSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CreatedPaymentSession_replayed(ctx context.Context, field graphql.CollectedField, obj *model.CreatedPaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatedPaymentSession_replayed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Replayed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreatedPaymentSession_replayed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreatedPaymentSession", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _CreditAccount_id(ctx context.Context, field graphql.CollectedField, obj *model.CreditAccount) (ret graphql.Marshaler) {
@@ -4818,7 +4862,7 @@ func (ec *executionContext) _PaymentSession_document(ctx context.Context, field 
 			return ec.fieldContext_PaymentSession_document(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.PaymentSession().Document(ctx, obj)
+			return obj.Document, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v payments.Document) graphql.Marshaler {
@@ -4829,7 +4873,7 @@ func (ec *executionContext) _PaymentSession_document(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_PaymentSession_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentSession", field, true, true, errors.New("field of type PaymentSessionDocument does not have child fields"))
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, errors.New("field of type PaymentSessionDocument does not have child fields"))
 }
 
 func (ec *executionContext) _Purchase_id(ctx context.Context, field graphql.CollectedField, obj *model.Purchase) (ret graphql.Marshaler) {
@@ -6847,7 +6891,7 @@ func (ec *executionContext) unmarshalInputPaymentSessionInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"billingAccountId", "offerId", "returnUrl", "cancelUrl", "parentOrigin", "expiresInSeconds"}
+	fieldsInOrder := [...]string{"billingAccountId", "offerId", "returnUrl", "cancelUrl", "parentOrigin", "expiresInSeconds", "key"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -6896,6 +6940,50 @@ func (ec *executionContext) unmarshalInputPaymentSessionInput(ctx context.Contex
 				return it, err
 			}
 			it.ExpiresInSeconds = data
+		case "key":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("key"))
+			data, err := ec.unmarshalOSessionKeyInput2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐSessionKeyInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Key = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSessionKeyInput(ctx context.Context, obj any) (model.SessionKeyInput, error) {
+	var it model.SessionKeyInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"key", "requestHash"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "key":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("key"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Key = data
+		case "requestHash":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestHash"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequestHash = data
 		}
 	}
 	return it, nil
@@ -7112,6 +7200,11 @@ func (ec *executionContext) _CreatedPaymentSession(ctx context.Context, sel ast.
 			}
 		case "token":
 			out.Values[i] = ec._CreatedPaymentSession_token(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "replayed":
+			out.Values[i] = ec._CreatedPaymentSession_replayed(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7788,101 +7881,68 @@ func (ec *executionContext) _PaymentSession(ctx context.Context, sel ast.Selecti
 		case "id":
 			out.Values[i] = ec._PaymentSession_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "state":
 			out.Values[i] = ec._PaymentSession_state(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "billingAccountId":
 			out.Values[i] = ec._PaymentSession_billingAccountId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "offerId":
 			out.Values[i] = ec._PaymentSession_offerId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "returnUrl":
 			out.Values[i] = ec._PaymentSession_returnUrl(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "cancelUrl":
 			out.Values[i] = ec._PaymentSession_cancelUrl(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "parentOrigin":
 			out.Values[i] = ec._PaymentSession_parentOrigin(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "expiresAt":
 			out.Values[i] = ec._PaymentSession_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "createdAt":
 			out.Values[i] = ec._PaymentSession_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "redeemedAt":
 			out.Values[i] = ec._PaymentSession_redeemedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "closedAt":
 			out.Values[i] = ec._PaymentSession_closedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "purchase":
 			out.Values[i] = ec._PaymentSession_purchase(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "document":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._PaymentSession_document(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._PaymentSession_document(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9291,6 +9351,14 @@ func (ec *executionContext) marshalOServiceClient2ᚖgithubᚗcomᚋvitolahqᚋv
 		return graphql.Null
 	}
 	return ec._ServiceClient(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSessionKeyInput2ᚖgithubᚗcomᚋvitolahqᚋvitolaᚋsubgraphsᚋpaymentsᚋgraphᚋmodelᚐSessionKeyInput(ctx context.Context, v any) (*model.SessionKeyInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSessionKeyInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {

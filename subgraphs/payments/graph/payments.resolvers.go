@@ -121,11 +121,20 @@ func (r *mutationResolver) CreatePaymentSession(ctx context.Context, input model
 		}
 		n.TTL = time.Duration(min(*input.ExpiresInSeconds, 1<<31)) * time.Second
 	}
-	sess, p, token, err := r.Payments.CreateSession(ctx, c, n)
+	if input.Key != nil {
+		n.Key = &payments.SessionKey{Key: input.Key.Key, RequestHash: input.Key.RequestHash}
+	}
+	created, err := r.Payments.CreateSession(ctx, c, n)
 	if err != nil {
 		return nil, domainError(ctx, err)
 	}
-	return &model.CreatedPaymentSession{Session: session(sess, p, time.Now()), Token: token}, nil
+	out := &model.CreatedPaymentSession{Token: created.Token, Replayed: created.Replayed}
+	if created.Replayed {
+		out.Session, err = documentedSession(created.Document)
+	} else {
+		out.Session = sessionWithDocument(created.Session, created.Purchase, created.Session.CreatedAt, created.Document)
+	}
+	return out, err
 }
 
 // CreateMerchantAccount is the resolver for the createMerchantAccount field.
@@ -251,11 +260,6 @@ func (r *mutationResolver) ConfirmPurchase(ctx context.Context, purchaseID strin
 		out.Outcome = "pending"
 	}
 	return out, nil
-}
-
-// Document is the resolver for the document field.
-func (r *paymentSessionResolver) Document(ctx context.Context, obj *model.PaymentSession) (payments.Document, error) {
-	return sessionDocument(obj), nil
 }
 
 // Credits is the resolver for the credits field.
@@ -390,14 +394,10 @@ func (r *queryResolver) CheckoutFrameOrigins(ctx context.Context, sessionID stri
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
-// PaymentSession returns PaymentSessionResolver implementation.
-func (r *Resolver) PaymentSession() PaymentSessionResolver { return &paymentSessionResolver{r} }
-
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
 type (
-	mutationResolver       struct{ *Resolver }
-	paymentSessionResolver struct{ *Resolver }
-	queryResolver          struct{ *Resolver }
+	mutationResolver struct{ *Resolver }
+	queryResolver    struct{ *Resolver }
 )

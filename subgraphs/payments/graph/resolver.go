@@ -6,7 +6,9 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -174,9 +176,15 @@ func merchant(m *payments.MerchantAccount) *model.MerchantAccount {
 // session shows a session as of now (an expired session says so before the
 // sweeper writes it).
 func session(s *payments.Session, p *payments.Purchase, now time.Time) *model.PaymentSession {
+	return sessionWithDocument(s, p, now, payments.SessionDocument(s, p, now))
+}
+
+// sessionWithDocument shows a session at now with its document, rendered at
+// that moment.
+func sessionWithDocument(s *payments.Session, p *payments.Purchase, now time.Time, doc payments.Document) *model.PaymentSession {
 	return &model.PaymentSession{ID: s.ID, State: s.StateAt(now), BillingAccountID: s.AccountID, OfferID: s.OfferID, ReturnURL: s.ReturnURL,
 		CancelURL: s.CancelURL, ParentOrigin: optString(s.ParentOrigin), ExpiresAt: timestamp.Format(s.ExpiresAt), CreatedAt: timestamp.Format(s.CreatedAt),
-		RedeemedAt: optStamp(s.RedeemedAt), ClosedAt: optStamp(s.ClosedAt), Purchase: purchase(p)}
+		RedeemedAt: optStamp(s.RedeemedAt), ClosedAt: optStamp(s.ClosedAt), Purchase: purchase(p), Document: doc}
 }
 
 func purchase(p *payments.Purchase) *model.Purchase {
@@ -246,4 +254,15 @@ func paymentMethods(ms []payments.PaymentMethod) []*model.PaymentMethod {
 		out[i] = paymentMethod(&ms[i])
 	}
 	return out
+}
+
+// documentedSession shows a session from its document alone (a replayed
+// create's): the document names every field, as the model does.
+func documentedSession(doc payments.Document) (*model.PaymentSession, error) {
+	var m model.PaymentSession
+	if err := json.Unmarshal(doc, &m); err != nil {
+		return nil, fmt.Errorf("kept payment session document: %w", err)
+	}
+	m.Document = doc
+	return &m, nil
 }

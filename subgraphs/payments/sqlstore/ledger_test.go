@@ -241,7 +241,7 @@ func completePurchase(t *testing.T, st *sqlstore.Store, accountID, merchantID, o
 		SessionID: s.ID, ResourceType: o.ResourceType, Quantity: o.Quantity, Amount: o.Price, Currency: o.Currency, MerchantID: merchantID,
 		State: payments.PurchaseOpen, CreatedAt: now, UpdatedAt: now}
 	s.PurchaseID = p.ID
-	if err := st.CreateSession(ctx, s, p); err != nil {
+	if _, err := st.CreateSession(ctx, s, p, nil); err != nil {
 		t.Fatal(err)
 	}
 	claimed, err := st.ClaimCheckout(ctx, p.ID, "pmt_x", now.Add(time.Minute))
@@ -486,7 +486,7 @@ func TestCreateSessionIsAtomic(t *testing.T) {
 			return s, p
 		}
 		s1, p1 := newPair("token-one")
-		if err := st.CreateSession(ctx, s1, p1); err != nil {
+		if _, err := st.CreateSession(ctx, s1, p1, nil); err != nil {
 			t.Fatal(err)
 		}
 		if gotS, gotP, err := st.SessionWithPurchase(ctx, s1.ID); err != nil || !reflect.DeepEqual(gotS, s1) || !reflect.DeepEqual(gotP, p1) {
@@ -494,7 +494,7 @@ func TestCreateSessionIsAtomic(t *testing.T) {
 		}
 		// The session fails (its token hash is taken): no purchase either.
 		s2, p2 := newPair("token-one")
-		if err := st.CreateSession(ctx, s2, p2); err == nil {
+		if _, err := st.CreateSession(ctx, s2, p2, nil); err == nil {
 			t.Fatal("a second session with the same token hash was written")
 		}
 		if _, err := st.Purchase(ctx, p2.ID); !errors.Is(err, payments.ErrNotFound) {
@@ -505,7 +505,7 @@ func TestCreateSessionIsAtomic(t *testing.T) {
 		s3.PurchaseID = p1.ID
 		p3 := *p1
 		p3.SessionID = s3.ID
-		if err := st.CreateSession(ctx, s3, &p3); err == nil {
+		if _, err := st.CreateSession(ctx, s3, &p3, nil); err == nil {
 			t.Fatal("a purchase with a taken ID was written")
 		}
 		if _, err := st.Session(ctx, s3.ID); !errors.Is(err, payments.ErrNotFound) {

@@ -114,20 +114,39 @@ func insertPurchase(ctx context.Context, tx *sqlx.Tx, p *payments.Purchase, igno
 
 const sessionInsert = `INSERT INTO payment_sessions (` + sessionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-func (s *Store) CreateSession(ctx context.Context, sess *payments.Session, p *payments.Purchase) error {
+func (s *Store) CreateSession(ctx context.Context, sess *payments.Session, p *payments.Purchase, kept *payments.KeptCreate) (*payments.KeptCreate, error) {
 	sessArgs := []any{sess.ID, sess.ClientID, sess.AccountID, sess.OfferID, sess.PurchaseID, sess.TokenHash, sess.ReturnURL, sess.CancelURL, sess.ParentOrigin,
 		sess.State, sess.ExpiresAt.UnixMilli(), sess.CreatedAt.UnixMilli(), nil, nil}
+	pq, pargs := purchaseInsert(p)
 	if s.db.Dialect == sqldb.Postgres {
 		// One statement, its own transaction: one round trip instead of four
-		// (BEGIN, two INSERTs, COMMIT). The session's foreign key to the
-		// purchase is checked at the statement's end, when both rows exist.
-		pq, pargs := purchaseInsert(p)
-		if _, err := s.db.ExecContext(ctx, s.db.Rebind(`WITH purchase AS (`+pq+`) `+sessionInsert), append(pargs, sessArgs...)...); err != nil {
-			return fmt.Errorf("write payment session: %w", err)
+		// (BEGIN, two INSERTs, COMMIT) or six with the key. The session's
+		// foreign key to the purchase is checked at the statement's end,
+		// when both rows exist.
+		if kept == nil {
+			if _, err := s.db.ExecContext(ctx, s.db.Rebind(`WITH purchase AS (`+pq+`) `+sessionInsert), append(pargs, sessArgs...)...); err != nil {
+				return nil, fmt.Errorf("write payment session: %w", err)
+			}
+			return nil, nil
 		}
-		return nil
+		return s.createKeptPostgres(ctx, sess, pq, pargs, sessArgs, kept)
 	}
-	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+	var earlier *payments.KeptCreate
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		if kept != nil {
+			// The transaction holds SQLite's write lock from its start: a
+			// concurrent create with the same key waits, then finds this one.
+			res, err := tx.ExecContext(ctx, tx.Rebind(keyClaim), append(keyArgs(kept), sess.CreatedAt.UnixMilli())...)
+			if err != nil {
+				return fmt.Errorf("write payment session key: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				if earlier, err = readKept(ctx, tx, kept.ClientID, kept.Key, sess.CreatedAt); err != nil {
+					return err
+				}
+				return errKeyHeld
+			}
+		}
 		if _, err := insertPurchase(ctx, tx, p, false); err != nil {
 			return err
 		}
@@ -136,6 +155,10 @@ func (s *Store) CreateSession(ctx context.Context, sess *payments.Session, p *pa
 		}
 		return nil
 	})
+	if errors.Is(err, errKeyHeld) {
+		return earlier, nil
+	}
+	return nil, err
 }
 
 func (s *Store) Session(ctx context.Context, id string) (*payments.Session, error) {

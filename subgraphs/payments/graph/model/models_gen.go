@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/vitolahq/vitola/subgraphs/payments"
 )
 
 type AutoReload struct {
@@ -52,8 +54,10 @@ type ConfirmResult struct {
 
 type CreatedPaymentSession struct {
 	Session *PaymentSession `json:"session"`
-	// The one-time token of the hosted URL; kept only as a hash.
+	// The one-time token of the hosted URL; kept as a hash (and, for a key's retries, until the key expires).
 	Token string `json:"token"`
+	// True when an earlier create with the same key made the session: this is its answer, as it was.
+	Replayed bool `json:"replayed"`
 }
 
 type CreditAccount struct {
@@ -161,6 +165,9 @@ type PaymentSession struct {
 	RedeemedAt       *string   `json:"redeemedAt,omitempty"`
 	ClosedAt         *string   `json:"closedAt,omitempty"`
 	Purchase         *Purchase `json:"purchase"`
+	// The session as the payments API shows it: every field above, with its
+	// purchase, rendered in one JSON object (for the shim, which passes it on).
+	Document payments.Document `json:"document"`
 }
 
 type PaymentSessionInput struct {
@@ -171,6 +178,8 @@ type PaymentSessionInput struct {
 	ParentOrigin     *string `json:"parentOrigin,omitempty"`
 	// Lifetime: 60 to 86400 (default 1800).
 	ExpiresInSeconds *int64 `json:"expiresInSeconds,omitempty"`
+	// The request's Idempotency-Key: it creates one session, in the same transaction.
+	Key *SessionKeyInput `json:"key,omitempty"`
 }
 
 type Purchase struct {
@@ -202,6 +211,13 @@ type ResourceBalance struct {
 type ServiceClient struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
+}
+
+type SessionKeyInput struct {
+	// The Idempotency-Key, kept 24 hours per client.
+	Key string `json:"key"`
+	// The request's hash: the same key with another request is refused.
+	RequestHash string `json:"requestHash"`
 }
 
 type CreditReservationState string
