@@ -1,6 +1,7 @@
 package payments_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -340,6 +341,51 @@ func TestRevocationReachesEveryReplica(t *testing.T) {
 	})
 }
 
+// A new session is checked against rows a replica caches (sessionParts):
+// a merchant account whose credentials another replica revoked is refused
+// within ClientCacheTTL, at once by the replica that revoked them; and an
+// account cached for one client is still no other client's.
+func TestSessionPartsCached(t *testing.T) {
+	each(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		s := newShop(t, f, "")
+		other := &payments.Service{Store: f.st, Keys: f.svc.Keys, Audience: audience, Now: f.clock.now, Gateways: f.svc.Gateways}
+		n := payments.NewSession{AccountID: s.account.ID, OfferID: s.offer.ID, ReturnURL: "https://shop.example/paid"}
+		for _, svc := range []*payments.Service{f.svc, other} {
+			for range 3 { // the first reads fill the caches
+				if _, err := svc.CreateSession(ctx, s.client, n); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// Another client never gets the cached account.
+		stranger, _ := must2(t)(f.svc.CreateClient(ctx, payments.NewClient{Name: "stranger", ReturnURLs: []string{"https://shop.example/paid"},
+			ResourceTypes: []string{"passes"}}))
+		if _, err := f.svc.CreateSession(ctx, stranger, n); code(err) != payments.CodeAccountNotFound {
+			t.Fatalf("another client's cached account: %v", err)
+		}
+		revoked := time.Now()
+		must(f.svc.RevokeMerchantCredentials(ctx, s.client.ID, s.merchant.ID))(t)
+		if _, err := f.svc.CreateSession(ctx, s.client, n); code(err) != payments.CodeMerchantNotReady {
+			t.Fatalf("the revoking replica still creates sessions: %v", err)
+		}
+		for {
+			_, err := other.CreateSession(ctx, s.client, n)
+			if code(err) == payments.CodeMerchantNotReady {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if time.Since(revoked) > payments.ClientCacheTTL+2*time.Second {
+				t.Fatalf("another replica still creates sessions %s after the revocation", time.Since(revoked))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Logf("another replica refused the merchant %s after the revocation (bound %s)", time.Since(revoked).Round(time.Millisecond), payments.ClientCacheTTL)
+	})
+}
+
 // Auto-reload through the sandbox gateway: a debit below the threshold buys
 // the offer once; declines count and turn the rule off at the third; a charge
 // whose answer was lost is settled by the reconciler without a second charge.
@@ -431,4 +477,53 @@ func TestAutoReloadThroughTheSandbox(t *testing.T) {
 func sandboxReference(t *testing.T, f *fixture, pm *payments.PaymentMethod) string {
 	t.Helper()
 	return string(must(f.svc.Keys.Open(pm.Vault, pm.ID))(t))
+}
+
+// A create's key gives a retry the first answer, as it was, even after what
+// the create was checked against has changed; the key with another request
+// is refused as reused, before any other refusal; after the key's retention
+// it is new work.
+func TestSessionKeys(t *testing.T) {
+	each(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		s := newShop(t, f, "")
+		keyed := func(key, hash string) payments.NewSession {
+			return payments.NewSession{AccountID: s.account.ID, OfferID: s.offer.ID, ReturnURL: "https://shop.example/paid",
+				Key: &payments.SessionKey{Key: key, RequestHash: hash}}
+		}
+		first, err := f.svc.CreateSession(ctx, s.client, keyed("order-1", "h1"))
+		if err != nil || first.Replayed || first.Session == nil {
+			t.Fatalf("first create: %+v %v", first, err)
+		}
+		if want := payments.SessionDocument(first.Session, first.Purchase, f.clock.t); !bytes.Equal(first.Document, want) {
+			t.Fatalf("document %s, want %s", first.Document, want)
+		}
+		f.clock.t = f.clock.t.Add(time.Minute)
+		again, err := f.svc.CreateSession(ctx, s.client, keyed("order-1", "h1"))
+		if err != nil || !again.Replayed || again.Session != nil || again.Token != first.Token || !bytes.Equal(again.Document, first.Document) {
+			t.Fatalf("the retry: %+v %v", again, err)
+		}
+		if _, err := f.svc.CreateSession(ctx, s.client, keyed("order-1", "h2")); code(err) != payments.CodeKeyReused {
+			t.Fatalf("the key with another request: %v", err)
+		}
+		// The merchant can no longer take payments: new work is refused, the
+		// retry still gets its answer, and a reused key is told so first.
+		must(f.svc.RevokeMerchantCredentials(ctx, s.client.ID, s.merchant.ID))(t)
+		if _, err := f.svc.CreateSession(ctx, s.client, keyed("order-2", "h1")); code(err) != payments.CodeMerchantNotReady {
+			t.Fatalf("new work: %v", err)
+		}
+		if again, err := f.svc.CreateSession(ctx, s.client, keyed("order-1", "h1")); err != nil || !again.Replayed || again.Token != first.Token {
+			t.Fatalf("the retry after the refusal's cause: %+v %v", again, err)
+		}
+		if _, err := f.svc.CreateSession(ctx, s.client, keyed("order-1", "h2")); code(err) != payments.CodeKeyReused {
+			t.Fatalf("the key with another request, refused anyway: %v", err)
+		}
+		// Past its retention the key is new work (refused here for the merchant).
+		must(f.svc.SetMerchantCredentials(ctx, s.client.ID, s.merchant.ID, []byte(`{"apiKey":"sbx-shop"}`)))(t)
+		f.clock.t = first.Session.CreatedAt.Add(payments.SessionKeyRetention)
+		later, err := f.svc.CreateSession(ctx, s.client, keyed("order-1", "h2"))
+		if err != nil || later.Replayed || later.Session.ID == first.Session.ID {
+			t.Fatalf("the key after its retention: %+v %v", later, err)
+		}
+	})
 }

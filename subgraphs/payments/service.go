@@ -47,14 +47,14 @@ type Service struct {
 	ChargeLease time.Duration
 	Now         func() time.Time
 
-	clientsOnce sync.Once
-	clientRows  *clientCache
+	cachesOnce sync.Once
+	caches     *caches
 }
 
-// cachedClients is the process's cache of service client rows.
-func (s *Service) cachedClients() *clientCache {
-	s.clientsOnce.Do(func() { s.clientRows = newClientCache(ClientCacheTTL) })
-	return s.clientRows
+// cached is the process's row caches (rowcache.go).
+func (s *Service) cached() *caches {
+	s.cachesOnce.Do(func() { s.caches = newCaches() })
+	return s.caches
 }
 
 func (s *Service) now() time.Time {
@@ -126,7 +126,7 @@ func (s *Service) RotateClientSecret(ctx context.Context, id string) (string, ti
 	if err := s.Store.RotateSecret(ctx, id, secret.Hash(plain), until); err != nil {
 		return "", time.Time{}, err
 	}
-	s.cachedClients().forget(id)
+	s.cached().clients.forget(id)
 	return plain, until, nil
 }
 
@@ -136,7 +136,7 @@ func (s *Service) RevokeClient(ctx context.Context, id string) error {
 	if err := s.Store.RevokeClient(ctx, id, s.now()); err != nil {
 		return err
 	}
-	s.cachedClients().forget(id)
+	s.cached().clients.forget(id)
 	return nil
 }
 
@@ -147,7 +147,7 @@ func (s *Service) Authenticate(ctx context.Context, id, plain string) (*Client, 
 	if !ids.Valid(id, ids.ServiceClient) || !strings.HasPrefix(plain, ClientSecretPrefix) {
 		return nil, ErrNotFound
 	}
-	c, err := s.cachedClients().get(ctx, s.Store, id)
+	c, err := s.cached().clients.get(ctx, id, s.Store.Client)
 	if errors.Is(err, ErrNotFound) {
 		return nil, ErrNotFound
 	}
@@ -164,7 +164,7 @@ func (s *Service) Authenticate(ctx context.Context, id, plain string) (*Client, 
 // action. The shim authenticated it; it may have been revoked since (seen
 // within ClientCacheTTL). The client returned is shared: callers only read it.
 func (s *Service) ActiveClient(ctx context.Context, id, action string) (*Client, error) {
-	c, err := s.cachedClients().get(ctx, s.Store, id)
+	c, err := s.cached().clients.get(ctx, id, s.Store.Client)
 	if errors.Is(err, ErrNotFound) || (err == nil && c.RevokedAt != nil) {
 		return nil, Refuse(CodeClientNotActive, "this service client is not active")
 	}
@@ -213,9 +213,18 @@ func (s *Service) ResolveAccount(ctx context.Context, c *Client, req AccountRequ
 		if c.KeyID == "" || req.Reference != c.KeyID {
 			return nil, Refuse(CodeActionNotAllowed, "references starting with key_ name developer keys, and this client is not bound to that key")
 		}
-		return s.Store.Account(ctx, c.KeyID)
+		return s.ownerCached(s.Store.Account(ctx, c.KeyID))
 	}
-	return s.Store.ClientAccount(ctx, c.ID, req.Reference)
+	return s.ownerCached(s.Store.ClientAccount(ctx, c.ID, req.Reference))
+}
+
+// ownerCached keeps a resolved account's owner for the sessions its client
+// creates next (sessionParts).
+func (s *Service) ownerCached(a *Account, err error) (*Account, error) {
+	if err == nil {
+		s.cacheOwner(a)
+	}
+	return a, err
 }
 
 // ownsAccount reports whether the account is the client's.
@@ -322,6 +331,7 @@ func (s *Service) SetMerchantCredentials(ctx context.Context, clientID, id strin
 	if err := s.Store.SetCredentials(ctx, m.ID, &sealed, MerchantReady, s.now()); err != nil {
 		return nil, err
 	}
+	s.cached().merchants.forget(m.ID)
 	return s.Store.Merchant(ctx, m.ID)
 }
 
@@ -335,6 +345,7 @@ func (s *Service) RevokeMerchantCredentials(ctx context.Context, clientID, id st
 	if err := s.Store.SetCredentials(ctx, m.ID, nil, MerchantRevoked, s.now()); err != nil {
 		return nil, err
 	}
+	s.cached().merchants.forget(m.ID)
 	return s.Store.Merchant(ctx, m.ID)
 }
 
@@ -438,7 +449,7 @@ func (s *Service) createSession(ctx context.Context, c *Client, n NewSession) (*
 		}
 		origin = o
 	}
-	a, o, m, err := s.Store.SessionParts(ctx, n.AccountID, n.OfferID)
+	a, o, m, err := s.sessionParts(ctx, n.AccountID, n.OfferID)
 	if err != nil {
 		return nil, err
 	}

@@ -74,9 +74,11 @@ func (s *Store) AllEvidence(ctx context.Context) ([]*matching.Evidence, error) {
 	return out, nil
 }
 
+// EvidenceVersion is the evidence's change counter, read as often as the
+// catalog's (an argument, so that its statement is prepared once).
 func (s *Store) EvidenceVersion(ctx context.Context) (int64, error) {
 	var v int64
-	err := s.db.GetContext(ctx, &v, `SELECT version FROM evidence_version WHERE id = 1`)
+	err := s.db.GetContext(ctx, &v, s.db.Rebind(`SELECT version FROM evidence_version WHERE id = ?`), 1)
 	return v, err
 }
 

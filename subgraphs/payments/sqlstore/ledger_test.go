@@ -477,13 +477,7 @@ func TestCreateSessionIsAtomic(t *testing.T) {
 		}
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		newPair := func(token string) (*payments.Session, *payments.Purchase) {
-			s := &payments.Session{ID: ids.New(ids.PaymentSession), ClientID: "pcl_property", AccountID: a.ID, OfferID: offerID, TokenHash: token,
-				ReturnURL: "https://x.example", CancelURL: "https://x.example", State: payments.SessionOpen, ExpiresAt: now.Add(time.Hour), CreatedAt: now}
-			p := &payments.Purchase{ID: ids.New(ids.Purchase), Kind: payments.PurchaseCheckout, ClientID: "pcl_property", AccountID: a.ID, OfferID: offerID,
-				SessionID: s.ID, ResourceType: "property_units", Quantity: 10, Amount: 100, Currency: "USD", MerchantID: merchantID,
-				State: payments.PurchaseOpen, CreatedAt: now, UpdatedAt: now}
-			s.PurchaseID = p.ID
-			return s, p
+			return newSession(a, merchantID, offerID, token, now)
 		}
 		s1, p1 := newPair("token-one")
 		if _, err := st.CreateSession(ctx, s1, p1, nil); err != nil {
@@ -512,4 +506,16 @@ func TestCreateSessionIsAtomic(t *testing.T) {
 			t.Fatalf("the failed purchase's session: %v", err)
 		}
 	})
+}
+
+// newSession is a new open session of the client pcl_property for the
+// account and offer, with its purchase, created at now.
+func newSession(a *payments.Account, merchantID, offerID, tokenHash string, now time.Time) (*payments.Session, *payments.Purchase) {
+	s := &payments.Session{ID: ids.New(ids.PaymentSession), ClientID: "pcl_property", AccountID: a.ID, OfferID: offerID, TokenHash: tokenHash,
+		ReturnURL: "https://x.example", CancelURL: "https://x.example", State: payments.SessionOpen, ExpiresAt: now.Add(time.Hour), CreatedAt: now}
+	p := &payments.Purchase{ID: ids.New(ids.Purchase), Kind: payments.PurchaseCheckout, ClientID: "pcl_property", AccountID: a.ID, OfferID: offerID,
+		SessionID: s.ID, ResourceType: "property_units", Quantity: 10, Amount: 100, Currency: "USD", MerchantID: merchantID,
+		State: payments.PurchaseOpen, CreatedAt: now, UpdatedAt: now}
+	s.PurchaseID = p.ID
+	return s, p
 }
