@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/payments"
@@ -48,7 +50,8 @@ import (
 // VITOLA_LOAD_ROUNDS, default 2); otherwise a short run proves the harness
 // and the path: every answer 2xx, every create returns an ID, and the status
 // read names the same session. VITOLA_LOAD_CPUPROFILE=PATH writes each
-// payments server's CPU profile to PATH.<store>.
+// payments server's CPU profile to PATH.<store>; VITOLA_LOAD_CLOSED=0 leaves
+// the closed loops out (a profile of the fixed rate alone).
 func TestPaymentSessionLoad(t *testing.T) {
 	seconds, rate, rounds := 5.0, 200.0, 2
 	bench := os.Getenv("VITOLA_BENCH") == "1"
@@ -83,7 +86,11 @@ func TestPaymentSessionLoad(t *testing.T) {
 			// Every fixed-rate phase runs before any closed loop: a server
 			// (and its database) still catching up on a flat-out phase would
 			// put that in the fixed rate's tail.
-			for _, closed := range []bool{false, true} {
+			phases := []bool{false, true}
+			if os.Getenv("VITOLA_LOAD_CLOSED") == "0" {
+				phases = phases[:1]
+			}
+			for _, closed := range phases {
 				for r := range rounds {
 					for i, s := range sides {
 						if !closed {
@@ -355,7 +362,8 @@ func TestPaymentSessionLoadServer(t *testing.T) {
 		defer srv.Close()
 		ready = loadReady{URL: srv.URL, ClientID: "sc_0000000000000000", Secret: "vps_bare", Body: `{"billingAccountId": "acc_0000000000000000", "offerId": "off_0000000000000000", "returnUrl": "https://shop.example/paid"}`}
 	case "payments":
-		f := openPayments(t, spec.Store)
+		// As `vitola serve` runs by default: logging from info up.
+		f := openPaymentsLogging(t, spec.Store, nil, paymentsURL, zerolog.InfoLevel)
 		shop := f.client(t, payments.NewClient{})
 		account := data(t, f.call(t, shop, "POST", "/billing-accounts/resolve", `{"accountReference": "load"}`))["id"].(string)
 		offers, err := f.p.PaymentsService.Store.ActiveOffers(context.Background(), "", payments.AICredits)

@@ -63,9 +63,16 @@ func openPayments(t testing.TB, cfg sqldb.Config) *payFixture {
 // listener), public as paymentsPublic.
 func openPaymentsOn(t testing.TB, cfg sqldb.Config, ln net.Listener, paymentsPublic string) *payFixture {
 	t.Helper()
+	return openPaymentsLogging(t, cfg, ln, paymentsPublic, zerolog.DebugLevel)
+}
+
+// openPaymentsLogging is openPaymentsOn logging from level up (tests read
+// debug lines; a load test logs as a server does by default, from info).
+func openPaymentsLogging(t testing.TB, cfg sqldb.Config, ln net.Listener, paymentsPublic string, level zerolog.Level) *payFixture {
+	t.Helper()
 	logs := &syncBuffer{}
 	p, err := platform.Open(context.Background(), platform.Options{
-		Store: cfg, InternalKey: internalKey, Demo: true, PublicURL: publicURL, Logger: zerolog.New(logs).Level(zerolog.DebugLevel),
+		Store: cfg, InternalKey: internalKey, Demo: true, PublicURL: publicURL, Logger: zerolog.New(logs).Level(level),
 		Payments: platform.PaymentsOptions{PublicURL: paymentsPublic},
 	})
 	if err != nil {

@@ -31,3 +31,6 @@ func SplitCreated(v []byte) (replayed bool, token string, session []byte, id str
 	c, err := splitCreated(v)
 	return c.replayed, c.token, c.session, c.id, err
 }
+
+// HoldsCardData exposes the check for raw card data in a body.
+var HoldsCardData = holdsCardData

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/rs/zerolog"
@@ -484,9 +485,20 @@ func (p *paymentsAPI) revokeCredentials(w http.ResponseWriter, r *http.Request) 
 var cardFields = map[string]bool{"number": true, "cardnumber": true, "card_number": true, "pan": true, "cvc": true, "cvv": true,
 	"cvc2": true, "cvv2": true, "securitycode": true, "security_code": true, "card": true}
 
+// cardFieldParts are parts of every name in cardFields: a body none of
+// them appears in (ignoring case), with no escapes, names no card field.
+var cardFieldParts = [][]byte{[]byte("number"), []byte("pan"), []byte("cvc"), []byte("cvv"), []byte("security"), []byte("card")}
+
 // holdsCardData reports whether a (valid, depth-bounded) JSON body names a
-// card field at any depth.
+// card field at any depth. A body that cannot, by its bytes, is not
+// tokenized: most bodies, and tokenizing was a tenth of a create's shim.
 func holdsCardData(body []byte) bool {
+	if bytes.IndexByte(body, '\\') < 0 {
+		lower := bytes.ToLower(body)
+		if !slices.ContainsFunc(cardFieldParts, func(part []byte) bool { return bytes.Contains(lower, part) }) {
+			return false
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	type frame struct{ object, keyNext bool }
 	var open []frame

@@ -33,3 +33,23 @@ func TestSplitCreated(t *testing.T) {
 		}
 	}
 }
+
+// A body naming a card field at any depth, in any case or escaped, holds
+// card data; card words as values, or inside other names, do not.
+func TestHoldsCardData(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"billingAccountId": "acc_1", "offerId": "off_1", "returnUrl": "https://shop.example/paid"}`: false,
+		`{"note": "paid by card", "returnUrl": "https://shop.example/pan/cvc"}`:                       false,
+		`{"cardholder": "x", "numbers": [1]}`:                                                         false,
+		`{"number": "4242424242424242"}`:                                                              true,
+		`{"Card": {"exp": 1}}`:                                                                        true,
+		`{"a": [{"b": {"CVC": "123"}}]}`:                                                              true,
+		`{"security_code": "123"}`:                                                                    true,
+		`{"\u0070an": "4242424242424242"}`:                                                            true,
+		`{"x": "\u0070an"}`:                                                                           false,
+	} {
+		if got := restshim.HoldsCardData([]byte(body)); got != want {
+			t.Errorf("%s: %v, want %v", body, got, want)
+		}
+	}
+}

@@ -61,7 +61,7 @@ type conn struct {
 // lockWrite takes the write lock for a statement outside a transaction that
 // may write; release is nil when there is nothing to release.
 func (c *conn) lockWrite(ctx context.Context, query string) (release *writeLock, err error) {
-	if c.writes == nil || c.inTx || readOnly(query) {
+	if c.writes == nil || c.inTx || readOnly(query) || isCheckpoint(query) {
 		return nil, nil
 	}
 	held, err := c.writes.lock(ctx)

@@ -61,6 +61,15 @@ type DB struct {
 	Dialect string
 	Name    string
 	schema  string // PostgreSQL's schema of the store
+	stop    func() // ends the store's background work (nil: none)
+}
+
+// Close ends the store's background work and closes it.
+func (db *DB) Close() error {
+	if db.stop != nil {
+		db.stop()
+	}
+	return db.DB.Close()
 }
 
 var validName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,40}$`)
@@ -100,16 +109,13 @@ func openSQLite(ctx context.Context, dir, name string, migrations fs.FS) (*DB, e
 	// queue in Go before that (writelock.go). Temporary storage in memory
 	// keeps statement journals (every upsert checked against foreign keys
 	// keeps one) out of a temporary file: an import of 1,000 cigars wrote
-	// 9,000 times to one. The WAL is copied back into the database after
-	// 8,000 pages (32 MiB) instead of SQLite's 1,000: each copy writes every
-	// page the WAL holds once and syncs both files, and the pages a busy
-	// store writes most (an index's last leaf) are copied once per 8,000
-	// instead of eight times. A payment session's create and status cost
-	// about a tenth less CPU, and the create that makes the copy waits for
-	// it an eighth as often (its p99 went from 5 to 2.4 ms at 200 a second).
+	// 9,000 times to one. The WAL is copied back into the database in the
+	// background (checkpoint.go); SQLite's own copy is the backstop.
 	dsn := "file:" + path + fmt.Sprintf("?_pragma=journal_mode(WAL)&_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()) +
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(memory)&_pragma=wal_autocheckpoint(8000)&_txlock=immediate"
-	sdb, err := openObserved("sqlite", dsn, name, true, writeLockFor(path))
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(memory)" +
+		fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)&_txlock=immediate", backstopPages)
+	writes := writeLockFor(path)
+	sdb, err := openObserved("sqlite", dsn, name, true, writes)
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +139,7 @@ func openSQLite(ctx context.Context, dir, name string, migrations fs.FS) (*DB, e
 		sdb.Close()
 		return nil, err
 	}
+	db.stop = checkpoints(sdb.DB, writes, checkpointEvery)
 	return db, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,7 +22,11 @@ import (
 // it, as before: a transaction left open, or one that writes through
 // another connection while it holds the lock, gets SQLite's verdict
 // (SQLITE_BUSY after the timeout) instead of hanging.
-type writeLock struct{ ch chan struct{} }
+type writeLock struct {
+	ch chan struct{}
+	// writes counts the writers that held the lock (checkpoint.go).
+	writes atomic.Uint64
+}
 
 // busyTimeout is how long a writer waits for the file (SQLite's busy_timeout
 // too).
@@ -68,7 +73,10 @@ func (l *writeLock) lock(ctx context.Context) (held bool, err error) {
 	}
 }
 
-func (l *writeLock) unlock() { <-l.ch }
+func (l *writeLock) unlock() {
+	l.writes.Add(1)
+	<-l.ch
+}
 
 // readOnly reports whether a statement run outside a transaction only reads:
 // a SELECT (SQLite's WITH may lead an INSERT, so it counts as a write).

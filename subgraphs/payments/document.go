@@ -78,5 +78,5 @@ func appendTime(b []byte, t *time.Time) []byte {
 	if t == nil {
 		return append(b, "null"...)
 	}
-	return appendString(b, timestamp.Format(*t))
+	return append(timestamp.Append(append(b, '"'), *t), '"')
 }

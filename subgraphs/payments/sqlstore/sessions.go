@@ -34,6 +34,12 @@ type sessionRow struct {
 
 const sessionColumns = `id, client_id, account_id, offer_id, purchase_id, token_hash, return_url, cancel_url, parent_origin, state, expires_at, created_at, redeemed_at, closed_at`
 
+// fields are the row's columns in sessionColumns' order, for Scan.
+func (r *sessionRow) fields() []any {
+	return []any{&r.ID, &r.ClientID, &r.AccountID, &r.OfferID, &r.PurchaseID, &r.TokenHash, &r.ReturnURL, &r.CancelURL, &r.ParentOrigin,
+		&r.State, &r.ExpiresAt, &r.CreatedAt, &r.RedeemedAt, &r.ClosedAt}
+}
+
 func (r sessionRow) session() *payments.Session {
 	return &payments.Session{ID: r.ID, ClientID: r.ClientID, AccountID: r.AccountID, OfferID: r.OfferID, PurchaseID: r.PurchaseID, TokenHash: r.TokenHash,
 		ReturnURL: r.ReturnURL, CancelURL: r.CancelURL, ParentOrigin: r.ParentOrigin, State: r.State, ExpiresAt: fromMillis(r.ExpiresAt),
@@ -65,6 +71,12 @@ type purchaseRow struct {
 
 const purchaseColumns = `id, kind, client_id, account_id, offer_id, session_id, resource_type, quantity, amount, currency, merchant_account_id,
 	payment_method_id, state, charge_id, attempt_key, attempts, failure_code, failure_message, created_at, updated_at`
+
+// fields are the row's columns in purchaseColumns' order, for Scan.
+func (r *purchaseRow) fields() []any {
+	return []any{&r.ID, &r.Kind, &r.ClientID, &r.AccountID, &r.OfferID, &r.SessionID, &r.ResourceType, &r.Quantity, &r.Amount, &r.Currency,
+		&r.MerchantID, &r.PaymentMethodID, &r.State, &r.ChargeID, &r.AttemptKey, &r.Attempts, &r.FailureCode, &r.FailureMessage, &r.CreatedAt, &r.UpdatedAt}
+}
 
 func str(p *string) string {
 	if p == nil {
@@ -169,38 +181,46 @@ func (s *Store) Session(ctx context.Context, id string) (*payments.Session, erro
 	return r.session(), nil
 }
 
-// prefixed qualifies columns with a table alias and names each alias.column,
-// as sqlx maps a nested struct tagged alias.
-func prefixed(alias, columns string) string {
+// qualified qualifies columns with a table alias; named also names each
+// alias.column, as sqlx maps a nested struct tagged alias.
+func qualified(alias, columns string, named bool) string {
 	var b strings.Builder
 	for i, c := range strings.Split(columns, ",") {
 		c = strings.TrimSpace(c)
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(alias + "." + c + ` AS "` + alias + "." + c + `"`)
+		b.WriteString(alias + "." + c)
+		if named {
+			b.WriteString(` AS "` + alias + "." + c + `"`)
+		}
 	}
 	return b.String()
 }
 
-var sessionWithPurchase = `SELECT ` + prefixed("s", sessionColumns) + `, ` + prefixed("p", purchaseColumns) + `
+// sessionWithPurchase is scanned column by column (the fields methods):
+// every status read runs it, and mapping its 34 columns by name through
+// reflection cost more than the read.
+var sessionWithPurchase = `SELECT ` + qualified("s", sessionColumns, false) + `, ` + qualified("p", purchaseColumns, false) + `
 	FROM payment_sessions s JOIN purchases p ON p.id = s.purchase_id WHERE s.id = ?`
 
 func (s *Store) SessionWithPurchase(ctx context.Context, id string) (*payments.Session, *payments.Purchase, error) {
-	var r struct {
-		S sessionRow  `db:"s"`
-		P purchaseRow `db:"p"`
+	var sr sessionRow
+	var pr purchaseRow
+	err := s.db.QueryRowContext(ctx, s.db.Rebind(sessionWithPurchase), id).Scan(append(sr.fields(), pr.fields()...)...)
+	if sqldb.IsNoRows(err) {
+		return nil, nil, payments.ErrNotFound
 	}
-	if err := getOne(ctx, s.db, &r, "payment session", sessionWithPurchase, id); err != nil {
-		return nil, nil, err
+	if err != nil {
+		return nil, nil, fmt.Errorf("read payment session: %w", err)
 	}
-	return r.S.session(), r.P.purchase(), nil
+	return sr.session(), pr.purchase(), nil
 }
 
 // sessionParts reads an offer with its merchant account and, beside them, an
 // account's owner columns (NULL when there is no such account): one round
 // trip for what a new session is checked against.
-var sessionParts = `SELECT ` + prefixed("o", offerColumns) + `, ` + prefixed("m", merchantColumns) + `, ` + prefixed("a", accountColumns) + `
+var sessionParts = `SELECT ` + qualified("o", offerColumns, true) + `, ` + qualified("m", merchantColumns, true) + `, ` + qualified("a", accountColumns, true) + `
 	FROM offers o JOIN merchant_accounts m ON m.id = o.merchant_account_id LEFT JOIN billing_accounts a ON a.id = ? WHERE o.id = ?`
 
 // accountOrNull is accountRow for a LEFT JOIN: every column may be NULL.
