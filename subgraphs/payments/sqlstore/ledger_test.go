@@ -469,13 +469,7 @@ func TestCombinedReads(t *testing.T) {
 func TestCreateSessionIsAtomic(t *testing.T) {
 	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()
-		st := sqlstore.New(db, time.Now)
-		merchantID, offerID := seedOffer(t, st, 10)
-		a, err := st.ClientAccount(ctx, "pcl_property", "customer")
-		if err != nil {
-			t.Fatal(err)
-		}
-		now := time.Now().UTC().Truncate(time.Millisecond)
+		st, a, merchantID, offerID, now := sessionStore(t, db)
 		newPair := func(token string) (*payments.Session, *payments.Purchase) {
 			return newSession(a, merchantID, offerID, token, now)
 		}
@@ -518,4 +512,17 @@ func newSession(a *payments.Account, merchantID, offerID, tokenHash string, now 
 		State: payments.PurchaseOpen, CreatedAt: now, UpdatedAt: now}
 	s.PurchaseID = p.ID
 	return s, p
+}
+
+// sessionStore is a store with an offer of 10 property_units and the account
+// of the client pcl_property's customer, for sessions created at now.
+func sessionStore(t *testing.T, db *sqldb.DB) (st *sqlstore.Store, a *payments.Account, merchantID, offerID string, now time.Time) {
+	t.Helper()
+	st = sqlstore.New(db, time.Now)
+	merchantID, offerID = seedOffer(t, st, 10)
+	a, err := st.ClientAccount(context.Background(), "pcl_property", "customer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, a, merchantID, offerID, time.Now().UTC().Truncate(time.Millisecond)
 }

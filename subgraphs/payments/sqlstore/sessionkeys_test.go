@@ -21,13 +21,7 @@ import (
 func TestKeptCreates(t *testing.T) {
 	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()
-		st := sqlstore.New(db, time.Now)
-		merchantID, offerID := seedOffer(t, st, 10)
-		a, err := st.ClientAccount(ctx, "pcl_property", "customer")
-		if err != nil {
-			t.Fatal(err)
-		}
-		now := time.Now().UTC().Truncate(time.Millisecond)
+		st, a, merchantID, offerID, now := sessionStore(t, db)
 		keep := func(s *payments.Session, client, key, hash string) *payments.KeptCreate {
 			return &payments.KeptCreate{ClientID: client, Key: key, RequestHash: hash, SessionID: s.ID, Token: "token-of-" + s.ID,
 				Document: payments.Document(`{"id":"` + s.ID + `"}`), ExpiresAt: s.CreatedAt.Add(payments.SessionKeyRetention)}
@@ -87,13 +81,7 @@ func TestKeptCreates(t *testing.T) {
 func TestKeptCreatesConcurrent(t *testing.T) {
 	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()
-		st := sqlstore.New(db, time.Now)
-		merchantID, offerID := seedOffer(t, st, 10)
-		a, err := st.ClientAccount(ctx, "pcl_property", "customer")
-		if err != nil {
-			t.Fatal(err)
-		}
-		now := time.Now().UTC().Truncate(time.Millisecond)
+		st, a, merchantID, offerID, now := sessionStore(t, db)
 		const n = 8
 		var wg sync.WaitGroup
 		sessions := make([]*payments.Session, n)
