@@ -4,6 +4,8 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"hash"
+	"sync"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -28,7 +30,9 @@ const clientAuthSize = 4096
 // stands for, or aim a guess at one (the lookup is a map's, not
 // constant-time).
 type clientAuths struct {
-	key   []byte
+	// macs are HMACs keyed with the process's random key, reset between
+	// uses: keying one anew hashed the key twice on every request.
+	macs  sync.Pool
 	cache *lru.Cache[[sha256.Size]byte, time.Time]
 	now   func() time.Time
 }
@@ -37,16 +41,18 @@ func newClientAuths() *clientAuths {
 	key := make([]byte, 32)
 	rand.Read(key)
 	c, _ := lru.New[[sha256.Size]byte, time.Time](clientAuthSize)
-	return &clientAuths{key: key, cache: c, now: time.Now}
+	return &clientAuths{macs: sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}, cache: c, now: time.Now}
 }
 
 func (a *clientAuths) digest(id, secret string) [sha256.Size]byte {
-	m := hmac.New(sha256.New, a.key)
+	m := a.macs.Get().(hash.Hash)
+	m.Reset()
 	m.Write([]byte(id))
 	m.Write([]byte{0})
 	m.Write([]byte(secret))
 	var d [sha256.Size]byte
 	m.Sum(d[:0])
+	a.macs.Put(m)
 	return d
 }
 

@@ -34,3 +34,7 @@ func SplitCreated(v []byte) (replayed bool, token string, session []byte, id str
 
 // HoldsCardData exposes the check for raw card data in a body.
 var HoldsCardData = holdsCardData
+
+// ClientDigests returns how a new cache of verified service client
+// credentials digests them.
+func ClientDigests() func(id, secret string) [32]byte { return newClientAuths().digest }

@@ -1,6 +1,7 @@
 package restshim_test
 
 import (
+	"sync"
 	"testing"
 
 	restshim "github.com/vitolahq/vitola/rest-shim"
@@ -52,4 +53,25 @@ func TestHoldsCardData(t *testing.T) {
 			t.Errorf("%s: %v, want %v", body, got, want)
 		}
 	}
+}
+
+// A client's credentials are remembered under one digest however often and
+// however concurrently it is taken; another ID or secret gives another.
+func TestClientDigest(t *testing.T) {
+	digest := restshim.ClientDigests()
+	want := digest("pcl_1", "vps_secret")
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				if digest("pcl_1", "vps_secret") != want {
+					t.Error("the same credentials gave another digest")
+				}
+				if digest("pcl_1", "vps_secreT") == want || digest("pcl_2", "vps_secret") == want || digest("pcl_1vps", "_secret") == want {
+					t.Error("other credentials gave the same digest")
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
