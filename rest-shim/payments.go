@@ -347,14 +347,17 @@ type created struct {
 // shape is cut apart without decoding the session; anything else is decoded.
 func splitCreated(v []byte) (created, error) {
 	const mid = `","session":`
-	for _, head := range []string{`{"replayed":false,"token":"`, `{"replayed":true,"token":"`} {
-		rest, ok := bytes.CutPrefix(v, []byte(head))
+	for _, start := range []struct {
+		head     string
+		replayed bool
+	}{{`{"replayed":false,"token":"`, false}, {`{"replayed":true,"token":"`, true}} {
+		rest, ok := bytes.CutPrefix(v, []byte(start.head))
 		if !ok {
 			continue
 		}
 		if t, sess, ok := bytes.Cut(rest, []byte(mid)); ok && len(t) > 0 && plainJSONString(t) && len(sess) > 1 && sess[len(sess)-1] == '}' {
 			if doc, id, ok := cutDocument(sess[:len(sess)-1]); ok {
-				return created{replayed: head[12] == 't', token: string(t), session: doc, id: id}, nil
+				return created{replayed: start.replayed, token: string(t), session: doc, id: id}, nil
 			}
 		}
 	}
