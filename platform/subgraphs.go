@@ -381,12 +381,14 @@ func openMatching(ctx context.Context, cfg sqldb.Config, o SubgraphOptions) (*Su
 		return nil, false, err
 	}
 	// Recognition serves a snapshot of the evidence that follows the store:
-	// evidence added by any process is recognized within a second.
+	// evidence added by any process is recognized within milliseconds
+	// (Watch), or at the next poll when the watch is down.
 	fctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var builder recognize.Builder
 	snapshots, err := follow.Start(fctx, follow.Source[recognize.Snapshot]{
 		Name:    "recognition index",
 		Version: st.EvidenceVersion,
+		Watch:   st.Watch,
 		Build: func(ctx context.Context) (*recognize.Snapshot, error) {
 			all, err := st.AllEvidence(ctx)
 			if err != nil {

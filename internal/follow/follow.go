@@ -28,16 +28,22 @@ type Source[T any] struct {
 	// the version the new one holds. Build still makes the first snapshot.
 	Update func(ctx context.Context, current *T, since int64) (*T, int64, error)
 	// Watch, when set, tells of changes as they happen: it runs until ctx
-	// ends, calling changed whenever the store may have changed (a
-	// notification, or a check cheap enough to run far more often than the
-	// poll), and returns why it stopped; it is started again after a pause.
-	// The snapshot then follows within milliseconds of a write; the poll
-	// stays, for what a failed watch misses.
+	// ends, calling changed once it watches and whenever the store may have
+	// changed since (a notification, or a check cheap enough to run far more
+	// often than the poll), and returns why it stopped; it is started again
+	// after a pause. The snapshot then follows within milliseconds of a
+	// write. While it watches, the poll runs only every WatchedPoll, for
+	// what a watch might miss; while it is down, at the interval given.
 	Watch func(ctx context.Context, changed func()) error
 }
 
 // rewatch is the pause before a failed Watch is started again.
 const rewatch = time.Second
+
+// WatchedPoll is the poll's interval while a Watch watches. Every poll wakes
+// an idle server: at 250 ms, two followed stores were most of the CPU an
+// idle server spent.
+const WatchedPoll = 10 * time.Second
 
 // Value is the current snapshot of a followed source.
 type Value[T any] struct {
@@ -46,6 +52,8 @@ type Value[T any] struct {
 	current atomic.Pointer[T]
 	mu      sync.Mutex // one rebuild at a time
 	version int64
+	// watching: the source's Watch has told it watches and not stopped.
+	watching atomic.Bool
 }
 
 // Start builds the first snapshot and follows the source every interval until
@@ -62,7 +70,7 @@ func Start[T any](ctx context.Context, src Source[T], every time.Duration, log z
 		go v.watch(ctx, changed)
 	}
 	go func() {
-		t := time.NewTicker(every)
+		t := time.NewTimer(every)
 		defer t.Stop()
 		for {
 			select {
@@ -74,6 +82,11 @@ func Start[T any](ctx context.Context, src Source[T], every time.Duration, log z
 			if err := v.Refresh(ctx); err != nil && ctx.Err() == nil {
 				v.log.Warn().Err(err).Msg("refresh the " + src.Name)
 			}
+			next := every
+			if v.watching.Load() {
+				next = max(every, WatchedPoll)
+			}
+			t.Reset(next)
 		}
 	}()
 	return v, nil
@@ -88,8 +101,16 @@ func (v *Value[T]) watch(ctx context.Context, changed chan<- struct{}) {
 		default: // a refresh is due already
 		}
 	}
+	watching := func() {
+		v.watching.Store(true)
+		wake()
+	}
 	for {
-		err := v.src.Watch(ctx, wake)
+		err := v.src.Watch(ctx, watching)
+		// Polled at the full rate until it watches again; woken now, as the
+		// poll may be seconds away.
+		v.watching.Store(false)
+		wake()
 		if ctx.Err() != nil {
 			return
 		}

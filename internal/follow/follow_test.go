@@ -145,3 +145,43 @@ func TestFollowWatches(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowPollsSlowlyWhileWatched: while the source's Watch watches, the
+// poll (5 ms here) runs only every WatchedPoll, as each wakes an idle server;
+// when the watch stops, the poll is back at its own interval at once.
+func TestFollowPollsSlowlyWhileWatched(t *testing.T) {
+	var polls atomic.Int64
+	stopWatch := make(chan struct{})
+	src := follow.Source[int64]{
+		Name:    "test snapshot",
+		Version: func(context.Context) (int64, error) { polls.Add(1); return 1, nil },
+		Build:   func(context.Context) (*int64, error) { v := int64(1); return &v, nil },
+		Watch: func(ctx context.Context, changed func()) error {
+			changed()
+			select {
+			case <-stopWatch:
+				return errors.New("connection lost")
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := follow.Start(ctx, src, 5*time.Millisecond, zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	// The first build, the refresh the watch asks for, perhaps one poll
+	// before it watched: never the sixty of a 5 ms poll.
+	if n := polls.Load(); n > 5 {
+		t.Fatalf("%d version reads in 300 ms while watched; want at most 5", n)
+	}
+	close(stopWatch)
+	before := polls.Load()
+	for deadline := time.Now().Add(10 * time.Second); polls.Load() < before+10; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the poll did not resume within 10 s of the watch stopping (%d reads)", polls.Load()-before)
+		}
+	}
+}

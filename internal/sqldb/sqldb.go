@@ -61,6 +61,7 @@ type DB struct {
 	Dialect string
 	Name    string
 	schema  string // PostgreSQL's schema of the store
+	path    string // SQLite's file of the store
 	stop    func() // ends the store's background work (nil: none)
 }
 
@@ -126,7 +127,7 @@ func openSQLite(ctx context.Context, dir, name string, migrations fs.FS) (*DB, e
 	sdb.SetMaxOpenConns(8)
 	sdb.SetMaxIdleConns(8)
 	sdb.SetConnMaxIdleTime(5 * time.Minute)
-	db := &DB{DB: sdb, Dialect: SQLite, Name: name}
+	db := &DB{DB: sdb, Dialect: SQLite, Name: name, path: path}
 
 	// A file lock serialises migrations across processes sharing the directory.
 	unlock, err := lockFile(ctx, filepath.Join(dir, "."+name+".migrate.lock"))

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -502,49 +501,19 @@ func (w *writer) selectRows(ctx context.Context, dst any, query string, args ...
 // committed.
 const changesChannel = "catalog_changes"
 
-// WatchEvery is how often Watch reads the version on SQLite. The read takes
-// about 12 µs, but waking an idle server for it about 75 µs of CPU: at 50 ms
-// an idle server spends 3.7 ms of CPU a second more (0.4% of a core; 20 ms
-// cost 14 ms), and a write waits 25 ms on average to be seen.
-const WatchEvery = 50 * time.Millisecond
-
 // Watch calls changed once watching, then whenever the catalog may have
 // changed, until ctx ends or the store fails: on PostgreSQL when a write
-// commits (writes notify, Watch listens); on SQLite, which tells no other
-// process of a commit, when the version moves, read every WatchEvery. The
+// commits (writes notify, Watch listens); on SQLite when the version moves,
+// read as another process writes to the store's file (sqldb.Watch). The
 // search index follows a write within milliseconds rather than at its poll.
 func (s *Store) Watch(ctx context.Context, changed func()) error {
-	if s.db.Dialect == sqldb.Postgres {
-		return s.db.Listen(ctx, changesChannel, changed)
-	}
-	t := time.NewTicker(WatchEvery)
-	defer t.Stop()
-	seen := int64(-1)
-	// The read is not cancelled with ctx (the loop ends with it): for a
-	// context that can be, the driver and database/sql each start a
-	// goroutine to watch it.
-	read := context.WithoutCancel(ctx)
-	for {
-		v, err := s.Version(read)
-		if err != nil {
-			return err
-		}
-		if v != seen {
-			seen = v
-			changed()
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
+	return s.db.Watch(ctx, changesChannel, s.Version, changed)
 }
 
 // Version is the catalog's change counter. The row's ID is an argument so
 // that the statement is prepared once per connection (sqldb keeps only
-// statements with arguments): Watch reads it 20 times a second, and parsing
-// it each time was most of an idle server's CPU.
+// statements with arguments): Watch reads it after every write to the store,
+// and the search index at every poll.
 func (s *Store) Version(ctx context.Context) (v int64, err error) {
 	err = s.db.GetContext(ctx, &v, s.db.Rebind(`SELECT version FROM catalog_version WHERE id = ?`), 1)
 	return

@@ -11,6 +11,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/vitolahq/vitola/internal/sqldb"
 	"github.com/vitolahq/vitola/internal/sqldb/sqldbtest"
 	"github.com/vitolahq/vitola/subgraphs/catalog"
 	"github.com/vitolahq/vitola/subgraphs/catalog/sqlstore"
@@ -332,7 +333,7 @@ func TestWatchTellsOfWrites(t *testing.T) {
 				select {
 				case <-told:
 					t.Fatalf("told of %s", what)
-				case <-time.After(10 * sqlstore.WatchEvery):
+				case <-time.After(10 * sqldb.PollEvery):
 				}
 			}
 			wait("watching")

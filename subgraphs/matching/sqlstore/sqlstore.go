@@ -51,9 +51,22 @@ func (s *Store) AddEvidence(ctx context.Context, ev []*matching.Evidence) error 
 				return fmt.Errorf("store evidence for %s: %w", e.CigarID, err)
 			}
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE evidence_version SET version = version + 1 WHERE id = 1`)
-		return err
+		if _, err := tx.ExecContext(ctx, `UPDATE evidence_version SET version = version + 1 WHERE id = 1`); err != nil {
+			return fmt.Errorf("move the evidence version: %w", err)
+		}
+		return s.db.Notify(ctx, tx, changesChannel) // Watch
 	})
+}
+
+// changesChannel is where evidence writes tell PostgreSQL listeners (Watch)
+// they committed.
+const changesChannel = "evidence_changes"
+
+// Watch calls changed once watching, then whenever the evidence may have
+// changed, in any process, until ctx ends or the store fails (sqldb.Watch):
+// recognition follows new evidence within milliseconds.
+func (s *Store) Watch(ctx context.Context, changed func()) error {
+	return s.db.Watch(ctx, changesChannel, s.EvidenceVersion, changed)
 }
 
 func (s *Store) AllEvidence(ctx context.Context) ([]*matching.Evidence, error) {
@@ -74,8 +87,8 @@ func (s *Store) AllEvidence(ctx context.Context) ([]*matching.Evidence, error) {
 	return out, nil
 }
 
-// EvidenceVersion is the evidence's change counter, read as often as the
-// catalog's (an argument, so that its statement is prepared once).
+// EvidenceVersion is the evidence's change counter (the row's ID an
+// argument, so that its statement is prepared once).
 func (s *Store) EvidenceVersion(ctx context.Context) (int64, error) {
 	var v int64
 	err := s.db.GetContext(ctx, &v, s.db.Rebind(`SELECT version FROM evidence_version WHERE id = ?`), 1)

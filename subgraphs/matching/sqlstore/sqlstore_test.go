@@ -55,3 +55,36 @@ func TestEvidenceRoundTripsAndMovesTheVersion(t *testing.T) {
 		}
 	})
 }
+
+// TestWatchTellsOfEvidence: Watch tells once it watches, then of evidence
+// added through another handle on the store (another process, as `vitola
+// evidence` is), as it commits.
+func TestWatchTellsOfEvidence(t *testing.T) {
+	for backend, cfg := range sqldbtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			st := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations))
+			other := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations))
+			told := make(chan struct{}, 100)
+			stopped := make(chan error, 1)
+			go func() { stopped <- st.Watch(ctx, func() { told <- struct{}{} }) }()
+			wait := func(what string) {
+				t.Helper()
+				select {
+				case <-told:
+				case err := <-stopped:
+					t.Fatalf("%s: the watch stopped: %v", what, err)
+				case <-time.After(10 * time.Second): // milliseconds when quiet
+					t.Fatalf("%s: not told within 10 s", what)
+				}
+			}
+			wait("watching")
+			ev := []*matching.Evidence{{ID: ids.New(ids.Evidence), CigarID: "cig_a", Source: "band.jpg", Fingerprint: json.RawMessage(`{}`), CreatedAt: time.Now()}}
+			if err := other.AddEvidence(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+			wait("evidence added")
+		})
+	}
+}
