@@ -104,8 +104,8 @@ func TestPaymentSessionLoad(t *testing.T) {
 			bare, pay := summarize(results[0]), summarize(results[1])
 			for i, s := range sides {
 				sum := summarize(results[i])
-				t.Logf("%-8s %-12s at %.0f pairs/s: create p50 %s p99 %s, status p50 %s p99 %s, server CPU %s/pair; 16 workers: %s pairs/s, CPU %s/pair; idle CPU %s/s",
-					backend, s.name(), rate, sum.createP50, sum.createP99, sum.statusP50, sum.statusP99, sum.cpuPaced, sum.throughput, sum.cpuClosed, idle[i].Round(time.Millisecond))
+				t.Logf("%-8s %-12s at %.0f pairs/s: create p50 %s p99 %s, status p50 %s p99 %s, server CPU %s/pair, thread sleeps %s/pair; 16 workers: %s pairs/s, CPU %s/pair; idle CPU %s/s",
+					backend, s.name(), rate, sum.createP50, sum.createP99, sum.statusP50, sum.statusP99, sum.cpuPaced, sum.sleepsPaced, sum.throughput, sum.cpuClosed, idle[i].Round(time.Millisecond))
 			}
 			note := ""
 			if !bench {
@@ -226,18 +226,29 @@ func (s *loadServer) line(t *testing.T, prefix string) string {
 // cpu is the CPU the child has used so far (user and system, all threads).
 func (s *loadServer) cpu(t *testing.T) time.Duration {
 	t.Helper()
+	c, _ := s.usage(t)
+	return c
+}
+
+// usage is the CPU the child has used so far and the times one of its
+// threads went to sleep (voluntary context switches): each sleep is paid
+// for again in CPU when the thread is woken, which is most of what a server
+// at a modest fixed rate spends beyond its requests' own work.
+func (s *loadServer) usage(t *testing.T) (time.Duration, int64) {
+	t.Helper()
 	if _, err := io.WriteString(s.in, "cpu\n"); err != nil {
 		t.Fatal(err)
 	}
-	var ns int64
-	fmt.Sscan(s.line(t, "CPU "), &ns)
-	return time.Duration(ns)
+	var ns, sleeps int64
+	fmt.Sscan(s.line(t, "CPU "), &ns, &sleeps)
+	return time.Duration(ns), sleeps
 }
 
 // loadResult is one round's figures of one side.
 type loadResult struct {
 	paced       [][2]time.Duration
 	pacedCPU    time.Duration
+	pacedSleeps int64
 	closedPairs int64
 	closedTook  time.Duration
 	closedCPU   time.Duration
@@ -289,14 +300,15 @@ func (s *loadServer) measure(t *testing.T, httpc *http.Client, rate float64, pha
 		}
 		return [2]time.Duration{create, status}
 	}
-	c0 := s.cpu(t)
+	c0, z0 := s.usage(t)
 	if closed {
 		r.closedPairs, r.closedTook = closedLoop(16, phase, func() { pair() })
 		r.closedCPU = s.cpu(t) - c0
 		return
 	}
 	r.paced = paced(rate, phase, pair)
-	r.pacedCPU = s.cpu(t) - c0
+	c1, z1 := s.usage(t)
+	r.pacedCPU, r.pacedSleeps = c1-c0, z1-z0
 }
 
 // loadSummary is a side's figures over rounds: latencies over every paced
@@ -306,18 +318,20 @@ type loadSummary struct {
 	worstP99Create, worstP99Status             time.Duration
 	bestCPUPaced, worstCPUPaced                float64
 	cpuPaced, cpuClosed, throughput            string
+	sleepsPaced                                string // thread sleeps per pair
 }
 
 func summarize(rs []loadResult) loadSummary {
 	var all [][2]time.Duration
 	var s loadSummary
-	var cpuPaced, cpuClosed, tput []float64
+	var cpuPaced, cpuClosed, tput, sleeps []float64
 	for _, r := range rs {
 		all = append(all, r.paced...)
 		s.worstP99Create = max(s.worstP99Create, pct(r.paced, 0, 99))
 		s.worstP99Status = max(s.worstP99Status, pct(r.paced, 1, 99))
 		if len(r.paced) > 0 {
 			cpuPaced = append(cpuPaced, r.pacedCPU.Seconds()/float64(len(r.paced)))
+			sleeps = append(sleeps, float64(r.pacedSleeps)/float64(len(r.paced)))
 		}
 		if r.closedPairs > 0 {
 			cpuClosed = append(cpuClosed, r.closedCPU.Seconds()/float64(r.closedPairs))
@@ -333,6 +347,7 @@ func summarize(rs []loadResult) loadSummary {
 	}
 	s.cpuPaced, s.cpuClosed = durs(cpuPaced), durs(cpuClosed)
 	s.throughput = spread(tput, func(x float64) string { return fmt.Sprintf("%.0f", x) })
+	s.sleepsPaced = spread(sleeps, func(x float64) string { return fmt.Sprintf("%.1f", x) })
 	return s
 }
 
@@ -405,7 +420,7 @@ func TestPaymentSessionLoadServer(t *testing.T) {
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		if in.Text() == "cpu" {
-			fmt.Printf("CPU %d\n", processCPU())
+			fmt.Printf("CPU %d %d\n", processCPU(), threadSleeps())
 		}
 	}
 }

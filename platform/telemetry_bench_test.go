@@ -216,3 +216,13 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// threadSleeps is how many times this process's threads have gone to sleep
+// waiting for something (voluntary context switches).
+func threadSleeps() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Nvcsw
+}
