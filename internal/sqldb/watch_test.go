@@ -33,28 +33,10 @@ func TestWatchTellsOfCommits(t *testing.T) {
 				err = watched.GetContext(ctx, &v, `SELECT COUNT(*) FROM items`)
 				return
 			}
-			told := make(chan struct{}, 100)
-			stopped := make(chan error, 1)
-			go func() { stopped <- watched.Watch(ctx, "items", version, func() { told <- struct{}{} }) }()
-			const soon = 10 * time.Second // milliseconds when quiet
-			wait := func(what string) {
-				t.Helper()
-				select {
-				case <-told:
-				case err := <-stopped:
-					t.Fatalf("%s: the watch stopped: %v", what, err)
-				case <-time.After(soon):
-					t.Fatalf("%s: not told within %s", what, soon)
-				}
-			}
-			quiet := func(what string) {
-				t.Helper()
-				select {
-				case <-told:
-					t.Fatalf("told of %s", what)
-				case <-time.After(300 * time.Millisecond):
-				}
-			}
+			w := sqldbtest.StartWatch(t, ctx, func(ctx context.Context, changed func()) error {
+				return watched.Watch(ctx, "items", version, changed)
+			})
+			quiet := func(what string) { t.Helper(); w.Quiet(what, 300*time.Millisecond) }
 			write := func(db *sqldb.DB, name string, commit bool) {
 				t.Helper()
 				tx, err := db.BeginTxx(ctx, nil)
@@ -76,14 +58,14 @@ func TestWatchTellsOfCommits(t *testing.T) {
 				}
 			}
 
-			wait("watching")
+			w.Told("watching")
 			before := reads.Load()
 			quiet("nothing")
 			if n := reads.Load() - before; n > 0 && (backend == sqldb.Postgres || runtime.GOOS == "linux") {
 				t.Errorf("the version was read %d times while nothing was written; want none", n)
 			}
 			write(writer, "one", true)
-			wait("a write")
+			w.Told("a write")
 			quiet("one write twice")
 			write(writer, "rolled back", false)
 			quiet("a rolled-back write")
@@ -99,10 +81,10 @@ func TestWatchTellsOfCommits(t *testing.T) {
 				}
 				again := sqldbtest.MustOpen(t, cfg, "watched", itemMigrations)
 				write(again, "two", true)
-				wait("a write to a new log")
+				w.Told("a write to a new log")
 			}
 			cancel()
-			if err := <-stopped; !errors.Is(err, context.Canceled) {
+			if err := w.Stopped(); !errors.Is(err, context.Canceled) {
 				t.Fatalf("the watch stopped with %v; want context.Canceled", err)
 			}
 		})

@@ -313,30 +313,9 @@ func TestWatchTellsOfWrites(t *testing.T) {
 			st := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations))
 			db := sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations)
 			writer := sqlstore.New(db)
-			told := make(chan struct{}, 100)
-			stopped := make(chan error, 1)
-			go func() { stopped <- st.Watch(ctx, func() { told <- struct{}{} }) }()
-			// Told within this on a busy machine; milliseconds when quiet.
-			const soon = 10 * time.Second
-			wait := func(what string) {
-				t.Helper()
-				select {
-				case <-told:
-				case err := <-stopped:
-					t.Fatalf("%s: the watch stopped: %v", what, err)
-				case <-time.After(soon):
-					t.Fatalf("%s: not told within %s", what, soon)
-				}
-			}
-			quiet := func(what string) {
-				t.Helper()
-				select {
-				case <-told:
-					t.Fatalf("told of %s", what)
-				case <-time.After(10 * sqldb.PollEvery):
-				}
-			}
-			wait("watching")
+			w := sqldbtest.StartWatch(t, ctx, st.Watch)
+			quiet := func(what string) { t.Helper(); w.Quiet(what, 10*sqldb.PollEvery) }
+			w.Told("watching")
 			quiet("nothing")
 
 			brand := &catalog.Brand{ID: catalog.BrandID("Vigía"), Name: "Vigía"}
@@ -344,7 +323,7 @@ func TestWatchTellsOfWrites(t *testing.T) {
 			if err := writer.Write(ctx, func(w catalog.Writer) error { return w.UpsertBrand(ctx, brand) }); err != nil {
 				t.Fatal(err)
 			}
-			wait("a write")
+			w.Told("a write")
 			t.Logf("told %s after the write returned", time.Since(start).Round(time.Millisecond))
 			quiet("one write twice")
 
@@ -369,22 +348,13 @@ func TestWatchTellsOfWrites(t *testing.T) {
 				if _, err := db.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN "`+cfg.SchemaPrefix+`catalog.%'`); err != nil {
 					t.Fatal(err)
 				}
-				select {
-				case err := <-stopped:
-					if err == nil || ctx.Err() != nil {
-						t.Fatalf("the watch ended with %v when its connection dropped", err)
-					}
-				case <-time.After(soon):
-					t.Fatal("the watch went on when its connection dropped")
+				if err := w.Stopped(); err == nil || ctx.Err() != nil {
+					t.Fatalf("the watch ended with %v when its connection dropped", err)
 				}
 				return
 			}
 			cancel()
-			select {
-			case <-stopped:
-			case <-time.After(soon):
-				t.Fatal("the watch did not stop when its context ended")
-			}
+			w.Stopped()
 		})
 	}
 }

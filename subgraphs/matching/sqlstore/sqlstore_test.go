@@ -66,25 +66,13 @@ func TestWatchTellsOfEvidence(t *testing.T) {
 			defer cancel()
 			st := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations))
 			other := sqlstore.New(sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations))
-			told := make(chan struct{}, 100)
-			stopped := make(chan error, 1)
-			go func() { stopped <- st.Watch(ctx, func() { told <- struct{}{} }) }()
-			wait := func(what string) {
-				t.Helper()
-				select {
-				case <-told:
-				case err := <-stopped:
-					t.Fatalf("%s: the watch stopped: %v", what, err)
-				case <-time.After(10 * time.Second): // milliseconds when quiet
-					t.Fatalf("%s: not told within 10 s", what)
-				}
-			}
-			wait("watching")
+			w := sqldbtest.StartWatch(t, ctx, st.Watch)
+			w.Told("watching")
 			ev := []*matching.Evidence{{ID: ids.New(ids.Evidence), CigarID: "cig_a", Source: "band.jpg", Fingerprint: json.RawMessage(`{}`), CreatedAt: time.Now()}}
 			if err := other.AddEvidence(ctx, ev); err != nil {
 				t.Fatal(err)
 			}
-			wait("evidence added")
+			w.Told("evidence added")
 		})
 	}
 }
