@@ -263,6 +263,13 @@ func (s *Store) Purchase(ctx context.Context, id string) (*payments.Purchase, er
 	return r.purchase(), nil
 }
 
+// cancelSessionPurchase cancels a closed session's purchase (arguments: the
+// cancelled state, the time, the session, the open state), found through the
+// session's purchase_id: purchases have no index on session_id, and the one
+// on state walked every open purchase, one per open session, for each
+// session closed.
+const cancelSessionPurchase = `UPDATE purchases SET state = ?, updated_at = ? WHERE id = (SELECT purchase_id FROM payment_sessions WHERE id = ?) AND state = ?`
+
 func (s *Store) ExpireSessions(ctx context.Context, now time.Time) (int, error) {
 	var due []string
 	if err := s.db.SelectContext(ctx, &due, s.db.Rebind(`SELECT id FROM payment_sessions WHERE state IN (?, ?) AND expires_at <= ? ORDER BY expires_at LIMIT 500`),
@@ -283,8 +290,7 @@ func (s *Store) ExpireSessions(ctx context.Context, now time.Time) (int, error) 
 			n++
 			// Only a purchase nobody is paying is cancelled: one being charged
 			// finishes, and its outcome stands.
-			if _, err = tx.ExecContext(ctx, tx.Rebind(`UPDATE purchases SET state = ?, updated_at = ? WHERE session_id = ? AND state = ?`),
-				payments.PurchaseCancelled, now.UnixMilli(), id, payments.PurchaseOpen); err != nil {
+			if _, err = tx.ExecContext(ctx, tx.Rebind(cancelSessionPurchase), payments.PurchaseCancelled, now.UnixMilli(), id, payments.PurchaseOpen); err != nil {
 				return err
 			}
 			return s.emitSession(ctx, tx, id, payments.EventSessionExpired)
@@ -632,8 +638,7 @@ func (s *Store) CancelSession(ctx context.Context, id string, now time.Time) err
 		if n, _ := res.RowsAffected(); n != 1 {
 			return fmt.Errorf("%w: the session is not active", payments.ErrConflict)
 		}
-		if _, err = tx.ExecContext(ctx, tx.Rebind(`UPDATE purchases SET state = ?, updated_at = ? WHERE session_id = ? AND state = ?`),
-			payments.PurchaseCancelled, now.UnixMilli(), id, payments.PurchaseOpen); err != nil {
+		if _, err = tx.ExecContext(ctx, tx.Rebind(cancelSessionPurchase), payments.PurchaseCancelled, now.UnixMilli(), id, payments.PurchaseOpen); err != nil {
 			return err
 		}
 		return s.emitSession(ctx, tx, id, payments.EventSessionCancelled)

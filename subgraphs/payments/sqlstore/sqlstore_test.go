@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -232,4 +234,37 @@ func TestCreditsUnderConcurrencyAndRandomOperations(t *testing.T) {
 		}
 		checkLedger(t, st, "key_b")
 	})
+}
+
+// TestSessionPurchaseFoundByKey: closing a session (expired or cancelled)
+// cancels its purchase through the purchase's key, whatever the number of
+// open purchases; it used to walk every open one (SQLite's plan, which the
+// module's pinned SQLite makes stable).
+func TestSessionPurchaseFoundByKey(t *testing.T) {
+	db := sqldbtest.MustOpen(t, sqldb.Config{DataDir: t.TempDir()}, sqlstore.StoreName, sqlstore.Migrations)
+	rows, err := db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+sqlstore.CancelSessionPurchase, "cancelled", 1, "pss_x", "open")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	want := []string{"SEARCH purchases USING INDEX sqlite_autoindex_purchases_1 (id=?)", "SEARCH payment_sessions USING INDEX sqlite_autoindex_payment_sessions_1 (id=?)"}
+	for _, w := range want {
+		if !slices.Contains(plan, w) {
+			t.Errorf("the plan %q has no %q", plan, w)
+		}
+	}
+	for _, step := range plan {
+		if strings.HasPrefix(step, "SCAN") {
+			t.Errorf("the plan %q scans", plan)
+		}
+	}
 }
