@@ -1,5 +1,9 @@
 package sqlstore
 
-// CancelSessionPurchase is the statement that cancels a closed session's
-// purchase, for its query plan's test.
-const CancelSessionPurchase = cancelSessionPurchase
+// The statements of the hottest loops and requests, for their query plans'
+// test.
+var (
+	CancelSessionPurchase = cancelSessionPurchase
+	ForgetSpentAssertions = forgetSpentAssertions
+	ClaimPurchases        = claimPurchases("")
+)

@@ -428,6 +428,26 @@ func (s *Store) queueReload(ctx context.Context, tx *sqlx.Tx, accountID, resourc
 	return err
 }
 
+// claimPurchases claims the worker's due purchases, lock after its
+// subquery's LIMIT. A queued reload starts a new attempt with a new key;
+// anything else claimed here repeats its attempt under the same key. An
+// attempt's lease is found through purchases_work (state, kind, lease_until):
+// naming every kind lets its lease range be searched, where the state alone
+// walked every processing and pending purchase, those left pending past the
+// reconcile window too, every second.
+func claimPurchases(lock string) string {
+	return `UPDATE purchases SET
+			attempts = CASE WHEN state = ? THEN attempts + 1 ELSE attempts END,
+			attempt_key = CASE WHEN state = ? THEN id || ':' || CAST(attempts + 1 AS TEXT) ELSE attempt_key END,
+			attempt_started_at = CASE WHEN state = ? THEN ? ELSE attempt_started_at END,
+			state = ?, lease_until = ?, updated_at = ?
+		WHERE id IN (SELECT id FROM purchases
+			WHERE (kind = ? AND state = ?)
+				OR (state IN (?, ?) AND kind IN (?, ?) AND lease_until <= ? AND COALESCE(attempt_started_at, 0) >= ?)
+			ORDER BY updated_at, id LIMIT ?` + lock + `)
+		RETURNING ` + purchaseColumns
+}
+
 func (s *Store) ClaimPurchases(ctx context.Context, now, leaseUntil time.Time, limit int) ([]payments.Purchase, error) {
 	lock := ""
 	if s.db.Dialect == sqldb.Postgres {
@@ -435,21 +455,10 @@ func (s *Store) ClaimPurchases(ctx context.Context, now, leaseUntil time.Time, l
 		lock = ` FOR UPDATE SKIP LOCKED`
 	}
 	var rows []purchaseRow
-	// A queued reload starts a new attempt with a new key; anything else
-	// claimed here repeats its attempt under the same key.
-	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`UPDATE purchases SET
-			attempts = CASE WHEN state = ? THEN attempts + 1 ELSE attempts END,
-			attempt_key = CASE WHEN state = ? THEN id || ':' || CAST(attempts + 1 AS TEXT) ELSE attempt_key END,
-			attempt_started_at = CASE WHEN state = ? THEN ? ELSE attempt_started_at END,
-			state = ?, lease_until = ?, updated_at = ?
-		WHERE id IN (SELECT id FROM purchases
-			WHERE (kind = ? AND state = ?)
-				OR (state IN (?, ?) AND lease_until <= ? AND COALESCE(attempt_started_at, 0) >= ?)
-			ORDER BY updated_at, id LIMIT ?`+lock+`)
-		RETURNING `+purchaseColumns),
+	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(claimPurchases(lock)),
 		payments.PurchaseQueued, payments.PurchaseQueued, payments.PurchaseQueued, now.UnixMilli(), payments.PurchaseProcessing, leaseUntil.UnixMilli(), now.UnixMilli(),
-		payments.PurchaseReload, payments.PurchaseQueued, payments.PurchaseProcessing, payments.PurchasePending, now.UnixMilli(),
-		now.Add(-payments.ReconcileWindow).UnixMilli(), limit)
+		payments.PurchaseReload, payments.PurchaseQueued, payments.PurchaseProcessing, payments.PurchasePending, payments.PurchaseCheckout, payments.PurchaseReload,
+		now.UnixMilli(), now.Add(-payments.ReconcileWindow).UnixMilli(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim purchases: %w", err)
 	}

@@ -236,35 +236,56 @@ func TestCreditsUnderConcurrencyAndRandomOperations(t *testing.T) {
 	})
 }
 
-// TestSessionPurchaseFoundByKey: closing a session (expired or cancelled)
-// cancels its purchase through the purchase's key, whatever the number of
-// open purchases; it used to walk every open one (SQLite's plan, which the
-// module's pinned SQLite makes stable).
-func TestSessionPurchaseFoundByKey(t *testing.T) {
+// TestHotStatementsSearch: the statements run for every session closed,
+// every request with an assertion, and every second by the worker find their
+// rows through an index, whatever the number of rows around them (SQLite's
+// plans, which the module's pinned SQLite keeps stable). Each used to walk
+// a growing set: every open purchase, every live assertion ID of the client,
+// every processing or pending purchase.
+func TestHotStatementsSearch(t *testing.T) {
 	db := sqldbtest.MustOpen(t, sqldb.Config{DataDir: t.TempDir()}, sqlstore.StoreName, sqlstore.Migrations)
-	rows, err := db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+sqlstore.CancelSessionPurchase, "cancelled", 1, "pss_x", "open")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	want := []string{"SEARCH purchases USING INDEX sqlite_autoindex_purchases_1 (id=?)", "SEARCH payment_sessions USING INDEX sqlite_autoindex_payment_sessions_1 (id=?)"}
-	for _, w := range want {
-		if !slices.Contains(plan, w) {
-			t.Errorf("the plan %q has no %q", plan, w)
-		}
-	}
-	for _, step := range plan {
-		if strings.HasPrefix(step, "SCAN") {
-			t.Errorf("the plan %q scans", plan)
-		}
+	for _, c := range []struct {
+		name, statement string
+		want            []string
+	}{
+		{"a closed session's purchase", sqlstore.CancelSessionPurchase, []string{
+			"SEARCH purchases USING INDEX sqlite_autoindex_purchases_1 (id=?)",
+			"SEARCH payment_sessions USING INDEX sqlite_autoindex_payment_sessions_1 (id=?)"}},
+		{"a client's expired assertion IDs", sqlstore.ForgetSpentAssertions, []string{
+			"SEARCH assertion_uses USING INDEX assertion_uses_expiry (client_id=? AND expires_at<?)"}},
+		{"the worker's due purchases", sqlstore.ClaimPurchases, []string{
+			"SEARCH purchases USING INDEX purchases_work (state=? AND kind=?)",
+			"SEARCH purchases USING INDEX purchases_work (state=? AND kind=? AND lease_until<?)"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := make([]any, strings.Count(c.statement, "?"))
+			for i := range args {
+				args[i] = "x"
+			}
+			rows, err := db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+c.statement, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var plan []string
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			for _, w := range c.want {
+				if !slices.Contains(plan, w) {
+					t.Errorf("the plan %q has no %q", plan, w)
+				}
+			}
+			for _, step := range plan {
+				if strings.HasPrefix(step, "SCAN") {
+					t.Errorf("the plan %q scans", plan)
+				}
+			}
+		})
 	}
 }
