@@ -97,6 +97,9 @@ type KeyStore interface {
 	InsertKey(ctx context.Context, k StoredKey) error
 	KeyByID(ctx context.Context, id string) (StoredKey, error) // ErrKeyNotFound
 	ListKeys(ctx context.Context) ([]Key, error)
+	// RegisteredOrigins returns the origins of every live publishable key
+	// (repeats included).
+	RegisteredOrigins(ctx context.Context) ([]string, error)
 	RevokeKey(ctx context.Context, id string, at time.Time) error          // ErrKeyNotFound, ErrAlreadyGone
 	SetKeyLimits(ctx context.Context, id string, l Limits) error           // ErrKeyNotFound
 	SetTrustedDocumentsOnly(ctx context.Context, id string, on bool) error // ErrKeyNotFound
@@ -113,6 +116,9 @@ type Service struct {
 	cache        map[[32]byte]cached
 	origins      map[string]bool
 	originsUntil time.Time
+	// refreshing lets one preflight at a time read the origins anew; the
+	// others wait for its answer rather than each reading them.
+	refreshing sync.Mutex
 }
 
 type cached struct {
@@ -141,25 +147,27 @@ func (s *Service) OriginRegistered(ctx context.Context, origin string) (bool, er
 	if err != nil {
 		return false, nil
 	}
-	now := s.now()
-	s.mu.Lock()
-	if s.origins != nil && now.Before(s.originsUntil) {
-		ok := s.origins[o]
-		s.mu.Unlock()
-		return ok, nil
+	fresh := func() (map[string]bool, bool) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.origins, s.origins != nil && s.now().Before(s.originsUntil)
 	}
-	s.mu.Unlock()
-	keys, err := s.store.ListKeys(ctx)
+	if set, ok := fresh(); ok {
+		return set[o], nil
+	}
+	s.refreshing.Lock()
+	defer s.refreshing.Unlock()
+	if set, ok := fresh(); ok { // read while this one waited
+		return set[o], nil
+	}
+	now := s.now()
+	origins, err := s.store.RegisteredOrigins(ctx)
 	if err != nil {
 		return false, err
 	}
-	set := map[string]bool{}
-	for _, k := range keys {
-		if k.Publishable && k.RevokedAt == nil {
-			for _, ko := range k.Origins {
-				set[ko] = true
-			}
-		}
+	set := make(map[string]bool, len(origins))
+	for _, ko := range origins {
+		set[ko] = true
 	}
 	s.mu.Lock()
 	s.origins, s.originsUntil = set, now.Add(s.ttl)

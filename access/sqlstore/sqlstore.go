@@ -108,6 +108,21 @@ func (s *Store) ListKeys(ctx context.Context) ([]access.Key, error) {
 	return out, nil
 }
 
+// RegisteredOrigins reads the origins of live publishable keys alone
+// (developer_keys_live_publishable), for every CORS preflight once the
+// origins cached are stale: every key in full took 0.65 s at 100,000 keys.
+func (s *Store) RegisteredOrigins(ctx context.Context) ([]string, error) {
+	var lists []string
+	if err := s.db.SelectContext(ctx, &lists, `SELECT origins FROM developer_keys WHERE publishable AND revoked_at IS NULL`); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range lists {
+		out = append(out, strings.Fields(l)...)
+	}
+	return out, nil
+}
+
 func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE developer_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`), at.UTC(), id)
 	if err != nil {

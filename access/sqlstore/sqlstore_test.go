@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,4 +128,63 @@ func TestKeyLimits(t *testing.T) {
 			t.Fatalf("negative limit: %v", err)
 		}
 	})
+}
+
+// TestOriginsRegistered: a CORS preflight's origin is registered while a live
+// publishable key lists it, and not once the key is revoked (after the
+// cache); a secret key's name or an origin no key lists never is. Concurrent
+// preflights with a stale cache read the store once.
+func TestOriginsRegistered(t *testing.T) {
+	sqldbtest.Each(t, sqlstore.StoreName, sqlstore.Migrations, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		clk := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+		store := &countingOrigins{Store: sqlstore.New(db)}
+		svc := access.NewService(store, clk.Now)
+		shop, _, err := svc.CreatePublishableKey(ctx, "shop", []string{"https://shop.example", "https://www.shop.example"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := svc.CreatePublishableKey(ctx, "blog", []string{"https://blog.example"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := svc.CreateKey(ctx, "https://secret.example", nil); err != nil {
+			t.Fatal(err)
+		}
+		registered := func(origin string, want bool) {
+			t.Helper()
+			if ok, err := svc.OriginRegistered(ctx, origin); err != nil || ok != want {
+				t.Fatalf("OriginRegistered(%q) = %v, %v; want %v", origin, ok, err, want)
+			}
+		}
+		registered("https://www.shop.example", true)
+		registered("https://blog.example", true)
+		registered("https://secret.example", false)
+		registered("https://other.example", false)
+
+		if err := svc.RevokeKey(ctx, shop.ID); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(access.CacheTTL + time.Millisecond)
+		before := store.reads.Load()
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() { registered("https://shop.example", false) })
+		}
+		wg.Wait()
+		registered("https://blog.example", true)
+		if n := store.reads.Load() - before; n != 1 {
+			t.Fatalf("21 preflights with a stale cache read the origins %d times; want once", n)
+		}
+	})
+}
+
+// countingOrigins counts the store's reads of the registered origins.
+type countingOrigins struct {
+	*sqlstore.Store
+	reads atomic.Int64
+}
+
+func (c *countingOrigins) RegisteredOrigins(ctx context.Context) ([]string, error) {
+	c.reads.Add(1)
+	return c.Store.RegisteredOrigins(ctx)
 }
