@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/vitolahq/vitola/internal/secret"
 	"github.com/vitolahq/vitola/internal/trust"
 	"github.com/vitolahq/vitola/internal/weborigin"
@@ -118,7 +120,7 @@ type Service struct {
 	originsUntil time.Time
 	// refreshing lets one preflight at a time read the origins anew; the
 	// others wait for its answer rather than each reading them.
-	refreshing sync.Mutex
+	refreshing singleflight.Group
 }
 
 type cached struct {
@@ -155,25 +157,40 @@ func (s *Service) OriginRegistered(ctx context.Context, origin string) (bool, er
 	if set, ok := fresh(); ok {
 		return set[o], nil
 	}
-	s.refreshing.Lock()
-	defer s.refreshing.Unlock()
-	if set, ok := fresh(); ok { // read while this one waited
-		return set[o], nil
+	// The read is shared by every preflight that comes while it runs, so it
+	// is not cancelled with the request that started it; it is bounded by
+	// originsRead instead, and each preflight waits only as long as its own
+	// request may.
+	read := s.refreshing.DoChan("origins", func() (any, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), originsRead)
+		defer cancel()
+		now := s.now()
+		origins, err := s.store.RegisteredOrigins(rctx)
+		if err != nil {
+			return nil, err
+		}
+		set := make(map[string]bool, len(origins))
+		for _, ko := range origins {
+			set[ko] = true
+		}
+		s.mu.Lock()
+		s.origins, s.originsUntil = set, now.Add(s.ttl)
+		s.mu.Unlock()
+		return set, nil
+	})
+	select {
+	case r := <-read:
+		if r.Err != nil {
+			return false, r.Err
+		}
+		return r.Val.(map[string]bool)[o], nil
+	case <-ctx.Done():
+		return false, ctx.Err()
 	}
-	now := s.now()
-	origins, err := s.store.RegisteredOrigins(ctx)
-	if err != nil {
-		return false, err
-	}
-	set := make(map[string]bool, len(origins))
-	for _, ko := range origins {
-		set[ko] = true
-	}
-	s.mu.Lock()
-	s.origins, s.originsUntil = set, now.Add(s.ttl)
-	s.mu.Unlock()
-	return set[o], nil
 }
+
+// originsRead bounds a read of the registered origins.
+const originsRead = 5 * time.Second
 
 // Ping checks the key store, for /health.
 func (s *Service) Ping(ctx context.Context) error { return s.store.Ping(ctx) }

@@ -175,16 +175,34 @@ func TestOriginsRegistered(t *testing.T) {
 		if n := store.reads.Load() - before; n != 1 {
 			t.Fatalf("21 preflights with a stale cache read the origins %d times; want once", n)
 		}
+
+		// A store that does not answer holds a preflight no longer than its
+		// request lasts, and the next preflight, after the store is back,
+		// gets the answer.
+		clk.Advance(access.CacheTTL + time.Millisecond)
+		store.stall = make(chan struct{})
+		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		if _, err := svc.OriginRegistered(short, "https://blog.example"); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a preflight while the store hangs: %v; want its own deadline", err)
+		}
+		close(store.stall)
+		registered("https://blog.example", true)
 	})
 }
 
-// countingOrigins counts the store's reads of the registered origins.
+// countingOrigins counts the store's reads of the registered origins; while
+// stall is open, a read waits for it to close first.
 type countingOrigins struct {
 	*sqlstore.Store
 	reads atomic.Int64
+	stall chan struct{}
 }
 
 func (c *countingOrigins) RegisteredOrigins(ctx context.Context) ([]string, error) {
 	c.reads.Add(1)
+	if c.stall != nil {
+		<-c.stall
+	}
 	return c.Store.RegisteredOrigins(ctx)
 }
