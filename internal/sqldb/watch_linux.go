@@ -1,6 +1,7 @@
 package sqldb
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -96,7 +97,8 @@ func watchInotify(ctx context.Context, path string, written func() (changed bool
 			wd := int32(binary.NativeEndian.Uint32(buf[off:]))
 			mask := binary.NativeEndian.Uint32(buf[off+4:])
 			size := int(binary.NativeEndian.Uint32(buf[off+12:]))
-			evName := string(trimNUL(buf[off+syscall.SizeofInotifyEvent : min(n, off+syscall.SizeofInotifyEvent+size)]))
+			// A name is padded with NULs.
+			evName := string(bytes.TrimRight(buf[off+syscall.SizeofInotifyEvent:min(n, off+syscall.SizeofInotifyEvent+size)], "\x00"))
 			off += syscall.SizeofInotifyEvent + size
 			switch {
 			case mask&syscall.IN_Q_OVERFLOW != 0: // events were lost: anything may have changed
@@ -128,13 +130,3 @@ func watchInotify(ctx context.Context, path string, written func() (changed bool
 // write; the longer pauses are for a writer held up on a busy machine, and
 // follow's backstop poll for anything slower.
 var settle = []time.Duration{2 * time.Millisecond, 20 * time.Millisecond, 200 * time.Millisecond, 2 * time.Second}
-
-// trimNUL cuts an inotify event's name at its padding.
-func trimNUL(b []byte) []byte {
-	for i, c := range b {
-		if c == 0 {
-			return b[:i]
-		}
-	}
-	return b
-}
