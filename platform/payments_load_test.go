@@ -420,7 +420,8 @@ func TestPaymentSessionLoadServer(t *testing.T) {
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		if in.Text() == "cpu" {
-			fmt.Printf("CPU %d %d\n", processCPU(), threadSleeps())
+			cpu, sleeps := processUsage()
+			fmt.Printf("CPU %d %d\n", cpu, sleeps)
 		}
 	}
 }

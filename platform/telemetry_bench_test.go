@@ -210,19 +210,17 @@ func loadRequest(t *testing.T, target, method, body, key string, workers int, d 
 
 // processCPU is the CPU time this process has used (user and system).
 func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	cpu, _ := processUsage()
+	return cpu
 }
 
-// threadSleeps is how many times this process's threads have gone to sleep
-// waiting for something (voluntary context switches).
-func threadSleeps() int64 {
+// processUsage is the CPU time this process has used (user and system) and
+// how many times its threads have gone to sleep waiting for something
+// (voluntary context switches); zero when the system cannot tell.
+func processUsage() (cpu time.Duration, sleeps int64) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return 0, 0
 	}
-	return ru.Nvcsw
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Nvcsw
 }
