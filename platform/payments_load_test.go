@@ -3,6 +3,9 @@ package platform_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -70,6 +73,9 @@ func TestPaymentSessionLoad(t *testing.T) {
 				profile = p + "." + backend
 			}
 			sides := []*loadServer{startLoadServer(t, loadSpec{Mode: "bare"}), startLoadServer(t, loadSpec{Mode: "payments", Store: cfg, Profile: profile})}
+			if os.Getenv("VITOLA_LOAD_FLOOR") == "1" {
+				sides = append(sides, startLoadServer(t, loadSpec{Mode: "service", Store: cfg}))
+			}
 			httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 			defer httpc.CloseIdleConnections()
 			// What each server burns doing nothing (its background loops, the
@@ -123,13 +129,21 @@ func TestPaymentSessionLoad(t *testing.T) {
 			ratio := pay.worstCPUPaced / bare.bestCPUPaced
 			t.Logf("%s: goal CPU/pair <= 3x bare: %s (%.1f: payments %s vs bare %s per pair, worst round against best)%s", backend, verdict(ratio <= 3), ratio,
 				time.Duration(pay.worstCPUPaced*1e9).Round(time.Microsecond), time.Duration(bare.bestCPUPaced*1e9).Round(time.Microsecond), note)
+			if len(sides) > 2 {
+				// What the API's layers cost beside its domain's work, at the
+				// same arrivals: the service-only side's mean against the API's.
+				floor := summarize(results[2])
+				t.Logf("%s: the payments service alone behind net/http: %s per pair, %.1fx bare (best round against best); the API's layers add %s per pair",
+					backend, time.Duration(floor.bestCPUPaced*1e9).Round(time.Microsecond), floor.bestCPUPaced/bare.bestCPUPaced,
+					time.Duration((pay.bestCPUPaced-floor.bestCPUPaced)*1e9).Round(time.Microsecond))
+			}
 		})
 	}
 }
 
 // loadSpec tells TestPaymentSessionLoadServer what to serve.
 type loadSpec struct {
-	Mode    string // "bare" or "payments"
+	Mode    string // "bare", "payments" or "service"
 	Store   sqldb.Config
 	Profile string // a CPU profile to write ("" none)
 }
@@ -151,8 +165,11 @@ type loadServer struct {
 }
 
 func (s *loadServer) name() string {
-	if s.spec.Mode == "bare" {
+	switch s.spec.Mode {
+	case "bare":
 		return "bare handler"
+	case "service":
+		return "service only"
 	}
 	return "payments API"
 }
@@ -391,7 +408,7 @@ func TestPaymentSessionLoadServer(t *testing.T) {
 		srv := httptest.NewServer(bareHandler())
 		defer srv.Close()
 		ready = loadReady{URL: srv.URL, ClientID: "sc_0000000000000000", Secret: "vps_bare", Body: `{"billingAccountId": "acc_0000000000000000", "offerId": "off_0000000000000000", "returnUrl": "https://shop.example/paid"}`}
-	case "payments":
+	case "payments", "service":
 		// As `vitola serve` runs by default: logging from info up.
 		f := openPaymentsLogging(t, spec.Store, nil, paymentsURL, zerolog.InfoLevel)
 		shop := f.client(t, payments.NewClient{})
@@ -402,6 +419,11 @@ func TestPaymentSessionLoadServer(t *testing.T) {
 		}
 		ready = loadReady{URL: f.pay.URL + "/api/v1", ClientID: shop.id, Secret: shop.secret,
 			Body: `{"billingAccountId": "` + account + `", "offerId": "` + offers[0].ID + `", "returnUrl": "https://shop.example/paid"}`}
+		if spec.Mode == "service" {
+			srv := httptest.NewServer(serviceOnlyHandler(f.p.PaymentsService, shop.id, shop.secret))
+			defer srv.Close()
+			ready.URL = srv.URL + "/api/v1"
+		}
 	default:
 		t.Fatalf("unknown mode %q", spec.Mode)
 	}
@@ -444,6 +466,71 @@ func bareHandler() http.Handler {
 			`"resourceType":"ai_credits","quantity":100,"price":{"amount":500,"currency":"USD"},"failureCode":null,"failureMessage":null,`+
 			`"createdAt":"2026-11-25T10:00:00.000Z","updatedAt":"2026-11-25T10:00:00.000Z"}}}`)
 	})
+}
+
+// serviceOnlyHandler serves the pair's two routes by calling the payments
+// domain service straight from a net/http handler: the same store, checks
+// and documents as the payments API, without its layers (the shim's
+// middleware and client authentication, the internal GraphQL call and its
+// JSON). Beside the bare handler and the API, it shows what those layers
+// cost at the fixed rate (VITOLA_LOAD_FLOOR=1).
+func serviceOnlyHandler(svc *payments.Service, clientID, secret string) http.Handler {
+	want := sha256.Sum256([]byte("Bearer " + secret))
+	authorized := func(w http.ResponseWriter, r *http.Request, action string) *payments.Client {
+		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 || r.Header.Get("X-Service-Client-Id") != clientID {
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+			return nil
+		}
+		c, err := svc.ActiveClient(r.Context(), clientID, action)
+		if err != nil {
+			http.Error(w, `{"error":"forbidden"}`, http.StatusForbidden)
+			return nil
+		}
+		return c
+	}
+	write := func(w http.ResponseWriter, status int, doc []byte) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		w.Write(append(append([]byte(`{"data":`), doc...), '}'))
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/v1/payment-sessions", func(w http.ResponseWriter, r *http.Request) {
+		c := authorized(w, r, payments.ActionCreateSession)
+		if c == nil {
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+		var in struct{ BillingAccountID, OfferID, ReturnURL string }
+		if err == nil {
+			err = json.Unmarshal(body, &in)
+		}
+		if err != nil {
+			http.Error(w, `{"error":"bad_request"}`, http.StatusBadRequest)
+			return
+		}
+		hash := sha256.Sum256(body)
+		created, err := svc.CreateSession(r.Context(), c, payments.NewSession{AccountID: in.BillingAccountID, OfferID: in.OfferID, ReturnURL: in.ReturnURL,
+			Key: &payments.SessionKey{Key: r.Header.Get("Idempotency-Key"), RequestHash: hex.EncodeToString(hash[:])}})
+		if err != nil {
+			http.Error(w, `{"error":"refused"}`, http.StatusUnprocessableEntity)
+			return
+		}
+		write(w, http.StatusCreated, created.Document)
+	})
+	mux.HandleFunc("GET /api/v1/payment-sessions/{id}/status", func(w http.ResponseWriter, r *http.Request) {
+		c := authorized(w, r, payments.ActionSessionStatus)
+		if c == nil {
+			return
+		}
+		sess, p, err := svc.SessionStatus(r.Context(), c, r.PathValue("id"))
+		if err != nil {
+			http.Error(w, `{"error":"not_found"}`, http.StatusNotFound)
+			return
+		}
+		write(w, http.StatusOK, payments.SessionDocument(sess, p, time.Now()))
+	})
+	return mux
 }
 
 // paced starts fn rate times a second for d, each in its own goroutine (an
