@@ -2,6 +2,7 @@ package payments_test
 
 import (
 	"context"
+	"errors"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -218,6 +219,73 @@ func TestCallbacksGoneAndGivenUp(t *testing.T) {
 		}
 		if err := f.st.RetryEvent(ctx, es[0].ID, f.clock.t); err != nil {
 			t.Fatalf("retry a failed event: %v", err)
+		}
+	})
+}
+
+// While a client's callbacks are off, its pending events are parked: the
+// sender's claim does not walk them (TestHotStatementsSearch holds its plan),
+// they still show as pending, and every one of them is sent once callbacks
+// are on again, whether it was written, retried or being sent when they went
+// off.
+func TestEventsParkWhileCallbacksAreOff(t *testing.T) {
+	each(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		var c *payments.Client
+		// The first request turns the client's callbacks off while it is
+		// being sent, and fails; every later one is acknowledged.
+		rc := newReceiver(t, func(n int) int {
+			if n == 1 {
+				if err := f.st.SetCallbacksOn(ctx, c.ID, false, f.clock.t); err != nil {
+					t.Error(err)
+				}
+				return http.StatusServiceUnavailable
+			}
+			return http.StatusNoContent
+		})
+		c, _ = callbackShop(t, f, rc.srv.URL)
+		parked := func() (n int) {
+			t.Helper()
+			ok(t, f.st.DB().GetContext(ctx, &n, f.st.DB().Rebind(`SELECT COUNT(*) FROM callback_events WHERE client_id = ? AND parked = 1`), c.ID))
+			return n
+		}
+		sender := payments.NewSender(f.svc, 2*time.Second, 24*time.Hour)
+
+		pay(t, f, c, "4242424242424242")
+		if n := must(sender.RunOnce(ctx))(t); n != 1 || parked() != 1 {
+			t.Fatalf("an event whose client's callbacks went off while it was sent: sent %d, %d parked", n, parked())
+		}
+		pay(t, f, c, "5555555555554444") // written while off
+		f.clock.t = f.clock.t.Add(time.Hour)
+		if n := must(sender.RunOnce(ctx))(t); n != 0 || parked() != 2 {
+			t.Fatalf("callbacks off: sent %d, %d parked", n, parked())
+		}
+		es := must(f.st.Events(ctx, c.ID, "", 10))(t)
+		for _, e := range es {
+			if e.State != payments.EventPending {
+				t.Fatalf("a parked event shows as %q, want pending", e.State)
+			}
+		}
+		ok(t, f.st.RetryEvent(ctx, es[0].ID, f.clock.t)) // retried while off
+		if n := must(sender.RunOnce(ctx))(t); n != 0 || parked() != 2 {
+			t.Fatalf("an event retried while callbacks are off: sent %d, %d parked", n, parked())
+		}
+
+		ok(t, f.st.SetCallbacksOn(ctx, c.ID, true, f.clock.t))
+		if parked() != 0 {
+			t.Fatalf("callbacks on: %d events still parked", parked())
+		}
+		if n := must(sender.RunOnce(ctx))(t); n != 2 {
+			t.Fatalf("callbacks on: sent %d, want the 2 waiting", n)
+		}
+		ok(t, f.st.SetCallbacksOn(ctx, c.ID, false, f.clock.t)) // nothing pending: nothing parks
+		ok(t, f.st.SetCallbacksOn(ctx, c.ID, true, f.clock.t))
+		pay(t, f, c, "4242424242424242")
+		if n := must(sender.RunOnce(ctx))(t); n != 1 || parked() != 0 || len(rc.requests()) != 4 {
+			t.Fatalf("callbacks on again: sent %d, %d parked, %d requests", n, parked(), len(rc.requests()))
+		}
+		if err := f.st.SetCallbacksOn(ctx, "sc_missing", true, f.clock.t); !errors.Is(err, payments.ErrNotFound) {
+			t.Fatalf("callbacks of a client that does not exist: %v", err)
 		}
 	})
 }

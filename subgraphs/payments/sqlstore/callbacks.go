@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -20,14 +21,18 @@ import (
 const EventPrefix = "fev"
 
 // emit writes an event to the outbox in tx, the transaction of the change it
-// reports. A client without a callback URL gets none.
+// reports. A client without a callback URL gets none; a client whose
+// callbacks are off gets it parked.
 func (s *Store) emit(ctx context.Context, tx *sqlx.Tx, clientID, typ, subjectID string, data any) error {
 	if clientID == "" {
 		return nil
 	}
-	var url string
-	err := tx.GetContext(ctx, &url, tx.Rebind(`SELECT callback_url FROM service_clients WHERE id = ?`), clientID)
-	if sqldb.IsNoRows(err) || (err == nil && url == "") {
+	var c struct {
+		URL      string `db:"callback_url"`
+		Disabled *int64 `db:"callbacks_disabled_at"`
+	}
+	err := tx.GetContext(ctx, &c, tx.Rebind(`SELECT callback_url, callbacks_disabled_at FROM service_clients WHERE id = ?`+s.shareLock("")), clientID)
+	if sqldb.IsNoRows(err) || (err == nil && c.URL == "") {
 		return nil
 	}
 	if err != nil {
@@ -39,8 +44,9 @@ func (s *Store) emit(ctx context.Context, tx *sqlx.Tx, clientID, typ, subjectID 
 	}
 	now := s.now()
 	id := ids.New(EventPrefix)
-	_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO callback_events (id, client_id, type, subject_id, body, state, next_attempt_at, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`), id, clientID, typ, subjectID, string(payments.EventBody(id, typ, now, raw)), payments.EventPending, now.UnixMilli(), now.UnixMilli())
+	_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO callback_events (id, client_id, type, subject_id, body, state, next_attempt_at, created_at, parked)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`), id, clientID, typ, subjectID, string(payments.EventBody(id, typ, now, raw)), payments.EventPending, now.UnixMilli(), now.UnixMilli(),
+		parked(c.Disabled != nil))
 	if err != nil {
 		return fmt.Errorf("write callback event: %w", err)
 	}
@@ -185,15 +191,60 @@ func (s *Store) ClaimEvents(ctx context.Context, holder string, now, leaseUntil 
 		}
 	}
 	var rows []eventRow
-	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`UPDATE callback_events SET lease_until = ?
-		WHERE id IN (SELECT e.id FROM callback_events e JOIN service_clients c ON c.id = e.client_id
-			WHERE e.state = ? AND e.next_attempt_at <= ? AND (e.lease_until IS NULL OR e.lease_until <= ?) AND c.callbacks_disabled_at IS NULL
-			ORDER BY e.next_attempt_at, e.id LIMIT ?`+lock+`)
-		RETURNING `+eventColumns), leaseUntil.UnixMilli(), payments.EventPending, now.UnixMilli(), now.UnixMilli(), limit)
+	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(claimEvents(lock)), leaseUntil.UnixMilli(), payments.EventPending, now.UnixMilli(), now.UnixMilli(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim callback events: %w", err)
 	}
 	return events(rows), nil
+}
+
+// claimEvents leases the earliest due events. It searches unparked events
+// only; the join still drops an event of a client whose callbacks went off
+// while the event was being written or tried (parked at the next change).
+func claimEvents(lock string) string {
+	return `UPDATE callback_events SET lease_until = ?
+		WHERE id IN (SELECT e.id FROM callback_events e JOIN service_clients c ON c.id = e.client_id
+			WHERE e.state = ? AND e.parked = 0 AND e.next_attempt_at <= ? AND (e.lease_until IS NULL OR e.lease_until <= ?) AND c.callbacks_disabled_at IS NULL
+			ORDER BY e.next_attempt_at, e.id LIMIT ?` + lock + `)
+		RETURNING ` + eventColumns
+}
+
+// parked is the parked column's value for a client whose callbacks are off
+// or on.
+func parked(off bool) int {
+	if off {
+		return 1
+	}
+	return 0
+}
+
+// shareLock is the clause that locks the service client row read (of table
+// alias "" or of) against a concurrent change until the transaction ends, on
+// PostgreSQL: an event parked or unparked from what the read saw is written
+// before callbacks can be turned on or off, whose own statement then finds
+// it. SQLite's transactions take the write lock up front and need none.
+func (s *Store) shareLock(of string) string {
+	if s.db.Dialect != sqldb.Postgres {
+		return ""
+	}
+	if of != "" {
+		return " FOR SHARE OF " + of
+	}
+	return " FOR SHARE"
+}
+
+// parkEvents parks or unparks a client's pending events. The literal state
+// lets both stores search the partial index of pending events.
+const parkEvents = `UPDATE callback_events SET parked = ? WHERE client_id = ? AND state = 'pending' AND parked <> ?`
+
+// parkClient parks or unparks the client's pending events, in the
+// transaction that turns its callbacks off or on (after the client's row is
+// written, which locks it).
+func parkClient(ctx context.Context, tx *sqlx.Tx, clientID string, off bool) error {
+	if _, err := tx.ExecContext(ctx, tx.Rebind(parkEvents), parked(off), clientID, parked(off)); err != nil {
+		return fmt.Errorf("park callback events: %w", err)
+	}
+	return nil
 }
 
 // holdLease takes or renews a named lease for holder until until; it
@@ -214,10 +265,15 @@ func (s *Store) holdLease(ctx context.Context, name, holder string, now, until t
 
 func (s *Store) FinishAttempt(ctx context.Context, a payments.CallbackAttempt, o payments.AttemptOutcome) error {
 	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		var clientID string
-		if err := tx.GetContext(ctx, &clientID, tx.Rebind(`SELECT client_id FROM callback_events WHERE id = ?`), a.EventID); err != nil {
+		var ev struct {
+			ClientID string `db:"client_id"`
+			Disabled *int64 `db:"callbacks_disabled_at"`
+		}
+		if err := tx.GetContext(ctx, &ev, tx.Rebind(`SELECT e.client_id, c.callbacks_disabled_at FROM callback_events e JOIN service_clients c ON c.id = e.client_id
+			WHERE e.id = ?`+s.shareLock("c")), a.EventID); err != nil {
 			return fmt.Errorf("read callback event: %w", err)
 		}
+		clientID := ev.ClientID
 		var status *int
 		if a.Status != 0 {
 			status = &a.Status
@@ -234,8 +290,10 @@ func (s *Store) FinishAttempt(ctx context.Context, a payments.CallbackAttempt, o
 			d := a.StartedAt.UnixMilli()
 			delivered = &d
 		}
+		// An event tried again later parks if its client's callbacks went
+		// off while it was being sent.
 		if _, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE callback_events SET state = ?, attempts = attempts + 1, next_attempt_at = ?, lease_until = NULL,
-			last_error = ?, delivered_at = COALESCE(?, delivered_at) WHERE id = ?`), o.State, next, nullable(a.Error), delivered, a.EventID); err != nil {
+			last_error = ?, delivered_at = COALESCE(?, delivered_at), parked = ? WHERE id = ?`), o.State, next, nullable(a.Error), delivered, parked(ev.Disabled != nil), a.EventID); err != nil {
 			return fmt.Errorf("update callback event: %w", err)
 		}
 		if o.DisableClient {
@@ -243,6 +301,7 @@ func (s *Store) FinishAttempt(ctx context.Context, a payments.CallbackAttempt, o
 				a.StartedAt.UnixMilli(), clientID); err != nil {
 				return err
 			}
+			return parkClient(ctx, tx, clientID, true)
 		}
 		return nil
 	})
@@ -291,18 +350,36 @@ func (s *Store) Attempts(ctx context.Context, eventID string) ([]payments.Callba
 	return out, nil
 }
 
-// reschedule makes an event due now in one of the states from.
+// reschedule makes an event due now in one of the states from (parked if
+// its client's callbacks are off).
 func (s *Store) reschedule(ctx context.Context, id string, now time.Time, from ...string) error {
-	args := []any{payments.EventPending, now.UnixMilli(), id}
-	for _, f := range from {
-		args = append(args, f)
-	}
-	marks := strings.TrimSuffix(strings.Repeat("?, ", len(from)), ", ")
-	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE callback_events SET state = ?, next_attempt_at = ?, lease_until = NULL WHERE id = ? AND state IN (`+marks+`)`), args...)
+	var n int64
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		var disabled *int64
+		err := tx.GetContext(ctx, &disabled, tx.Rebind(`SELECT c.callbacks_disabled_at FROM callback_events e JOIN service_clients c ON c.id = e.client_id
+			WHERE e.id = ?`+s.shareLock("c")), id)
+		if sqldb.IsNoRows(err) {
+			return nil // not found: told below
+		}
+		if err != nil {
+			return err
+		}
+		args := []any{payments.EventPending, now.UnixMilli(), parked(disabled != nil), id}
+		for _, f := range from {
+			args = append(args, f)
+		}
+		marks := strings.TrimSuffix(strings.Repeat("?, ", len(from)), ", ")
+		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE callback_events SET state = ?, next_attempt_at = ?, lease_until = NULL, parked = ? WHERE id = ? AND state IN (`+marks+`)`), args...)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("reschedule callback event: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
+	if n != 1 {
 		if _, err := s.Event(ctx, id); err != nil {
 			return err
 		}
@@ -325,14 +402,20 @@ func (s *Store) SetCallbacksOn(ctx context.Context, clientID string, on bool, at
 		ms := at.UnixMilli()
 		disabled = &ms
 	}
-	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE service_clients SET callbacks_disabled_at = ? WHERE id = ?`), disabled, clientID)
-	if err != nil {
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE service_clients SET callbacks_disabled_at = ? WHERE id = ?`), disabled, clientID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return payments.ErrNotFound
+		}
+		return parkClient(ctx, tx, clientID, !on)
+	})
+	if err != nil && !errors.Is(err, payments.ErrNotFound) {
 		return fmt.Errorf("turn callbacks on or off: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return payments.ErrNotFound
-	}
-	return nil
+	return err
 }
 
 func (s *Store) SetSigningSecret(ctx context.Context, clientID string, sealed envelope.Sealed, previousUntil time.Time) error {

@@ -6,4 +6,6 @@ var (
 	CancelSessionPurchase = cancelSessionPurchase
 	ForgetSpentAssertions = forgetSpentAssertions
 	ClaimPurchases        = claimPurchases("")
+	ClaimEvents           = claimEvents("")
+	ParkEvents            = parkEvents
 )

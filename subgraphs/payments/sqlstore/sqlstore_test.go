@@ -256,6 +256,10 @@ func TestHotStatementsSearch(t *testing.T) {
 		{"the worker's due purchases", sqlstore.ClaimPurchases, []string{
 			"SEARCH purchases USING INDEX purchases_work (state=? AND kind=?)",
 			"SEARCH purchases USING INDEX purchases_work (state=? AND kind=? AND lease_until<?)"}},
+		{"the sender's due events", sqlstore.ClaimEvents, []string{
+			"SEARCH e USING INDEX callback_events_due (state=? AND parked=? AND next_attempt_at<?)"}},
+		{"a client's pending events parked or unparked", sqlstore.ParkEvents, []string{
+			"SEARCH callback_events USING INDEX callback_events_client_pending (client_id=?)"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := make([]any, strings.Count(c.statement, "?"))
