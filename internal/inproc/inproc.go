@@ -26,6 +26,28 @@ type Transport struct {
 	Fallback http.RoundTripper
 }
 
+// ServesInProcess reports whether requests for host go to a handler here.
+func (t *Transport) ServesInProcess(host string) bool {
+	_, ok := t.Handlers[host]
+	return ok
+}
+
+// Local is a RoundTripper that tells whether it hands a host's requests to a
+// handler in this process. Wrapping transports (the internal token's,
+// telemetry's) pass the question on to the one they wrap.
+type Local interface {
+	ServesInProcess(host string) bool
+}
+
+// InProcess reports whether rt hands requests for host to a handler in this
+// process: a caller of such a host may hand it Go values where a remote one
+// gets bytes. A RoundTripper that cannot tell (a test's fault injector, the
+// network) does not.
+func InProcess(rt http.RoundTripper, host string) bool {
+	l, ok := rt.(Local)
+	return ok && l.ServesInProcess(host)
+}
+
 func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	h, ok := t.Handlers[r.URL.Host]
 	if !ok {

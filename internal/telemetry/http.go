@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/vitolahq/vitola/internal/inproc"
 )
 
 // RequestIDHeader carries the request ID (the trace ID) in every answer of
@@ -186,6 +188,10 @@ func (t *Telemetry) Transport(caller string, hosts map[string]string, base http.
 	}
 	return tr
 }
+
+// ServesInProcess passes the question on to the transport wrapped (see
+// inproc.Local).
+func (tr *transport) ServesInProcess(host string) bool { return inproc.InProcess(tr.base, host) }
 
 type transport struct {
 	t       *Telemetry

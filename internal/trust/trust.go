@@ -20,6 +20,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/vitolahq/vitola/internal/apierr"
+	"github.com/vitolahq/vitola/internal/inproc"
 )
 
 // Identity is who an internal call acts for.
@@ -256,6 +257,9 @@ type Transport struct {
 // Propagates reports whether the transport adds the propagated headers
 // itself (the telemetry's transport then leaves the request as it is).
 func (t *Transport) Propagates() bool { return t.Propagate != nil }
+
+// ServesInProcess passes the question on to Base (see inproc.Local).
+func (t *Transport) ServesInProcess(host string) bool { return inproc.InProcess(t.Base, host) }
 
 func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	base := t.Base

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
@@ -53,6 +54,9 @@ func (op *Operation) encodeHead() []byte {
 type Client struct {
 	HTTP *http.Client
 	URL  string
+
+	local   sync.Once // inProcess, asked once
+	isLocal bool
 }
 
 // Error is a GraphQL error a subgraph answered, with its extensions.code.
@@ -160,13 +164,18 @@ func (c *Client) post(ctx context.Context, op *Operation, vars map[string]any) (
 	if head == nil { // an Operation not made by MustParse
 		head = op.encodeHead()
 	}
-	varsJSON, err := json.Marshal(vars)
-	if err != nil {
-		return nil, false, nil, err
+	var req *http.Request
+	if b := c.handOff(op, head, vars); b != nil {
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, c.URL, b)
+	} else {
+		var varsJSON []byte
+		if varsJSON, err = json.Marshal(vars); err != nil {
+			return nil, false, nil, err
+		}
+		reqBody := make([]byte, 0, len(head)+len(varsJSON)+1)
+		reqBody = append(append(append(reqBody, head...), varsJSON...), '}')
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(reqBody))
 	}
-	reqBody := make([]byte, 0, len(head)+len(varsJSON)+1)
-	reqBody = append(append(append(reqBody, head...), varsJSON...), '}')
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(reqBody))
 	if err != nil {
 		return nil, false, nil, err
 	}
