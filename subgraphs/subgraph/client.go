@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -179,8 +180,8 @@ func (c *Client) post(ctx context.Context, op *Operation, vars map[string]any) (
 	if err != nil {
 		return nil, false, nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := c.HTTP.Do(req)
+	req.Header["Content-Type"] = jsonType
+	res, err := c.do(req)
 	if err != nil {
 		return nil, false, nil, fmt.Errorf("%s: %w", op.Name, err)
 	}
@@ -207,6 +208,23 @@ func (c *Client) post(ctx context.Context, op *Operation, vars map[string]any) (
 		return nil, false, nil, fmt.Errorf("%s: read response: %w", op.Name, err)
 	}
 	return body, dataLast, nil, nil
+}
+
+// do sends req. An internal call is never redirected, carries no cookie and
+// has no deadline of the HTTP client's own (the context has the caller's),
+// so it goes straight to the transport, without http.Client's copy of every
+// header for a redirect that cannot come; a client with any of those goes
+// through http.Client.
+func (c *Client) do(req *http.Request) (*http.Response, error) {
+	h := c.HTTP
+	if h.Transport == nil || h.Timeout != 0 || h.Jar != nil || h.CheckRedirect != nil {
+		return h.Do(req)
+	}
+	res, err := h.Transport.RoundTrip(req)
+	if err != nil {
+		return nil, &url.Error{Op: "Post", URL: c.URL, Err: err}
+	}
+	return res, nil
 }
 
 // maxPrealloc bounds the buffer a response's Content-Length makes Client

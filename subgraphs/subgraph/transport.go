@@ -34,8 +34,8 @@ const DataLastHeader = "X-Vitola-Data-Last"
 
 func (internalPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set(DataLastHeader, "1")
+	h := w.Header()
+	h["Content-Type"], h[DataLastHeader] = jsonType, dataLast
 	start := graphql.Now()
 	var params graphql.RawParams
 	if p := handedOver(r); p != nil { // a caller in this process (handover.go)
@@ -101,4 +101,8 @@ func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
 var (
 	null = []byte("null")
 	tail = []byte("}\n")
+	// Header values every internal call and answer has, shared instead of
+	// allocated per call (as net/http does for its own).
+	jsonType = []string{"application/json"}
+	dataLast = []string{"1"}
 )
