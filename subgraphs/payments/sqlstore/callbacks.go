@@ -198,6 +198,26 @@ func (s *Store) ClaimEvents(ctx context.Context, holder string, now, leaseUntil 
 	return events(rows), nil
 }
 
+// listEvents is the statement that lists events newest first, of one client
+// and in one state when given, and its arguments but the limit. Each filter is
+// in the statement only when given: a client's events are then searched
+// through its index, not sorted out of the whole outbox.
+func listEvents(clientID, state string) (string, []any) {
+	var where []string
+	var args []any
+	if clientID != "" {
+		where, args = append(where, "client_id = ?"), append(args, clientID)
+	}
+	if state != "" {
+		where, args = append(where, "state = ?"), append(args, state)
+	}
+	q := `SELECT ` + eventColumns + ` FROM callback_events`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	return q + ` ORDER BY created_at DESC, id DESC LIMIT ?`, args
+}
+
 // claimEvents leases the earliest due events. It searches unparked events
 // only; the join still drops an event of a client whose callbacks went off
 // while the event was being written or tried (parked at the next change).
@@ -318,9 +338,8 @@ func (s *Store) Event(ctx context.Context, id string) (*payments.CallbackEvent, 
 
 func (s *Store) Events(ctx context.Context, clientID, state string, limit int) ([]payments.CallbackEvent, error) {
 	var rows []eventRow
-	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT `+eventColumns+` FROM callback_events
-		WHERE (? = '' OR client_id = ?) AND (? = '' OR state = ?) ORDER BY created_at DESC, id DESC LIMIT ?`),
-		clientID, clientID, state, state, limit); err != nil {
+	query, args := listEvents(clientID, state)
+	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(query), append(args, limit)...); err != nil {
 		return nil, fmt.Errorf("list callback events: %w", err)
 	}
 	return events(rows), nil

@@ -8,4 +8,5 @@ var (
 	ClaimPurchases        = claimPurchases("")
 	ClaimEvents           = claimEvents("")
 	ParkEvents            = parkEvents
+	ClientEvents, _       = listEvents("x", "x")
 )

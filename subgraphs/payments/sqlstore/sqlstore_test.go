@@ -260,6 +260,8 @@ func TestHotStatementsSearch(t *testing.T) {
 			"SEARCH e USING INDEX callback_events_due (state=? AND parked=? AND next_attempt_at<?)"}},
 		{"a client's pending events parked or unparked", sqlstore.ParkEvents, []string{
 			"SEARCH callback_events USING INDEX callback_events_client_pending (client_id=?)"}},
+		{"a client's events listed", sqlstore.ClientEvents, []string{
+			"SEARCH callback_events USING INDEX callback_events_client (client_id=?)"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := make([]any, strings.Count(c.statement, "?"))
