@@ -107,30 +107,15 @@ func jsonValue(v any) (any, bool) {
 	case json.Number:
 		return v, true
 	case *string:
-		if v == nil {
-			return nil, true
-		}
-		return jsonValue(*v)
+		return deref(v)
 	case *int:
-		if v == nil {
-			return nil, true
-		}
-		return jsonValue(*v)
-	case *bool:
-		if v == nil {
-			return nil, true
-		}
-		return *v, true
+		return deref(v)
 	case *int64:
-		if v == nil {
-			return nil, true
-		}
-		return jsonValue(*v)
+		return deref(v)
 	case *float64:
-		if v == nil {
-			return nil, true
-		}
-		return jsonValue(*v)
+		return deref(v)
+	case *bool:
+		return deref(v)
 	case []string:
 		if v == nil {
 			return nil, true
@@ -170,4 +155,12 @@ func jsonValue(v any) (any, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// deref is jsonValue of what p points at, or nil for a nil p (JSON's null).
+func deref[T any](p *T) (any, bool) {
+	if p == nil {
+		return nil, true
+	}
+	return jsonValue(*p)
 }
