@@ -290,6 +290,48 @@ func TestEventsParkWhileCallbacksAreOff(t *testing.T) {
 	})
 }
 
+// Attempts told 410 at once all record it, none waiting on another (on
+// PostgreSQL each locks the client's row for update before it turns the
+// client's callbacks off: two holding it shared could each wait for the
+// other), and every event still pending is parked.
+func TestAttemptsToldGoneAtOnce(t *testing.T) {
+	each(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		c, _ := callbackShop(t, f, "https://shop.example/hooks")
+		for range 8 {
+			pay(t, f, c, "4242424242424242")
+		}
+		now := f.clock.t
+		evs := must(f.st.ClaimEvents(ctx, "sender", now, now.Add(time.Minute), 20))(t)
+		if len(evs) != 8 {
+			t.Fatalf("claimed %d events, want 8", len(evs))
+		}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for _, e := range evs {
+			wg.Go(func() {
+				<-start
+				err := f.st.FinishAttempt(ctx, payments.CallbackAttempt{EventID: e.ID, Attempt: 1, StartedAt: now, Status: http.StatusGone},
+					payments.AttemptOutcome{State: payments.EventPending, DisableClient: true})
+				if err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if cl := must(f.st.Client(ctx, c.ID))(t); cl.CallbacksDisabledAt == nil {
+			t.Fatal("410s did not turn callbacks off")
+		}
+		var parked int
+		db := f.st.DB()
+		ok(t, db.GetContext(ctx, &parked, db.Rebind(`SELECT COUNT(*) FROM callback_events WHERE client_id = ? AND state = 'pending' AND parked = 1`), c.ID))
+		if parked != 8 {
+			t.Fatalf("after 410s: %d of 8 pending events parked", parked)
+		}
+	})
+}
+
 // A receiver that does not answer in time is retried, and the attempt says
 // how long it waited.
 func TestCallbackTimeout(t *testing.T) {

@@ -31,7 +31,7 @@ func (s *Store) emit(ctx context.Context, tx *sqlx.Tx, clientID, typ, subjectID 
 		URL      string `db:"callback_url"`
 		Disabled *int64 `db:"callbacks_disabled_at"`
 	}
-	err := tx.GetContext(ctx, &c, tx.Rebind(`SELECT callback_url, callbacks_disabled_at FROM service_clients WHERE id = ?`+s.shareLock("")), clientID)
+	err := tx.GetContext(ctx, &c, tx.Rebind(`SELECT callback_url, callbacks_disabled_at FROM service_clients WHERE id = ?`+s.clientLock("", false)), clientID)
 	if sqldb.IsNoRows(err) || (err == nil && c.URL == "") {
 		return nil
 	}
@@ -238,19 +238,25 @@ func parked(off bool) int {
 	return 0
 }
 
-// shareLock is the clause that locks the service client row read (of table
+// clientLock is the clause that locks the service client row read (of table
 // alias "" or of) against a concurrent change until the transaction ends, on
 // PostgreSQL: an event parked or unparked from what the read saw is written
 // before callbacks can be turned on or off, whose own statement then finds
-// it. SQLite's transactions take the write lock up front and need none.
-func (s *Store) shareLock(of string) string {
+// it. A transaction that goes on to change the row itself locks it for
+// update from the start: two holding it shared could each wait for the
+// other. SQLite's transactions take the write lock up front and need none.
+func (s *Store) clientLock(of string, update bool) string {
 	if s.db.Dialect != sqldb.Postgres {
 		return ""
 	}
-	if of != "" {
-		return " FOR SHARE OF " + of
+	clause := " FOR SHARE"
+	if update {
+		clause = " FOR UPDATE"
 	}
-	return " FOR SHARE"
+	if of != "" {
+		clause += " OF " + of
+	}
+	return clause
 }
 
 // parkEvents parks or unparks a client's pending events. The literal state
@@ -290,7 +296,7 @@ func (s *Store) FinishAttempt(ctx context.Context, a payments.CallbackAttempt, o
 			Disabled *int64 `db:"callbacks_disabled_at"`
 		}
 		if err := tx.GetContext(ctx, &ev, tx.Rebind(`SELECT e.client_id, c.callbacks_disabled_at FROM callback_events e JOIN service_clients c ON c.id = e.client_id
-			WHERE e.id = ?`+s.shareLock("c")), a.EventID); err != nil {
+			WHERE e.id = ?`+s.clientLock("c", o.DisableClient)), a.EventID); err != nil {
 			return fmt.Errorf("read callback event: %w", err)
 		}
 		clientID := ev.ClientID
@@ -376,7 +382,7 @@ func (s *Store) reschedule(ctx context.Context, id string, now time.Time, from .
 	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		var disabled *int64
 		err := tx.GetContext(ctx, &disabled, tx.Rebind(`SELECT c.callbacks_disabled_at FROM callback_events e JOIN service_clients c ON c.id = e.client_id
-			WHERE e.id = ?`+s.shareLock("c")), id)
+			WHERE e.id = ?`+s.clientLock("c", false)), id)
 		if sqldb.IsNoRows(err) {
 			return nil // not found: told below
 		}
