@@ -526,3 +526,43 @@ func sessionStore(t *testing.T, db *sqldb.DB) (st *sqlstore.Store, a *payments.A
 	}
 	return st, a, merchantID, offerID, time.Now().UTC().Truncate(time.Millisecond)
 }
+
+// Migration 8 parks the events already waiting for a client whose callbacks
+// are off, and only those: a delivered event, or one of a client whose
+// callbacks are on, stays as it was, and the sender claims the latter.
+func TestMigrationParksWaitingEvents(t *testing.T) {
+	for backend, cfg := range sqldbtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			old := sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, migrationsUpTo(t, "00007_assertion_uses_expiry.sql"))
+			exec := func(q string, args ...any) {
+				t.Helper()
+				if _, err := old.ExecContext(ctx, old.Rebind(q), args...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			exec(`INSERT INTO service_clients (id, name, callback_url, secret_hash, created_at, callbacks_disabled_at) VALUES ('sc_off', 'off', 'https://off.example/h', 'x', 1, 5)`)
+			exec(`INSERT INTO service_clients (id, name, callback_url, secret_hash, created_at) VALUES ('sc_on', 'on', 'https://on.example/h', 'x', 1)`)
+			for _, e := range []struct{ id, client, state string }{
+				{"fev_off_waiting", "sc_off", payments.EventPending}, {"fev_off_sent", "sc_off", payments.EventDelivered},
+				{"fev_on_waiting", "sc_on", payments.EventPending},
+			} {
+				exec(`INSERT INTO callback_events (id, client_id, type, subject_id, body, state, next_attempt_at, created_at) VALUES (?, ?, 't', 's', '{}', ?, 2, 2)`, e.id, e.client, e.state)
+			}
+			old.Close()
+			db := sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, sqlstore.Migrations)
+			var parked []string
+			if err := db.SelectContext(ctx, &parked, `SELECT id FROM callback_events WHERE parked = 1 ORDER BY id`); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(parked, []string{"fev_off_waiting"}) {
+				t.Fatalf("parked after migration 8: %v", parked)
+			}
+			now := time.Now()
+			es, err := sqlstore.New(db, func() time.Time { return now }).ClaimEvents(ctx, "sender", now, now.Add(time.Minute), 10)
+			if err != nil || len(es) != 1 || es[0].ID != "fev_on_waiting" {
+				t.Fatalf("claimed after migration 8: %+v, %v", es, err)
+			}
+		})
+	}
+}
