@@ -38,19 +38,27 @@ func migrationsUpTo(t *testing.T, last string) fs.FS {
 	return out
 }
 
+// openMigratedTo opens the store with the migrations up to and including
+// last, and an exec that writes to it (failing t) what a store of that age
+// held.
+func openMigratedTo(t *testing.T, cfg sqldb.Config, last string) (*sqldb.DB, func(q string, args ...any)) {
+	t.Helper()
+	db := sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, migrationsUpTo(t, last))
+	return db, func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(context.Background(), db.Rebind(q), args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A store made by the single-entry ledger (migrations 1 and 2) keeps every
 // balance and open hold when migration 3 rebuilds it as double-entry.
 func TestMigrationCarriesTheSingleEntryLedgerOver(t *testing.T) {
 	for backend, cfg := range sqldbtest.Backends(t) {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
-			old := sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, migrationsUpTo(t, "00002_reservation_reference.sql"))
-			exec := func(q string, args ...any) {
-				t.Helper()
-				if _, err := old.ExecContext(ctx, old.Rebind(q), args...); err != nil {
-					t.Fatal(err)
-				}
-			}
+			old, exec := openMigratedTo(t, cfg, "00002_reservation_reference.sql")
 			// key_a: 12 spendable, 3 held by an open hold, 5 settled earlier.
 			exec(`INSERT INTO billing_accounts (id, key_id, balance, created_at) VALUES ('acc_a', 'key_a', 12, 1)`)
 			exec(`INSERT INTO billing_accounts (id, key_id, balance, created_at) VALUES ('acc_b', 'key_b', 0, 2)`)
@@ -534,13 +542,7 @@ func TestMigrationParksWaitingEvents(t *testing.T) {
 	for backend, cfg := range sqldbtest.Backends(t) {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
-			old := sqldbtest.MustOpen(t, cfg, sqlstore.StoreName, migrationsUpTo(t, "00007_assertion_uses_expiry.sql"))
-			exec := func(q string, args ...any) {
-				t.Helper()
-				if _, err := old.ExecContext(ctx, old.Rebind(q), args...); err != nil {
-					t.Fatal(err)
-				}
-			}
+			old, exec := openMigratedTo(t, cfg, "00007_assertion_uses_expiry.sql")
 			exec(`INSERT INTO service_clients (id, name, callback_url, secret_hash, created_at, callbacks_disabled_at) VALUES ('sc_off', 'off', 'https://off.example/h', 'x', 1, 5)`)
 			exec(`INSERT INTO service_clients (id, name, callback_url, secret_hash, created_at) VALUES ('sc_on', 'on', 'https://on.example/h', 'x', 1)`)
 			for _, e := range []struct{ id, client, state string }{
